@@ -1,0 +1,3 @@
+module github.com/lightcone/lightcone
+
+go 1.26

@@ -1,0 +1,75 @@
+package check
+
+import "math"
+
+// Kind is the kind of a recorded operation.
+type Kind uint8
+
+const (
+	Read  Kind = iota + 1 // a get; Value/Found are what it returned
+	Write                 // a put (Found=true, Value written) or delete (Found=false)
+)
+
+// Outcome says whether an operation took effect.
+type Outcome uint8
+
+const (
+	// OK: the operation completed; a read's result is in Value/Found.
+	OK Outcome = iota + 1
+	// Unknown: a write whose reply never came or reported an unknown outcome;
+	// it may have taken effect at any time after Call. Its Return is Never.
+	Unknown
+	// Failed: the operation definitely did not take effect; checkers ignore it.
+	Failed
+)
+
+// Never is the Return time of an operation with an unknown outcome.
+const Never int64 = math.MaxInt64
+
+// Op is one client operation on one key, as the client saw it.
+type Op struct {
+	Client  int64  // the session: ops of one Client are in program order (by Call)
+	Key     string //
+	Kind    Kind   //
+	Value   string // written value, or value read; writes of a history carry unique values
+	Found   bool   // false: a delete, or a read that found no value
+	Call    int64  // true (simulated) time the client sent the request, ns
+	Return  int64  // true time the client received the reply, ns; Never if unknown
+	Outcome Outcome
+}
+
+// History is a set of operations plus the initial state of the keys.
+// Keys absent from Init start with no value.
+type History struct {
+	Init map[string]string
+	Ops  []Op
+}
+
+// Verdict is a checker's conclusion.
+type Verdict uint8
+
+const (
+	Pass      Verdict = iota + 1 // the history satisfies the model
+	Violation                    // it does not; Result.Detail says where
+	Undecided                    // the checker ran out of its budget
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Pass:
+		return "pass"
+	case Violation:
+		return "violation"
+	case Undecided:
+		return "undecided"
+	}
+	return "verdict(?)"
+}
+
+// Result is a checker's verdict with an explanation of a violation.
+type Result struct {
+	Model   string // "linearizable", "sequential", "regular", "valid-reads"
+	Verdict Verdict
+	Key     string // the key where a per-key violation was found
+	Detail  string // human-readable explanation (the operations involved)
+}

@@ -1,0 +1,132 @@
+package wire
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Op is a client operation.
+type Op uint8
+
+const (
+	OpGet Op = iota + 1
+	OpPut
+	OpDelete
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpGet:
+		return "get"
+	case OpPut:
+		return "put"
+	case OpDelete:
+		return "delete"
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// Level is a per-request consistency level in Cassandra's vocabulary. Each
+// protocol documents which levels it honours and what each guarantees.
+type Level uint8
+
+const (
+	LevelDefault Level = iota // the keyspace's configured level
+	One
+	Two
+	Three
+	Quorum
+	LocalOne
+	LocalQuorum
+	EachQuorum
+	All
+)
+
+var levelNames = [...]string{"DEFAULT", "ONE", "TWO", "THREE", "QUORUM", "LOCAL_ONE", "LOCAL_QUORUM", "EACH_QUORUM", "ALL"}
+
+// Levels lists every concrete level (not LevelDefault) in declaration order.
+func Levels() []Level {
+	return []Level{One, Two, Three, Quorum, LocalOne, LocalQuorum, EachQuorum, All}
+}
+
+func (l Level) String() string {
+	if int(l) < len(levelNames) {
+		return levelNames[l]
+	}
+	return fmt.Sprintf("LEVEL(%d)", uint8(l))
+}
+
+// ParseLevel parses a level name, case-insensitively; "-" and "_" are equal.
+func ParseLevel(s string) (Level, error) {
+	n := strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", "_"))
+	for _, l := range Levels() {
+		if levelNames[l] == n {
+			return l, nil
+		}
+	}
+	names := make([]string, 0, len(levelNames)-1)
+	for _, l := range Levels() {
+		names = append(names, l.String())
+	}
+	return 0, fmt.Errorf("unknown consistency level %q (valid: %s)", s, strings.Join(names, ", "))
+}
+
+// Request is a client request as a gateway node receives it.
+type Request struct {
+	ID       RequestID
+	Client   ClientID
+	Keyspace string
+	Op       Op
+	Key      string
+	Value    []byte // for OpPut
+	Level    Level  // consistency level of this request; LevelDefault: the keyspace's
+}
+
+// Reply answers one Request.
+type Reply struct {
+	ID      RequestID
+	Client  ClientID
+	Found   bool    // for OpGet: the key holds a value
+	Value   []byte  // for OpGet
+	Version Version // the version read or written
+	Err     *Error  // nil on success
+}
+
+// ErrorCode classifies a failed request. The class tells a client whether the
+// operation may have taken effect.
+type ErrorCode uint8
+
+const (
+	// ErrUnavailable: the request was refused before it took effect anywhere.
+	ErrUnavailable ErrorCode = iota + 1
+	// ErrTimeout: the outcome is unknown; a write may or may not have been
+	// applied and may still become visible later.
+	ErrTimeout
+	// ErrInvalid: the request was malformed or not allowed by the keyspace's
+	// policy; it took no effect.
+	ErrInvalid
+)
+
+func (c ErrorCode) String() string {
+	switch c {
+	case ErrUnavailable:
+		return "unavailable"
+	case ErrTimeout:
+		return "timeout"
+	case ErrInvalid:
+		return "invalid"
+	}
+	return fmt.Sprintf("error(%d)", uint8(c))
+}
+
+// Error is a typed request error.
+type Error struct {
+	Code ErrorCode
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Code.String() + ": " + e.Msg }
+
+// OutcomeUnknown reports whether a write that failed with e may still have
+// taken effect.
+func (e *Error) OutcomeUnknown() bool { return e != nil && e.Code == ErrTimeout }
