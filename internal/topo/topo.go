@@ -49,6 +49,9 @@ type World struct {
 	// delay[i][j] is the link model from region i to region j, filled by
 	// Validate; Intra on the diagonal.
 	delay [][]Link
+	// intraSet records that Intra was given explicitly (or defaulted by
+	// Parse), so Validate does not replace an explicit all-zero Intra.
+	intraSet bool
 }
 
 // Delay samples a one-way delay from region a to region b.

@@ -1,0 +1,47 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Models lists the model names Check accepts.
+var Models = []string{"linearizable", "sequential", "regular", "valid-reads", "none"}
+
+// Option tunes Check.
+type Option func(*options)
+
+type options struct {
+	timeout time.Duration
+	budget  int
+}
+
+// WithTimeout bounds the linearizability check (0: no bound). Default: 1m.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithBudget bounds the sequential-consistency witness search, in steps.
+// Default: DefaultBudget.
+func WithBudget(n int) Option { return func(o *options) { o.budget = n } }
+
+// Check runs the checker of the named model on h. model "none" always passes.
+// An unknown name is an error that lists the valid ones.
+func Check(model string, h History, opts ...Option) (Result, error) {
+	o := options{timeout: time.Minute, budget: DefaultBudget}
+	for _, f := range opts {
+		f(&o)
+	}
+	switch model {
+	case "linearizable":
+		return Linearizable(h, o.timeout), nil
+	case "sequential":
+		return Sequential(h, o.budget), nil
+	case "regular":
+		return Regular(h), nil
+	case "valid-reads":
+		return ValidReads(h), nil
+	case "none":
+		return Result{Model: "none", Verdict: Pass}, nil
+	}
+	return Result{}, fmt.Errorf("check: unknown consistency model %q (valid: %s)", model, strings.Join(Models, ", "))
+}

@@ -1,0 +1,65 @@
+// Package env is the contract between a protocol and the runtime that hosts
+// it. A protocol is an I/O-free state machine: it sees the world only through
+// Env, and the runtime drives it only through Replica. The simulator
+// (internal/sim) and the real server implement Env; protocol code runs
+// unchanged in both (DESIGN.md, "The central decision").
+package env
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// TimerID identifies a pending timer of one node.
+type TimerID uint64
+
+// Env is everything a replica may use. Calls are valid only during a call
+// into the Replica; an Env must not be retained across calls.
+type Env interface {
+	// Self is this node's ID.
+	Self() wire.NodeID
+	// Now is this node's physical clock in nanoseconds since the Unix epoch.
+	// It may be offset from true time and drift; each protocol's doc.go states
+	// the bound it assumes.
+	Now() int64
+	// Send queues m for node to. Messages leave after the handler returns and
+	// its store writes are durable (persist before send). Delivery is not
+	// guaranteed; the network may delay, drop, duplicate or reorder.
+	Send(to wire.NodeID, m wire.Msg)
+	// Reply queues the answer to a client request, under the same rule.
+	Reply(r *wire.Reply)
+	// SetTimer asks for Timer(payload) after d of this node's clock.
+	SetTimer(d time.Duration, payload any) TimerID
+	// CancelTimer cancels a pending timer; cancelling a fired one is a no-op.
+	CancelTimer(id TimerID)
+	// Rand is this node's seeded random source.
+	Rand() *rand.Rand
+	// Store is this node's storage.
+	Store() store.Store
+	// Topology is the cluster layout.
+	Topology() *topo.Topology
+	// Log is this node's logger.
+	Log() *slog.Logger
+}
+
+// Replica is one node's protocol state machine. The runtime calls it from a
+// single goroutine. After a crash the runtime builds a new Replica and calls
+// Start; everything not in the Store is gone.
+type Replica interface {
+	// Start runs once when the node boots or restarts.
+	Start(e Env)
+	// Step handles a message from another node.
+	Step(e Env, from wire.NodeID, m wire.Msg)
+	// Request handles a client request for which this node is the gateway.
+	Request(e Env, req *wire.Request)
+	// Timer handles a timer set with SetTimer.
+	Timer(e Env, payload any)
+}
+
+// Factory builds the replica of node id.
+type Factory func(id wire.NodeID) Replica

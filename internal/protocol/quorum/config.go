@@ -1,0 +1,101 @@
+package quorum
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// Config is a quorum keyspace's policy.
+type Config struct {
+	// ReplicasPerRegion is the number of replicas of every key in each region
+	// of the world, in the world's region order (Cassandra's
+	// NetworkTopologyStrategy). Default: 1 in every region.
+	ReplicasPerRegion []int
+	// Read and Write are the levels used when a request says LevelDefault.
+	// Default QUORUM and QUORUM.
+	Read, Write wire.Level
+	// ReadTimeout and WriteTimeout bound how long a coordinator waits for
+	// replicas before answering ErrTimeout. Default 5s and 2s (Cassandra's
+	// read_request_timeout and write_request_timeout).
+	ReadTimeout, WriteTimeout time.Duration
+	// SpeculativeRetry is how long a read waits for the replicas it chose
+	// before also asking every other replica. Default 0: 1.5 × the mean RTT
+	// to the farthest chosen replica plus 5ms, so a crashed nearby replica
+	// costs one retry instead of a timeout.
+	SpeculativeRetry time.Duration
+	// MaxClockOffset (δ) is the assumed bound on the distance of every
+	// node's clock from true time. Coordinators delay acknowledging a write,
+	// and answering a read, until their clock passes the version's wall time
+	// plus 2δ (commit wait), which makes last-writer-wins order agree with
+	// real time (doc.go). Default 2ms; 0 turns commit wait off and then only
+	// perfectly synchronised clocks keep the claimed guarantees.
+	MaxClockOffset time.Duration
+}
+
+// DefaultMaxClockOffset is MaxClockOffset's default.
+const DefaultMaxClockOffset = 2 * time.Millisecond
+
+// EnsureDefaults fills unset fields for a world with regions regions.
+func (c *Config) EnsureDefaults(regions int) {
+	if c.ReplicasPerRegion == nil {
+		c.ReplicasPerRegion = make([]int, regions)
+		for i := range c.ReplicasPerRegion {
+			c.ReplicasPerRegion[i] = 1
+		}
+	}
+	if c.Read == wire.LevelDefault {
+		c.Read = wire.Quorum
+	}
+	if c.Write == wire.LevelDefault {
+		c.Write = wire.Quorum
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = 5 * time.Second
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = 2 * time.Second
+	}
+	if c.MaxClockOffset == 0 {
+		c.MaxClockOffset = DefaultMaxClockOffset
+	}
+}
+
+// Validate checks c against a world with the given number of nodes in each
+// region.
+func (c *Config) Validate(nodesPerRegion []int) error {
+	if len(c.ReplicasPerRegion) != len(nodesPerRegion) {
+		return fmt.Errorf("quorum: replicas_per_region has %d entries; the world has %d regions", len(c.ReplicasPerRegion), len(nodesPerRegion))
+	}
+	total := 0
+	for r, n := range c.ReplicasPerRegion {
+		if n < 0 || n > nodesPerRegion[r] {
+			return fmt.Errorf("quorum: replicas_per_region[%d] = %d; must be between 0 and the region's %d nodes", r, n, nodesPerRegion[r])
+		}
+		total += n
+	}
+	if total == 0 {
+		return fmt.Errorf("quorum: replicas_per_region places no replica anywhere")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"read_timeout", c.ReadTimeout}, {"write_timeout", c.WriteTimeout}, {"speculative_retry", c.SpeculativeRetry}, {"max_clock_offset", c.MaxClockOffset}} {
+		if d.v < 0 {
+			return fmt.Errorf("quorum: %s = %s; must not be negative", d.name, d.v)
+		}
+	}
+	// Each default level must be usable from every region that has replicas.
+	for r, n := range c.ReplicasPerRegion {
+		if n == 0 {
+			continue
+		}
+		for _, l := range []wire.Level{c.Read, c.Write} {
+			if _, err := requirement(l, c.ReplicasPerRegion, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,401 @@
+package quorum
+
+import (
+	"slices"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/hlc"
+	"github.com/lightcone/lightcone/internal/ring"
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// Keyspace is the state every replica of a quorum keyspace shares and never
+// modifies: the policy and the placement of keys.
+type Keyspace struct {
+	cfg  Config
+	topo *topo.Topology
+	ring *ring.Ring
+}
+
+// NewKeyspace validates cfg for topology t.
+func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
+	cfg.EnsureDefaults(len(t.World.Regions))
+	nodes := make([]int, len(t.ByRegion))
+	for r, ids := range t.ByRegion {
+		nodes[r] = len(ids)
+	}
+	if err := cfg.Validate(nodes); err != nil {
+		return nil, err
+	}
+	return &Keyspace{cfg: cfg, topo: t, ring: ring.New(t)}, nil
+}
+
+// Config returns the keyspace's policy with defaults filled.
+func (k *Keyspace) Config() Config { return k.cfg }
+
+// Replicas appends the replicas of key to dst, region by region.
+func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
+	for r, n := range k.cfg.ReplicasPerRegion {
+		dst = k.ring.Replicas(dst, r, key, n)
+	}
+	return dst
+}
+
+// Factory returns the constructor of this keyspace's replicas.
+func (k *Keyspace) Factory() env.Factory {
+	return func(id wire.NodeID) env.Replica { return newReplica(k, id) }
+}
+
+// Replica is one node of a quorum keyspace: a storage replica for the keys
+// it owns and a coordinator for the requests of clients in its region.
+type Replica struct {
+	ks     *Keyspace
+	id     wire.NodeID
+	region int
+	clock  hlc.Clock
+	rank   []int // rank[n]: position of node n by proximity from this node
+	ops    map[uint64]*op
+	nextOp uint64
+}
+
+func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
+	t := ks.topo
+	order := make([]wire.NodeID, len(t.Nodes))
+	for i := range order {
+		order[i] = wire.NodeID(i)
+	}
+	// Nearest first by mean RTT; the node itself first; ties by ID.
+	slices.SortStableFunc(order, func(a, b wire.NodeID) int {
+		if (a == id) != (b == id) {
+			if a == id {
+				return -1
+			}
+			return 1
+		}
+		return int(t.MeanRTT(id, a) - t.MeanRTT(id, b))
+	})
+	rank := make([]int, len(order))
+	for i, n := range order {
+		rank[n] = i
+	}
+	return &Replica{ks: ks, id: id, region: t.RegionOf(id), rank: rank, ops: make(map[uint64]*op)}
+}
+
+// opPhase is where a coordinated operation stands.
+type opPhase uint8
+
+const (
+	phaseCollect opPhase = iota + 1 // waiting for acks or read responses
+	phaseRepair                     // read: waiting for repair acks
+	phaseWait                       // waiting out commit wait
+)
+
+// op is a request this node coordinates.
+type op struct {
+	id       uint64
+	req      *wire.Request
+	need     need
+	phase    opPhase
+	replicas []wire.NodeID // nearest first
+	asked    []bool
+	answered []bool
+	recs     []store.Record // read: each replica's answer
+	found    []bool
+	got      []int // answers per region
+	version  wire.Version
+	best     store.Record
+	hasBest  bool
+	repairs  int // repair acks still missing
+	timeout  env.TimerID
+	spec     env.TimerID
+}
+
+type timerKind uint8
+
+const (
+	timerTimeout timerKind = iota + 1
+	timerSpeculate
+	timerCommitWait
+)
+
+type opTimer struct {
+	op   uint64
+	kind timerKind
+}
+
+// Start implements env.Replica. All durable state is in the store, so a
+// restarted replica has nothing to recover; in-flight coordinations are lost
+// and their clients time out.
+func (r *Replica) Start(e env.Env) {}
+
+// Request implements env.Replica: coordinate a client request.
+func (r *Replica) Request(e env.Env, req *wire.Request) {
+	level := req.Level
+	isRead := req.Op == wire.OpGet
+	if level == wire.LevelDefault {
+		level = r.ks.cfg.Write
+		if isRead {
+			level = r.ks.cfg.Read
+		}
+	}
+	nd, err := requirement(level, r.ks.cfg.ReplicasPerRegion, r.region)
+	if err != nil {
+		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: err.Error()}})
+		return
+	}
+	r.nextOp++
+	o := &op{id: r.nextOp, req: req, need: nd, phase: phaseCollect, got: make([]int, len(r.ks.cfg.ReplicasPerRegion))}
+	o.replicas = r.ks.Replicas(nil, req.Key)
+	slices.SortFunc(o.replicas, func(a, b wire.NodeID) int { return r.rank[a] - r.rank[b] })
+	o.asked = make([]bool, len(o.replicas))
+	o.answered = make([]bool, len(o.replicas))
+	r.ops[o.id] = o
+	if isRead {
+		r.startRead(e, o)
+	} else {
+		r.startWrite(e, o)
+	}
+}
+
+// startWrite stamps the write with the coordinator's HLC and sends it to
+// every replica; it succeeds once the level's acks are in (Cassandra write
+// path, seed 002 §3.2).
+func (r *Replica) startWrite(e env.Env, o *op) {
+	o.version = wire.Version{TS: r.clock.Now(e.Now()), Node: r.id}
+	rec := store.Record{Version: o.version}
+	if o.req.Op == wire.OpDelete {
+		rec.Tombstone = true
+	} else {
+		rec.Value = o.req.Value
+	}
+	for i, n := range o.replicas {
+		o.asked[i] = true
+		e.Send(n, &Mutate{Op: o.id, Key: o.req.Key, Rec: rec})
+	}
+	o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, opTimer{o.id, timerTimeout})
+}
+
+// startRead asks the nearest replicas that together satisfy the level.
+func (r *Replica) startRead(e env.Env, o *op) {
+	o.recs = make([]store.Record, len(o.replicas))
+	o.found = make([]bool, len(o.replicas))
+	// First the nearest replicas each region's minimum needs, then the
+	// nearest others until the total is reached.
+	perRegion := make([]int, len(o.got))
+	n := 0
+	for i, id := range o.replicas {
+		reg := r.ks.topo.RegionOf(id)
+		if perRegion[reg] < o.need.min[reg] {
+			o.asked[i] = true
+			perRegion[reg]++
+			n++
+		}
+	}
+	for i := range o.replicas {
+		if n >= o.need.total {
+			break
+		}
+		if !o.asked[i] {
+			o.asked[i] = true
+			n++
+		}
+	}
+	var farthest time.Duration
+	for i, id := range o.replicas {
+		if o.asked[i] {
+			e.Send(id, &Read{Op: o.id, Key: o.req.Key})
+			farthest = max(farthest, r.ks.topo.MeanRTT(r.id, id))
+		}
+	}
+	spec := r.ks.cfg.SpeculativeRetry
+	if spec == 0 {
+		spec = farthest*3/2 + 5*time.Millisecond
+	}
+	if n < len(o.replicas) {
+		o.spec = e.SetTimer(spec, opTimer{o.id, timerSpeculate})
+	}
+	o.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, opTimer{o.id, timerTimeout})
+}
+
+// Step implements env.Replica.
+func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
+	switch m := m.(type) {
+	case *Mutate:
+		r.apply(e, m.Key, m.Rec)
+		e.Send(from, &MutateAck{Op: m.Op})
+	case *Read:
+		rec, ok, err := e.Store().Get(m.Key)
+		if err != nil {
+			e.Log().Error("quorum: read failed", "key", m.Key, "err", err)
+			return
+		}
+		e.Send(from, &ReadResp{Op: m.Op, Found: ok, Rec: rec})
+	case *MutateAck:
+		r.onMutateAck(e, from, m)
+	case *ReadResp:
+		r.onReadResp(e, from, m)
+	}
+}
+
+// apply stores rec if it is newer than what the replica has: last writer
+// wins, so replicas converge whatever order versions arrive in.
+func (r *Replica) apply(e env.Env, key string, rec store.Record) {
+	r.clock.Observe(e.Now(), rec.Version.TS)
+	cur, ok, err := e.Store().Get(key)
+	if err != nil {
+		e.Log().Error("quorum: read before write failed", "key", key, "err", err)
+		return
+	}
+	if ok && !cur.Version.Less(rec.Version) {
+		return
+	}
+	if err := e.Store().Put(key, rec); err != nil {
+		e.Log().Error("quorum: write failed", "key", key, "err", err)
+	}
+}
+
+func (o *op) index(n wire.NodeID) int { return slices.Index(o.replicas, n) }
+
+func (r *Replica) onMutateAck(e env.Env, from wire.NodeID, m *MutateAck) {
+	o := r.ops[m.Op]
+	if o == nil {
+		return
+	}
+	i := o.index(from)
+	if i < 0 || !o.asked[i] {
+		return
+	}
+	switch {
+	case o.req.Op != wire.OpGet && o.phase == phaseCollect:
+		if o.answered[i] {
+			return // duplicate
+		}
+		o.answered[i] = true
+		o.got[r.ks.topo.RegionOf(from)]++
+		if o.need.met(o.got) {
+			r.finish(e, o)
+		}
+	case o.req.Op == wire.OpGet && o.phase == phaseRepair:
+		if !o.answered[i] {
+			return
+		}
+		o.answered[i] = false // repair acknowledged
+		if o.repairs--; o.repairs == 0 {
+			r.finish(e, o)
+		}
+	}
+}
+
+func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
+	o := r.ops[m.Op]
+	if o == nil || o.phase != phaseCollect {
+		return
+	}
+	i := o.index(from)
+	if i < 0 || !o.asked[i] || o.answered[i] {
+		return
+	}
+	if m.Found {
+		r.clock.Observe(e.Now(), m.Rec.Version.TS)
+	}
+	o.answered[i], o.found[i], o.recs[i] = true, m.Found, m.Rec
+	o.got[r.ks.topo.RegionOf(from)]++
+	if !o.need.met(o.got) {
+		return
+	}
+	// Resolve: the highest version wins; blocking read repair brings every
+	// replica that answered up to it before the read returns, so no later
+	// read overlapping this one can return an older value (seed 002 §3.2;
+	// Cassandra's blocking read repair).
+	for j := range o.replicas {
+		if o.answered[j] && o.found[j] && (!o.hasBest || o.best.Version.Less(o.recs[j].Version)) {
+			o.best, o.hasBest = o.recs[j], true
+		}
+	}
+	o.phase = phaseRepair
+	if o.hasBest {
+		for j, id := range o.replicas {
+			if !o.answered[j] {
+				continue
+			}
+			if o.found[j] && o.recs[j].Version == o.best.Version {
+				o.answered[j] = false // up to date: no repair ack expected
+				continue
+			}
+			o.repairs++
+			e.Send(id, &Mutate{Op: o.id, Key: o.req.Key, Rec: o.best, Repair: true})
+		}
+	}
+	if o.repairs == 0 {
+		r.finish(e, o)
+	}
+}
+
+// finish answers the client once the commit wait has passed: the clock must
+// read beyond the version's wall time plus twice the offset bound, so any
+// operation that starts after the answer arrives is stamped, by any
+// coordinator, with a later version (doc.go, "Clock assumption").
+func (r *Replica) finish(e env.Env, o *op) {
+	wall := o.version.TS.WallNanos
+	if o.req.Op == wire.OpGet {
+		wall = o.best.Version.TS.WallNanos
+	}
+	if o.hasBest || o.req.Op != wire.OpGet {
+		if wait := wall + 2*int64(r.ks.cfg.MaxClockOffset) - e.Now(); wait > 0 && r.ks.cfg.MaxClockOffset > 0 {
+			o.phase = phaseWait
+			e.CancelTimer(o.spec)
+			e.SetTimer(time.Duration(wait)+1, opTimer{o.id, timerCommitWait})
+			return
+		}
+	}
+	r.reply(e, o)
+}
+
+func (r *Replica) reply(e env.Env, o *op) {
+	delete(r.ops, o.id)
+	e.CancelTimer(o.timeout)
+	e.CancelTimer(o.spec)
+	rep := &wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: o.version}
+	if o.req.Op == wire.OpGet {
+		rep.Version = o.best.Version
+		rep.Found = o.hasBest && !o.best.Tombstone
+		if rep.Found {
+			rep.Value = o.best.Value
+		}
+	}
+	e.Reply(rep)
+}
+
+// Timer implements env.Replica.
+func (r *Replica) Timer(e env.Env, payload any) {
+	t, ok := payload.(opTimer)
+	if !ok {
+		return
+	}
+	o := r.ops[t.op]
+	if o == nil {
+		return
+	}
+	switch t.kind {
+	case timerTimeout:
+		delete(r.ops, o.id)
+		e.CancelTimer(o.spec)
+		e.Reply(&wire.Reply{ID: o.req.ID, Client: o.req.Client, Err: &wire.Error{
+			Code: wire.ErrTimeout, Msg: "quorum: not enough replicas answered in time"}})
+	case timerSpeculate:
+		if o.phase != phaseCollect {
+			return
+		}
+		for i, id := range o.replicas {
+			if !o.asked[i] {
+				o.asked[i] = true
+				e.Send(id, &Read{Op: o.id, Key: o.req.Key})
+			}
+		}
+	case timerCommitWait:
+		r.reply(e, o)
+	}
+}

@@ -1,0 +1,100 @@
+// Package ring places keys on nodes: one consistent-hashing ring per region
+// (GlobLease §III.A: every region's ring holds the whole keyspace), so a key
+// has replicas in every region that the keyspace replicates to.
+package ring
+
+import (
+	"slices"
+
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// TokensPerNode is how many points each node owns on its region's ring;
+// enough to spread keys within a few percent across a handful of nodes.
+const TokensPerNode = 64
+
+type token struct {
+	hash uint64
+	node wire.NodeID
+}
+
+// Ring maps keys to replica nodes, per region.
+type Ring struct {
+	regions [][]token // sorted by hash
+	nodes   []int     // distinct nodes per region
+}
+
+// New builds the rings of topology t.
+func New(t *topo.Topology) *Ring {
+	r := &Ring{regions: make([][]token, len(t.ByRegion)), nodes: make([]int, len(t.ByRegion))}
+	for ri, ids := range t.ByRegion {
+		r.nodes[ri] = len(ids)
+		for _, id := range ids {
+			for i := 0; i < TokensPerNode; i++ {
+				h := Hash(t.Nodes[id].Name) ^ mix(uint64(i)+1)
+				r.regions[ri] = append(r.regions[ri], token{hash: mix(h), node: id})
+			}
+		}
+		slices.SortFunc(r.regions[ri], func(a, b token) int {
+			if a.hash != b.hash {
+				if a.hash < b.hash {
+					return -1
+				}
+				return 1
+			}
+			return int(a.node) - int(b.node)
+		})
+	}
+	return r
+}
+
+// Hash is the key hash: 64-bit FNV-1a finished with a mixer, so neighbouring
+// keys spread over the ring.
+func Hash(key string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= 1099511628211
+	}
+	return mix(h)
+}
+
+// mix is the splitmix64 finalizer.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// Replicas appends to dst the n distinct nodes of region that own key: the
+// first n nodes met walking the region's ring clockwise from the key's hash.
+// n is capped at the region's node count.
+func (r *Ring) Replicas(dst []wire.NodeID, region int, key string, n int) []wire.NodeID {
+	toks := r.regions[region]
+	n = min(n, r.nodes[region])
+	if n <= 0 {
+		return dst
+	}
+	h := Hash(key)
+	i, _ := slices.BinarySearchFunc(toks, h, func(t token, h uint64) int {
+		if t.hash < h {
+			return -1
+		}
+		if t.hash > h {
+			return 1
+		}
+		return 0
+	})
+	start := len(dst)
+	for j := 0; j < len(toks) && len(dst)-start < n; j++ {
+		id := toks[(i+j)%len(toks)].node
+		if !slices.Contains(dst[start:], id) {
+			dst = append(dst, id)
+		}
+	}
+	return dst
+}

@@ -1,0 +1,55 @@
+package ring
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+func testTopology(regions, perRegion int) *topo.Topology {
+	w := &topo.World{Name: "t", NodesPerRegion: perRegion}
+	for i := 0; i < regions; i++ {
+		w.Regions = append(w.Regions, topo.Region{Name: fmt.Sprintf("r%d", i)})
+	}
+	return topo.NewTopology(w)
+}
+
+func TestReplicasDistinctInRegionAndBalanced(t *testing.T) {
+	tp := testTopology(2, 5)
+	r := New(tp)
+	load := map[wire.NodeID]int{}
+	const keys = 20000
+	for k := 0; k < keys; k++ {
+		key := fmt.Sprintf("user%d", k)
+		for region := 0; region < 2; region++ {
+			reps := r.Replicas(nil, region, key, 3)
+			if len(reps) != 3 {
+				t.Fatalf("Replicas(%q, region %d) = %v; want 3 nodes", key, region, reps)
+			}
+			seen := map[wire.NodeID]bool{}
+			for _, id := range reps {
+				if tp.RegionOf(id) != region || seen[id] {
+					t.Fatalf("Replicas(%q, region %d) = %v: wrong region or duplicate", key, region, reps)
+				}
+				seen[id] = true
+				load[id]++
+			}
+			again := r.Replicas(nil, region, key, 3)
+			if !slices.Equal(reps, again) {
+				t.Fatalf("Replicas(%q) not stable: %v then %v", key, reps, again)
+			}
+		}
+	}
+	want := keys * 3 / 5
+	for id, n := range load {
+		if n < want*8/10 || n > want*12/10 {
+			t.Errorf("node %d owns %d replicas; want %d ±20%%", id, n, want)
+		}
+	}
+	if got := r.Replicas(nil, 0, "k", 9); len(got) != 5 {
+		t.Errorf("Replicas(n=9) on a 5-node region = %d nodes; want 5", len(got))
+	}
+}

@@ -1,0 +1,302 @@
+package scenario
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/lightcone/lightcone/internal/check"
+	"github.com/lightcone/lightcone/internal/sim"
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/workload"
+)
+
+// Config is one simulation: a world, a keyspace policy, a workload and a
+// fault schedule. It is loaded from YAML (field names below) and overridden
+// by `lightcone sim` flags. Zero fields take the defaults noted.
+type Config struct {
+	Seed     uint64       `yaml:"seed"`     // default 1
+	World    string       `yaml:"world"`    // preset name or YAML path; default globlease4
+	Protocol string       `yaml:"protocol"` // default quorum
+	Quorum   QuorumPolicy `yaml:"quorum"`
+	// Workload is a YCSB core workload: `preset: a`..`f` plus any of
+	// workload.Spec's fields to override (record_count, read_proportion, ...).
+	Workload yaml.Node `yaml:"workload"`
+	// WorkloadPreset is set by the --workload flag; it overrides Workload's preset.
+	WorkloadPreset string `yaml:"-"`
+	// Clients is the number of clients, spread evenly over the regions in
+	// order; each talks to a node of its own region. Default 50 (GlobLease
+	// Table II).
+	Clients int `yaml:"clients"`
+	// Rate is the total target throughput in requests/s, Poisson arrivals
+	// shared evenly by the clients (open loop; each client runs one request at
+	// a time and queues arrivals). 0 means closed loop: each client sends its
+	// next request as soon as the last one returns. Default 1000.
+	Rate float64 `yaml:"rate"`
+	// ClosedLoop forces Rate to 0 (the YAML cannot express 0 otherwise).
+	ClosedLoop bool `yaml:"closed_loop"`
+	// Duration is how long clients send requests, simulated. Default 60s.
+	Duration time.Duration `yaml:"duration"`
+	// ClientTimeout is how long a client waits for a reply before it counts
+	// the request's outcome as unknown. Default 10s.
+	ClientTimeout time.Duration `yaml:"client_timeout"`
+	// ThresholdMs: the report shows the share of requests slower than this.
+	// Default 500 (GlobLease Fig. 4).
+	ThresholdMs float64 `yaml:"threshold_ms"`
+	Clock       Clock   `yaml:"clock"`
+	Net         Net     `yaml:"net"`
+	Faults      []Fault `yaml:"faults"`
+	// RandomFaults adds a seeded random fault schedule (crashes, partitions,
+	// loss/duplication/reordering bursts) over the run.
+	RandomFaults bool `yaml:"random_faults"`
+	// Check is the consistency model the history is checked against: auto
+	// (what the protocol claims for these levels), linearizable, sequential,
+	// regular, valid-reads or none. Default auto.
+	Check string `yaml:"check"`
+}
+
+// QuorumPolicy is the quorum protocol's keyspace policy (see
+// internal/protocol/quorum).
+type QuorumPolicy struct {
+	ReplicasPerRegion int           `yaml:"replicas_per_region"` // default 1
+	Read              string        `yaml:"read"`                // default QUORUM
+	Write             string        `yaml:"write"`               // default QUORUM
+	MaxClockOffset    time.Duration `yaml:"max_clock_offset"`    // default 2ms
+	ReadTimeout       time.Duration `yaml:"read_timeout"`        // default 5s
+	WriteTimeout      time.Duration `yaml:"write_timeout"`       // default 2s
+	SpeculativeRetry  time.Duration `yaml:"speculative_retry"`   // default: from RTTs
+}
+
+// Clock draws node clock errors (sim.ClockConfig).
+type Clock struct {
+	MaxOffset   time.Duration `yaml:"max_offset"`
+	MaxDriftPPM float64       `yaml:"max_drift_ppm"`
+}
+
+// Net is the network fault model (sim.NetConfig).
+type Net struct {
+	Loss         float64       `yaml:"loss"`
+	Duplicate    float64       `yaml:"duplicate"`
+	Reorder      float64       `yaml:"reorder"`
+	ReorderDelay time.Duration `yaml:"reorder_delay"`
+}
+
+func (n Net) sim() sim.NetConfig {
+	return sim.NetConfig{Loss: n.Loss, Duplicate: n.Duplicate, Reorder: n.Reorder, ReorderDelay: n.ReorderDelay}
+}
+
+// Fault is one entry of the fault schedule: exactly one of Crash,
+// Partition, Net or Skew, starting At and undone after For (if set).
+type Fault struct {
+	At  time.Duration `yaml:"at"`
+	For time.Duration `yaml:"for"`
+	// Crash names a node ("japan-0") or a region (all its nodes).
+	Crash string `yaml:"crash"`
+	// Partition lists groups of node or region names; traffic between
+	// different groups is dropped, both ways.
+	Partition [][]string `yaml:"partition"`
+	// Net replaces the network fault model.
+	Net *Net `yaml:"net"`
+	// Skew sets a node's clock offset and drift.
+	Skew *Skew `yaml:"skew"`
+}
+
+// Skew sets one node's clock.
+type Skew struct {
+	Node     string        `yaml:"node"`
+	Offset   time.Duration `yaml:"offset"`
+	DriftPPM float64       `yaml:"drift_ppm"`
+}
+
+// Protocols lists the protocols `lightcone sim` runs.
+func Protocols() []string { return []string{"quorum"} }
+
+// Models lists the accepted values of Check.
+func Models() []string {
+	return []string{"auto", "linearizable", "sequential", "regular", "valid-reads", "none"}
+}
+
+// Load reads a YAML config; unknown fields are errors.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	return Parse(data)
+}
+
+// Parse decodes a YAML config; unknown fields are errors.
+func Parse(data []byte) (Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && err.Error() != "EOF" {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return c, nil
+}
+
+// EnsureDefaults fills unset fields.
+func (c *Config) EnsureDefaults() {
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.World == "" {
+		c.World = "globlease4"
+	}
+	if c.Protocol == "" {
+		c.Protocol = "quorum"
+	}
+	if c.Clients == 0 {
+		c.Clients = 50
+	}
+	if c.Rate == 0 && !c.ClosedLoop {
+		c.Rate = 1000
+	}
+	if c.ClosedLoop {
+		c.Rate = 0
+	}
+	if c.Duration == 0 {
+		c.Duration = 60 * time.Second
+	}
+	if c.ClientTimeout == 0 {
+		c.ClientTimeout = 10 * time.Second
+	}
+	if c.ThresholdMs == 0 {
+		c.ThresholdMs = 500
+	}
+	if c.Check == "" {
+		c.Check = "auto"
+	}
+	if c.Quorum.ReplicasPerRegion == 0 {
+		c.Quorum.ReplicasPerRegion = 1
+	}
+}
+
+// resolved is a validated Config turned into the objects a run needs.
+type resolved struct {
+	cfg      Config
+	world    *topo.World
+	topo     *topo.Topology
+	proto    protocol
+	workload workload.Spec
+	faults   []resolvedFault
+}
+
+// resolve validates c (after EnsureDefaults). Every error names the field
+// and, where there is a fixed set, the valid values.
+func resolve(c Config) (*resolved, error) {
+	r := &resolved{cfg: c}
+	w, err := topo.Resolve(c.World)
+	if err != nil {
+		return nil, fmt.Errorf("world: %w", err)
+	}
+	r.world = w
+	r.topo = topo.NewTopology(w)
+	if c.Clients < 1 {
+		return nil, fmt.Errorf("clients: %d; must be at least 1", c.Clients)
+	}
+	if c.Rate < 0 {
+		return nil, fmt.Errorf("rate: %g; must be >= 0 requests/s (0: closed loop)", c.Rate)
+	}
+	if c.Duration < 0 || c.ClientTimeout < 0 {
+		return nil, fmt.Errorf("duration and client_timeout must not be negative")
+	}
+	if c.ThresholdMs < 0 {
+		return nil, fmt.Errorf("threshold_ms: %g; must not be negative", c.ThresholdMs)
+	}
+	if !contains(Models(), c.Check) {
+		return nil, fmt.Errorf("check: unknown model %q (valid: %s)", c.Check, strings.Join(Models(), ", "))
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"net.loss", c.Net.Loss}, {"net.duplicate", c.Net.Duplicate}, {"net.reorder", c.Net.Reorder}} {
+		if !(p.v >= 0 && p.v <= 1) {
+			return nil, fmt.Errorf("%s: %g; must be a probability in [0, 1]", p.name, p.v)
+		}
+	}
+	if c.Clock.MaxOffset < 0 || c.Clock.MaxDriftPPM < 0 || c.Clock.MaxDriftPPM >= 1e6 {
+		return nil, fmt.Errorf("clock: max_offset must be >= 0 and max_drift_ppm in [0, 1e6)")
+	}
+	if r.proto, err = newProtocol(c, r.topo); err != nil {
+		return nil, err
+	}
+	if r.workload, err = c.workloadSpec(); err != nil {
+		return nil, err
+	}
+	for i, f := range c.Faults {
+		rf, err := resolveFault(f, r.topo)
+		if err != nil {
+			return nil, fmt.Errorf("faults[%d]: %w", i, err)
+		}
+		r.faults = append(r.faults, rf)
+	}
+	_ = check.Pass
+	return r, nil
+}
+
+// workloadSpec is the preset named by the flag or the YAML (default b) with
+// the YAML's overrides decoded over it.
+func (c Config) workloadSpec() (workload.Spec, error) {
+	name := c.WorkloadPreset
+	var over struct {
+		Preset string `yaml:"preset"`
+	}
+	if c.Workload.Kind != 0 {
+		// Only the preset here; the full override is decoded below.
+		var m map[string]any
+		if err := c.Workload.Decode(&m); err != nil {
+			return workload.Spec{}, fmt.Errorf("workload: %w", err)
+		}
+		if p, ok := m["preset"].(string); ok {
+			over.Preset = p
+		}
+	}
+	if name == "" {
+		name = over.Preset
+	}
+	if name == "" {
+		name = "b"
+	}
+	spec, err := workload.Preset(name)
+	if err != nil {
+		return workload.Spec{}, fmt.Errorf("workload: %w", err)
+	}
+	if c.Workload.Kind != 0 {
+		var full struct {
+			Preset        string `yaml:"preset"`
+			workload.Spec `yaml:",inline"`
+		}
+		full.Spec = spec
+		// Decode strictly so a misspelt field is an error naming it.
+		b, err := yaml.Marshal(&c.Workload)
+		if err != nil {
+			return workload.Spec{}, fmt.Errorf("workload: %w", err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		if err := dec.Decode(&full); err != nil {
+			return workload.Spec{}, fmt.Errorf("workload: %w", err)
+		}
+		spec = full.Spec
+	}
+	spec.EnsureDefaults()
+	if err := spec.Validate(); err != nil {
+		return workload.Spec{}, fmt.Errorf("workload: %w", err)
+	}
+	return spec, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

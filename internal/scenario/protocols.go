@@ -1,0 +1,95 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/protocol/quorum"
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// protocol is what a run needs of a keyspace protocol beyond its replicas.
+type protocol interface {
+	factory() env.Factory
+	// holders returns the nodes that store key (for preloading).
+	holders(key string) []wire.NodeID
+	// model is the consistency model the protocol claims for this policy.
+	model() string
+	// floor is the network time a read (write=false) or write from a client
+	// in region cannot avoid, given a region-to-region one-way delay.
+	floor(region int, write bool, oneWay func(a, b int) time.Duration) time.Duration
+	// describe is the policy in one line.
+	describe() string
+}
+
+func newProtocol(c Config, t *topo.Topology) (protocol, error) {
+	switch c.Protocol {
+	case "quorum":
+		return newQuorum(c.Quorum, t)
+	}
+	return nil, fmt.Errorf("protocol: unknown protocol %q (valid: %s)", c.Protocol, strings.Join(Protocols(), ", "))
+}
+
+type quorumProto struct {
+	ks        *quorum.Keyspace
+	guarantee quorum.Guarantee
+	topo      *topo.Topology
+}
+
+func newQuorum(p QuorumPolicy, t *topo.Topology) (*quorumProto, error) {
+	cfg := quorum.Config{
+		MaxClockOffset:   p.MaxClockOffset,
+		ReadTimeout:      p.ReadTimeout,
+		WriteTimeout:     p.WriteTimeout,
+		SpeculativeRetry: p.SpeculativeRetry,
+	}
+	if p.ReplicasPerRegion < 0 || p.ReplicasPerRegion > t.World.NodesPerRegion {
+		return nil, fmt.Errorf("quorum.replicas_per_region: %d; must be between 1 and the world's %d nodes per region", p.ReplicasPerRegion, t.World.NodesPerRegion)
+	}
+	for range t.World.Regions {
+		cfg.ReplicasPerRegion = append(cfg.ReplicasPerRegion, p.ReplicasPerRegion)
+	}
+	var err error
+	if p.Read != "" {
+		if cfg.Read, err = wire.ParseLevel(p.Read); err != nil {
+			return nil, fmt.Errorf("quorum.read: %w", err)
+		}
+	}
+	if p.Write != "" {
+		if cfg.Write, err = wire.ParseLevel(p.Write); err != nil {
+			return nil, fmt.Errorf("quorum.write: %w", err)
+		}
+	}
+	ks, err := quorum.NewKeyspace(t, cfg)
+	if err != nil {
+		return nil, err
+	}
+	full := ks.Config()
+	g, err := quorum.GuaranteeOf(full.ReplicasPerRegion, full.Read, full.Write)
+	if err != nil {
+		return nil, err
+	}
+	return &quorumProto{ks: ks, guarantee: g, topo: t}, nil
+}
+
+func (q *quorumProto) factory() env.Factory             { return q.ks.Factory() }
+func (q *quorumProto) holders(key string) []wire.NodeID { return q.ks.Replicas(nil, key) }
+func (q *quorumProto) model() string                    { return q.guarantee.Model() }
+
+func (q *quorumProto) floor(region int, write bool, oneWay func(a, b int) time.Duration) time.Duration {
+	c := q.ks.Config()
+	l := c.Read
+	if write {
+		l = c.Write
+	}
+	return quorum.Floor(c.ReplicasPerRegion, l, region, oneWay)
+}
+
+func (q *quorumProto) describe() string {
+	c := q.ks.Config()
+	return fmt.Sprintf("quorum read=%s write=%s replicas/region=%d guarantee=%s max_clock_offset=%s",
+		c.Read, c.Write, c.ReplicasPerRegion[0], q.guarantee, c.MaxClockOffset)
+}

@@ -1,0 +1,202 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lightcone/lightcone/internal/sim"
+)
+
+// Result is what a simulation measured.
+type Result struct {
+	World       string          `json:"world"`
+	Policy      string          `json:"policy"`
+	Workload    string          `json:"workload"`
+	Seed        uint64          `json:"seed"`
+	Clients     int             `json:"clients"`
+	Rate        float64         `json:"rate"`
+	SimSeconds  float64         `json:"sim_seconds"`
+	Ops         int             `json:"ops"`
+	Events      uint64          `json:"events"`
+	TraceHash   string          `json:"trace_hash"`
+	ThresholdMs float64         `json:"threshold_ms"`
+	Rows        []Row           `json:"rows"`
+	Messages    []sim.KindCount `json:"messages"`
+	Errors      map[string]int  `json:"errors"`
+	Check       *CheckResult    `json:"check,omitempty"`
+	RealTime    time.Duration   `json:"-"`
+}
+
+// Row is the latency of one operation kind in one region (Region "all":
+// every region). Times are milliseconds. Intended* are measured from each
+// operation's scheduled start (corrected for coordinated omission).
+type Row struct {
+	Region      string  `json:"region"`
+	Op          string  `json:"op"`
+	Count       int64   `json:"count"`
+	P50         float64 `json:"p50_ms"`
+	P90         float64 `json:"p90_ms"`
+	P99         float64 `json:"p99_ms"`
+	P999        float64 `json:"p999_ms"`
+	Max         float64 `json:"max_ms"`
+	Floor       float64 `json:"floor_ms"`       // network time the op cannot avoid
+	LightFloor  float64 `json:"light_floor_ms"` // same set of replicas at the speed of light in fibre
+	Above       float64 `json:"above_threshold"`
+	IntendedP50 float64 `json:"intended_p50_ms"`
+	IntendedP99 float64 `json:"intended_p99_ms"`
+}
+
+// CheckResult is the consistency checker's verdict on the run's history.
+type CheckResult struct {
+	Model   string `json:"model"`
+	Verdict string `json:"verdict"`
+	Key     string `json:"key,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+	Ops     int    `json:"ops"`
+}
+
+func ms(us int64) float64 { return float64(us) / 1e3 }
+
+func (rn *runner) result() *Result {
+	c := rn.r.cfg
+	res := &Result{
+		World: c.World, Policy: rn.r.proto.describe(), Workload: rn.r.workload.Name,
+		Seed: c.Seed, Clients: c.Clients, Rate: c.Rate, SimSeconds: c.Duration.Seconds(),
+		Ops: rn.ops, Events: rn.s.Steps(), TraceHash: fmt.Sprintf("%016x", rn.s.TraceHash()),
+		ThresholdMs: c.ThresholdMs, Messages: rn.s.MessageCounts(), Errors: rn.errs,
+	}
+	w := rn.r.world
+	base := func(a, b int) time.Duration { return w.BaseDelay(a, b) }
+	light := func(a, b int) time.Duration {
+		if a == b {
+			return 0
+		}
+		return w.LightRTT(a, b) / 2
+	}
+	allLat, allIntent := newHist(), newHist()
+	for reg, rg := range w.Regions {
+		for k := opClass(0); k < numClasses; k++ {
+			h := rn.lat[reg][k]
+			if h.TotalCount() == 0 {
+				continue
+			}
+			allLat.Merge(h)
+			allIntent.Merge(rn.intent[reg][k])
+			write := k == classUpdate || k == classInsert
+			fl := rn.r.proto.floor(reg, write, base)
+			lf := rn.r.proto.floor(reg, write, light)
+			if k == classRMW {
+				fl += rn.r.proto.floor(reg, false, base)
+				lf += rn.r.proto.floor(reg, false, light)
+			}
+			// The client's own hop to its gateway, there and back.
+			fl += 2 * w.BaseDelay(reg, reg)
+			row := rowOf(rg.Name, classNames[k], h, rn.intent[reg][k], c.ThresholdMs)
+			row.Floor, row.LightFloor = durMs(fl), durMs(lf)
+			res.Rows = append(res.Rows, row)
+		}
+	}
+	if allLat.TotalCount() > 0 {
+		res.Rows = append(res.Rows, rowOf("all", "all", allLat, allIntent, c.ThresholdMs))
+	}
+	res.Check = rn.checkHistory()
+	return res
+}
+
+func durMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func rowOf(region, op string, h, intent *hdrhistogram.Histogram, thresholdMs float64) Row {
+	above := 0.0
+	limit := int64(thresholdMs * 1e3)
+	for _, b := range h.Distribution() {
+		if b.From > limit {
+			above += float64(b.Count)
+		} else if b.To > limit {
+			// The bar straddles the threshold: count the part above it.
+			above += float64(b.Count) * float64(b.To-limit) / float64(b.To-b.From+1)
+		}
+	}
+	return Row{
+		Region: region, Op: op, Count: h.TotalCount(),
+		P50: ms(h.ValueAtQuantile(50)), P90: ms(h.ValueAtQuantile(90)), P99: ms(h.ValueAtQuantile(99)),
+		P999: ms(h.ValueAtQuantile(99.9)), Max: ms(h.Max()),
+		Above:       above / float64(h.TotalCount()),
+		IntendedP50: ms(intent.ValueAtQuantile(50)), IntendedP99: ms(intent.ValueAtQuantile(99)),
+	}
+}
+
+// WriteText prints the report as tables. With timing, the real time the
+// run took is included (it differs between runs; the rest does not).
+func (res *Result) WriteText(out io.Writer, timing bool) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lightcone sim: world=%s workload=%s seed=%d clients=%d ", res.World, res.Workload, res.Seed, res.Clients)
+	if res.Rate > 0 {
+		fmt.Fprintf(&b, "rate=%g/s (open loop)\n", res.Rate)
+	} else {
+		fmt.Fprintf(&b, "closed loop\n")
+	}
+	fmt.Fprintf(&b, "policy: %s\n", res.Policy)
+	fmt.Fprintf(&b, "simulated %gs: %d operations, %d events, trace %s", res.SimSeconds, res.Ops, res.Events, res.TraceHash)
+	if timing {
+		fmt.Fprintf(&b, ", in %.2fs real", res.RealTime.Seconds())
+	}
+	b.WriteString("\n\nlatency, ms (floor: network time the operation cannot avoid; light: same replicas at the speed of light in fibre)\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "region\top\tcount\tp50\tp90\tp99\tp99.9\tmax\tfloor\tlight\t>%gms\t\n", res.ThresholdMs)
+	for _, r := range res.Rows {
+		floor, light := fmt.Sprintf("%.1f", r.Floor), fmt.Sprintf("%.1f", r.LightFloor)
+		if r.Region == "all" {
+			floor, light = "-", "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%.2f%%\t\n",
+			r.Region, r.Op, r.Count, r.P50, r.P90, r.P99, r.P999, r.Max, floor, light, 100*r.Above)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	b.WriteString("\nmessages:")
+	total := 0
+	for _, m := range res.Messages {
+		fmt.Fprintf(&b, " %s=%d", m.Kind, m.Count)
+		total += m.Count
+	}
+	fmt.Fprintf(&b, " (total %d)\n", total)
+	b.WriteString("errors:")
+	if len(res.Errors) == 0 {
+		b.WriteString(" none")
+	}
+	keys := make([]string, 0, len(res.Errors))
+	for k := range res.Errors {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%d", k, res.Errors[k])
+	}
+	b.WriteString("\n")
+	if c := res.Check; c != nil {
+		fmt.Fprintf(&b, "check: %s over %d operations: %s", c.Model, c.Ops, strings.ToUpper(c.Verdict))
+		if c.Detail != "" {
+			fmt.Fprintf(&b, "\n  key %q: %s", c.Key, c.Detail)
+		}
+		b.WriteString("\n")
+	} else {
+		b.WriteString("check: none\n")
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// WriteJSON prints the report as indented JSON.
+func (res *Result) WriteJSON(out io.Writer) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}

@@ -1,0 +1,333 @@
+package scenario
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lightcone/lightcone/internal/check"
+	"github.com/lightcone/lightcone/internal/hlc"
+	"github.com/lightcone/lightcone/internal/sim"
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/wire"
+	"github.com/lightcone/lightcone/internal/workload"
+)
+
+// Run executes one simulation and checks its history.
+func Run(c Config) (*Result, error) {
+	c.EnsureDefaults()
+	r, err := resolve(c)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res := r.run()
+	res.RealTime = time.Since(start)
+	return res, nil
+}
+
+// opClass is a latency series of the report.
+type opClass uint8
+
+const (
+	classRead opClass = iota
+	classUpdate
+	classInsert
+	classScan
+	classRMW
+	numClasses
+)
+
+func classOf(k workload.OpKind) opClass {
+	switch k {
+	case workload.Update:
+		return classUpdate
+	case workload.Insert:
+		return classInsert
+	case workload.Scan:
+		return classScan
+	case workload.ReadModifyWrite:
+		return classRMW
+	}
+	return classRead
+}
+
+var classNames = [numClasses]string{"read", "update", "insert", "scan", "rmw"}
+
+// step is one request of a logical operation (a scan or a read-modify-write
+// takes several).
+type step struct {
+	op  wire.Op
+	key string
+}
+
+// client is one simulated YCSB client thread: it runs one operation at a
+// time, from a queue of Poisson arrivals (open loop) or back to back.
+type client struct {
+	idx     int
+	region  int
+	gateway wire.NodeID
+	rng     *rand.Rand
+	session wire.ClientID
+
+	queue    []int64 // arrival times of operations not yet started (open loop)
+	busy     bool
+	class    opClass
+	intended int64 // arrival time of the running operation
+	started  int64 // when its first request left
+	steps    []step
+	reqID    wire.RequestID
+	call     int64 // when the current request left
+	value    string
+	failed   bool
+}
+
+type runner struct {
+	r        *resolved
+	s        *sim.Sim
+	gen      *workload.Generator
+	clients  []*client
+	sessions map[wire.ClientID]*client
+	nextSess wire.ClientID
+	end      int64 // clients start no operation after this
+	record   bool
+	hist     check.History
+	lat      [][numClasses]*hdrhistogram.Histogram // [region][class] service latency, µs
+	intent   [][numClasses]*hdrhistogram.Histogram // from intended start (coordinated omission corrected)
+	errs     map[string]int
+	ops      int
+	writes   uint64
+}
+
+func newHist() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+}
+
+func (r *resolved) run() *Result {
+	c := r.cfg
+	rn := &runner{r: r, sessions: map[wire.ClientID]*client{}, errs: map[string]int{}, end: int64(c.Duration)}
+	rn.record = c.Check != "none"
+	rn.hist.Init = map[string]string{}
+	gen, err := workload.NewGenerator(r.workload)
+	if err != nil {
+		panic(err) // validated in resolve
+	}
+	rn.gen = gen
+	rn.s = sim.New(sim.Config{
+		Seed:     c.Seed,
+		Topology: r.topo,
+		Factory:  r.proto.factory(),
+		Clock:    sim.ClockConfig{MaxOffset: c.Clock.MaxOffset, MaxDriftPPM: c.Clock.MaxDriftPPM},
+		Net:      c.Net.sim(),
+		OnReply:  rn.onReply,
+	})
+	// Load phase: every record is on all its replicas before the run starts.
+	loadVersion := wire.Version{TS: hlc.Timestamp{WallNanos: sim.Epoch - int64(time.Hour)}}
+	for _, key := range gen.LoadKeys() {
+		v := "load:" + key
+		for _, n := range r.proto.holders(key) {
+			rn.s.Engine(n).Load(key, store.Record{Value: []byte(v), Version: loadVersion})
+		}
+		rn.hist.Init[key] = v
+	}
+	rn.lat = make([][numClasses]*hdrhistogram.Histogram, len(r.world.Regions))
+	rn.intent = make([][numClasses]*hdrhistogram.Histogram, len(r.world.Regions))
+	for reg := range rn.lat {
+		for k := range rn.lat[reg] {
+			rn.lat[reg][k], rn.intent[reg][k] = newHist(), newHist()
+		}
+	}
+	faults := r.faults
+	if c.RandomFaults {
+		fr := rand.New(rand.NewPCG(c.Seed, 0x666c74)) // "flt"
+		for _, f := range RandomFaults(fr, r.topo, c.Duration) {
+			rf, err := resolveFault(f, r.topo)
+			if err != nil {
+				panic(err) // generated from the topology's own names
+			}
+			faults = append(faults, rf)
+		}
+	}
+	for _, f := range faults {
+		f.schedule(rn.s, c.Net.sim())
+	}
+	// Clients: spread over the regions in order, each on a node of its region.
+	perRegion := make([]int, len(r.world.Regions))
+	for i := 0; i < c.Clients; i++ {
+		reg := i % len(r.world.Regions)
+		nodes := r.topo.ByRegion[reg]
+		cl := &client{idx: i, region: reg, gateway: nodes[perRegion[reg]%len(nodes)],
+			rng: rand.New(rand.NewPCG(c.Seed, 0x636c69<<20|uint64(i)))} // "cli"
+		perRegion[reg]++
+		rn.newSession(cl)
+		rn.clients = append(rn.clients, cl)
+		if c.Rate > 0 {
+			rn.scheduleArrival(cl, 0)
+		} else {
+			rn.s.At(0, func() { rn.startOp(cl, rn.s.Now()) })
+		}
+	}
+	// Drain: let in-flight requests finish or time out.
+	rn.s.Run(int64(c.Duration + c.ClientTimeout + time.Second))
+	return rn.result()
+}
+
+func (rn *runner) newSession(cl *client) {
+	if cl.session != 0 {
+		delete(rn.sessions, cl.session)
+	}
+	rn.nextSess++
+	cl.session = rn.nextSess
+	rn.sessions[cl.session] = cl
+}
+
+// scheduleArrival schedules the client's next Poisson arrival after from.
+func (rn *runner) scheduleArrival(cl *client, from int64) {
+	rate := rn.r.cfg.Rate / float64(rn.r.cfg.Clients)
+	at := from + int64(workload.PoissonGap(cl.rng, rate))
+	if at >= rn.end {
+		return
+	}
+	rn.s.At(at, func() {
+		rn.scheduleArrival(cl, at)
+		if cl.busy {
+			cl.queue = append(cl.queue, at)
+			return
+		}
+		rn.startOp(cl, at)
+	})
+}
+
+// startOp begins the client's next operation, which arrived at intended.
+func (rn *runner) startOp(cl *client, intended int64) {
+	now := rn.s.Now()
+	if now >= rn.end {
+		return
+	}
+	op := rn.gen.Next(cl.rng)
+	cl.busy, cl.class, cl.intended, cl.started, cl.failed = true, classOf(op.Kind), intended, now, false
+	cl.steps = cl.steps[:0]
+	switch op.Kind {
+	case workload.Read:
+		cl.steps = append(cl.steps, step{wire.OpGet, op.Key})
+	case workload.Update, workload.Insert:
+		cl.steps = append(cl.steps, step{wire.OpPut, op.Key})
+	case workload.ReadModifyWrite:
+		cl.steps = append(cl.steps, step{wire.OpGet, op.Key}, step{wire.OpPut, op.Key})
+	case workload.Scan:
+		// The protocol contract has no range read: a scan is ScanLen
+		// sequential reads of consecutive records.
+		for _, k := range rn.gen.ScanKeys(op) {
+			cl.steps = append(cl.steps, step{wire.OpGet, k})
+		}
+	}
+	rn.sendStep(cl)
+}
+
+func (rn *runner) sendStep(cl *client) {
+	st := cl.steps[0]
+	cl.reqID++
+	cl.call = rn.s.Now()
+	req := &wire.Request{ID: cl.reqID, Client: cl.session, Op: st.op, Key: st.key}
+	if st.op == wire.OpPut {
+		rn.writes++
+		// Unique per history: the checkers identify writes by value.
+		cl.value = "c" + strconv.Itoa(cl.idx) + "-" + strconv.FormatUint(rn.writes, 10)
+		req.Value = []byte(cl.value)
+	}
+	rn.s.Submit(cl.region, cl.gateway, req)
+	id, sess := cl.reqID, cl.session
+	rn.s.After(rn.r.cfg.ClientTimeout, func() {
+		if cl.session == sess && cl.reqID == id && cl.busy {
+			rn.complete(cl, &wire.Reply{ID: id, Client: sess, Err: &wire.Error{Code: wire.ErrTimeout, Msg: "client timeout"}})
+		}
+	})
+}
+
+func (rn *runner) onReply(rep *wire.Reply) {
+	cl := rn.sessions[rep.Client]
+	if cl == nil || !cl.busy || rep.ID != cl.reqID {
+		return // late reply to a request already given up on
+	}
+	rn.complete(cl, rep)
+}
+
+// complete records the current request's outcome and moves the client on.
+func (rn *runner) complete(cl *client, rep *wire.Reply) {
+	now := rn.s.Now()
+	st := cl.steps[0]
+	if rn.record {
+		op := check.Op{Client: int64(cl.session), Key: st.key, Call: cl.call, Return: now, Outcome: check.OK}
+		if st.op == wire.OpGet {
+			op.Kind, op.Found, op.Value = check.Read, rep.Found, string(rep.Value)
+		} else {
+			op.Kind, op.Found, op.Value = check.Write, st.op == wire.OpPut, cl.value
+		}
+		if rep.Err != nil {
+			switch {
+			case st.op != wire.OpGet && rep.Err.OutcomeUnknown():
+				op.Outcome, op.Return = check.Unknown, check.Never
+			default:
+				op.Outcome = check.Failed
+			}
+		}
+		rn.hist.Ops = append(rn.hist.Ops, op)
+	}
+	if rep.Err != nil {
+		rn.errs[rep.Err.Code.String()]++
+		cl.failed = true
+		if rep.Err.OutcomeUnknown() {
+			// The request may still take effect later: continue as a new
+			// session so program order stays true (check.History).
+			rn.newSession(cl)
+		}
+		cl.steps = cl.steps[:0]
+	} else {
+		cl.steps = cl.steps[1:]
+	}
+	if len(cl.steps) > 0 {
+		rn.sendStep(cl)
+		return
+	}
+	cl.busy = false
+	if !cl.failed {
+		rn.ops++
+		rn.lat[cl.region][cl.class].RecordValue(max(1, (now-cl.started)/1e3))
+		rn.intent[cl.region][cl.class].RecordValue(max(1, (now-cl.intended)/1e3))
+	}
+	switch {
+	case rn.r.cfg.Rate == 0:
+		rn.startOp(cl, now)
+	case len(cl.queue) > 0:
+		next := cl.queue[0]
+		cl.queue = cl.queue[1:]
+		rn.startOp(cl, next)
+	}
+}
+
+func (rn *runner) checkHistory() *CheckResult {
+	model := rn.r.cfg.Check
+	if model == "none" {
+		return nil
+	}
+	if model == "auto" {
+		model = rn.r.proto.model()
+	}
+	var res check.Result
+	switch model {
+	case "linearizable":
+		res = check.Linearizable(rn.hist, 60*time.Second)
+	case "sequential":
+		res = check.Sequential(rn.hist, 5_000_000)
+	case "regular":
+		res = check.Regular(rn.hist)
+	case "valid-reads":
+		res = check.ValidReads(rn.hist)
+	default:
+		panic(fmt.Sprintf("unreachable: model %q", model))
+	}
+	return &CheckResult{Model: model, Verdict: res.Verdict.String(), Key: res.Key, Detail: res.Detail, Ops: len(rn.hist.Ops)}
+}

@@ -1,0 +1,102 @@
+package sim
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// node is one simulated server: its replica, storage, clock and timers. It
+// is the env.Env its replica sees.
+type node struct {
+	sim      *Sim
+	id       wire.NodeID
+	replica  env.Replica
+	engine   *store.Mem
+	rng      *rand.Rand
+	up       bool
+	gen      uint32 // incarnation: bumped on crash, stale timers are ignored
+	offset   int64  // clock offset from true time, ns
+	driftPPM float64
+	timers   map[env.TimerID]any
+	nextTID  env.TimerID
+	log      *slog.Logger
+
+	// Output of the running handler, released after the store syncs.
+	outMsgs []outMsg
+	outReps []*wire.Reply
+}
+
+type outMsg struct {
+	to  wire.NodeID
+	msg wire.Msg
+}
+
+var _ env.Env = (*node)(nil)
+
+func (n *node) boot() {
+	n.up = true
+	n.replica = n.sim.cfg.Factory(n.id)
+	n.run(func(r env.Replica) { r.Start(n) })
+}
+
+// run calls the replica, then persists before sending: the engine syncs and
+// only then do the handler's messages and replies leave.
+func (n *node) run(f func(env.Replica)) {
+	f(n.replica)
+	if len(n.outMsgs) == 0 && len(n.outReps) == 0 {
+		return
+	}
+	at := n.sim.now
+	if n.engine.Unsynced() > 0 {
+		if err := n.engine.Sync(); err != nil {
+			panic(err) // the in-memory engine cannot fail
+		}
+		at += int64(n.sim.cfg.FsyncDelay)
+	}
+	for i, o := range n.outMsgs {
+		n.sim.send(at, n.id, o.to, o.msg)
+		n.outMsgs[i] = outMsg{}
+	}
+	for i, r := range n.outReps {
+		n.sim.reply(at, n.id, r)
+		n.outReps[i] = nil
+	}
+	n.outMsgs, n.outReps = n.outMsgs[:0], n.outReps[:0]
+}
+
+func (n *node) Self() wire.NodeID { return n.id }
+
+func (n *node) Now() int64 {
+	t := n.sim.now
+	return Epoch + t + n.offset + int64(float64(t)*n.driftPPM/1e6)
+}
+
+func (n *node) Send(to wire.NodeID, m wire.Msg) { n.outMsgs = append(n.outMsgs, outMsg{to, m}) }
+
+func (n *node) Reply(r *wire.Reply) { n.outReps = append(n.outReps, r) }
+
+func (n *node) SetTimer(d time.Duration, payload any) env.TimerID {
+	n.nextTID++
+	id := n.nextTID
+	n.timers[id] = payload
+	// d is measured on this node's clock, which runs at 1+drift of true time.
+	trueD := int64(float64(d) / (1 + n.driftPPM/1e6))
+	n.sim.schedule(event{at: n.sim.now + max(trueD, 0), kind: evTimer, node: n.id, gen: n.gen, timer: id})
+	return id
+}
+
+func (n *node) CancelTimer(id env.TimerID) { delete(n.timers, id) }
+
+func (n *node) Rand() *rand.Rand { return n.rng }
+
+func (n *node) Store() store.Store { return n.engine }
+
+func (n *node) Topology() *topo.Topology { return n.sim.topo }
+
+func (n *node) Log() *slog.Logger { return n.log }

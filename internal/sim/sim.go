@@ -1,0 +1,296 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// Epoch is the physical clock reading of a perfect clock at the start of
+// every run (2027-01-15), so that timestamps look like real ones.
+const Epoch int64 = 1_800_000_000 * int64(time.Second)
+
+// ClockConfig draws each node's clock error at the start of a run.
+type ClockConfig struct {
+	// MaxOffset bounds each node's initial offset from true time; offsets are
+	// drawn uniformly from [-MaxOffset, +MaxOffset]. Default 0.
+	MaxOffset time.Duration
+	// MaxDriftPPM bounds each node's rate error, drawn uniformly from
+	// [-MaxDriftPPM, +MaxDriftPPM] parts per million. Default 0.
+	MaxDriftPPM float64
+}
+
+// NetConfig is the network's fault model beyond the world's latencies.
+type NetConfig struct {
+	Loss      float64 // probability a message is dropped
+	Duplicate float64 // probability a message is delivered twice
+	// Reorder is the probability a message gets an extra delay drawn from
+	// [0, ReorderDelay] and may overtake earlier messages on its link.
+	// Without it links are FIFO, like TCP.
+	Reorder      float64
+	ReorderDelay time.Duration // default 50ms when Reorder > 0
+}
+
+// Config configures a simulation.
+type Config struct {
+	Seed     uint64
+	Topology *topo.Topology
+	Factory  env.Factory
+	Clock    ClockConfig
+	Net      NetConfig
+	// FsyncDelay is the simulated time a store sync takes: a handler's
+	// messages leave this long after it ran if it wrote. Default 0.
+	FsyncDelay time.Duration
+	// OnReply receives every reply that reaches its client, at the true time
+	// Sim.Now of its arrival.
+	OnReply func(*wire.Reply)
+	// Trace, if set, receives one line per event (slow; for debugging).
+	Trace io.Writer
+	// Log is the nodes' logger; nil discards.
+	Log *slog.Logger
+}
+
+// Sim is a deterministic discrete-event simulation of a cluster: virtual
+// time, one seed, the world's latency model, node clocks, and faults.
+type Sim struct {
+	cfg   Config
+	topo  *topo.Topology
+	now   int64
+	seq   uint64
+	q     queue
+	nodes []*node
+	net   *rand.Rand
+	// lastAt[from*n+to] is the latest delivery time scheduled on the link,
+	// to keep links FIFO.
+	lastAt  []int64
+	blocked []bool // blocked[from*n+to]: partitioned
+	clients map[wire.ClientID]int
+	hash    uint64 // running FNV-1a of the trace
+	steps   uint64
+	counts  map[string]int
+	log     *slog.Logger
+}
+
+// New builds a simulation and boots every node at time 0.
+func New(cfg Config) *Sim {
+	if cfg.Net.Reorder > 0 && cfg.Net.ReorderDelay == 0 {
+		cfg.Net.ReorderDelay = 50 * time.Millisecond
+	}
+	n := len(cfg.Topology.Nodes)
+	s := &Sim{
+		cfg:     cfg,
+		topo:    cfg.Topology,
+		net:     rand.New(rand.NewPCG(cfg.Seed, 0x6e6574)), // "net"
+		lastAt:  make([]int64, n*n),
+		blocked: make([]bool, n*n),
+		clients: make(map[wire.ClientID]int),
+		hash:    14695981039346656037,
+		counts:  make(map[string]int),
+		log:     cfg.Log,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	clk := rand.New(rand.NewPCG(cfg.Seed, 0x636c6b)) // "clk"
+	for i := 0; i < n; i++ {
+		id := wire.NodeID(i)
+		nd := &node{
+			sim:    s,
+			id:     id,
+			engine: store.NewMem(),
+			rng:    rand.New(rand.NewPCG(cfg.Seed, 0x6e6f6465<<16|uint64(i))),
+			timers: make(map[env.TimerID]any),
+			log:    s.log.With("node", cfg.Topology.Nodes[i].Name),
+		}
+		if cfg.Clock.MaxOffset > 0 {
+			nd.offset = int64((clk.Float64()*2 - 1) * float64(cfg.Clock.MaxOffset))
+		}
+		if cfg.Clock.MaxDriftPPM > 0 {
+			nd.driftPPM = (clk.Float64()*2 - 1) * cfg.Clock.MaxDriftPPM
+		}
+		s.nodes = append(s.nodes, nd)
+	}
+	for _, nd := range s.nodes {
+		nd.boot()
+	}
+	return s
+}
+
+// Now is the true (simulated) time since the start of the run, in ns.
+func (s *Sim) Now() int64 { return s.now }
+
+// Steps is the number of events processed so far.
+func (s *Sim) Steps() uint64 { return s.steps }
+
+// TraceHash is a hash of every event processed so far: two runs with equal
+// hashes took the same steps.
+func (s *Sim) TraceHash() uint64 { return s.hash }
+
+// Topology returns the simulated cluster's layout.
+func (s *Sim) Topology() *topo.Topology { return s.topo }
+
+// Engine returns node id's storage engine (for loading data and inspection).
+func (s *Sim) Engine(id wire.NodeID) *store.Mem { return s.nodes[id].engine }
+
+// MessageCounts returns how many messages of each kind were sent, sorted by kind.
+func (s *Sim) MessageCounts() []KindCount {
+	out := make([]KindCount, 0, len(s.counts))
+	for k, n := range s.counts {
+		out = append(out, KindCount{Kind: k, Count: n})
+	}
+	slices.SortFunc(out, func(a, b KindCount) int {
+		if a.Kind < b.Kind {
+			return -1
+		}
+		if a.Kind > b.Kind {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// KindCount is a message count of one kind.
+type KindCount struct {
+	Kind  string
+	Count int
+}
+
+// At schedules fn at true time t (or now, if t is in the past). Clients and
+// fault schedules use it.
+func (s *Sim) At(t int64, fn func()) {
+	s.schedule(event{at: max(t, s.now), kind: evFunc, fn: fn})
+}
+
+// After schedules fn d from now.
+func (s *Sim) After(d time.Duration, fn func()) { s.At(s.now+int64(d), fn) }
+
+// Run processes events until the queue is empty or the next event is after
+// until; time then stands at until.
+func (s *Sim) Run(until int64) {
+	for len(s.q) > 0 && s.q[0].at <= until {
+		s.step(s.q.pop())
+	}
+	s.now = max(s.now, until)
+}
+
+// Submit sends a client request from a client in region clientRegion to the
+// gateway node; the reply comes back through Config.OnReply. A request to a
+// crashed gateway is lost, as is a reply to a client behind a dead gateway.
+func (s *Sim) Submit(clientRegion int, gateway wire.NodeID, req *wire.Request) {
+	s.clients[req.Client] = clientRegion
+	d := s.topo.World.Delay(clientRegion, s.topo.RegionOf(gateway), s.net)
+	s.schedule(event{at: s.now + int64(d), kind: evRequest, node: gateway, req: req})
+}
+
+func (s *Sim) schedule(e event) {
+	s.seq++
+	e.seq = s.seq
+	s.q.push(e)
+}
+
+func (s *Sim) step(e event) {
+	s.now = e.at
+	s.steps++
+	nd := s.nodes[e.node]
+	switch e.kind {
+	case evFunc:
+		s.traceEvent(e, "func")
+		e.fn()
+	case evDeliver:
+		if !nd.up {
+			return
+		}
+		s.traceEvent(e, e.msg.Kind())
+		nd.run(func(r env.Replica) { r.Step(nd, e.from, e.msg) })
+	case evRequest:
+		if !nd.up {
+			return
+		}
+		s.traceEvent(e, "request")
+		nd.run(func(r env.Replica) { r.Request(nd, e.req) })
+	case evReply:
+		s.traceEvent(e, "reply")
+		if s.cfg.OnReply != nil {
+			s.cfg.OnReply(e.rep)
+		}
+	case evTimer:
+		if !nd.up || nd.gen != e.gen {
+			return
+		}
+		payload, ok := nd.timers[e.timer]
+		if !ok {
+			return // cancelled
+		}
+		delete(nd.timers, e.timer)
+		s.traceEvent(e, "timer")
+		nd.run(func(r env.Replica) { r.Timer(nd, payload) })
+	}
+}
+
+func (s *Sim) traceEvent(e event, what string) {
+	h := s.hash
+	for _, v := range [...]uint64{uint64(e.at), uint64(e.kind), uint64(e.node), uint64(e.from)} {
+		for i := 0; i < 8; i++ {
+			h ^= v & 0xff
+			h *= 1099511628211
+			v >>= 8
+		}
+	}
+	for i := 0; i < len(what); i++ {
+		h ^= uint64(what[i])
+		h *= 1099511628211
+	}
+	s.hash = h
+	if s.cfg.Trace != nil {
+		fmt.Fprintf(s.cfg.Trace, "%12.6f n%d<-n%d %s\n", float64(e.at)/1e9, e.node, e.from, what)
+	}
+}
+
+// send routes a message through the network model, leaving at time at.
+func (s *Sim) send(at int64, from, to wire.NodeID, m wire.Msg) {
+	s.counts[m.Kind()]++
+	n := len(s.nodes)
+	link := int(from)*n + int(to)
+	if s.blocked[link] {
+		return
+	}
+	if s.cfg.Net.Loss > 0 && s.net.Float64() < s.cfg.Net.Loss {
+		return
+	}
+	copies := 1
+	if s.cfg.Net.Duplicate > 0 && s.net.Float64() < s.cfg.Net.Duplicate {
+		copies = 2
+	}
+	for ; copies > 0; copies-- {
+		d := int64(s.topo.World.Delay(s.topo.RegionOf(from), s.topo.RegionOf(to), s.net))
+		if from == to {
+			d = 0
+		}
+		arrive := at + d
+		if s.cfg.Net.Reorder > 0 && s.net.Float64() < s.cfg.Net.Reorder {
+			arrive += s.net.Int64N(int64(s.cfg.Net.ReorderDelay) + 1)
+		} else {
+			arrive = max(arrive, s.lastAt[link])
+			s.lastAt[link] = arrive
+		}
+		s.schedule(event{at: arrive, kind: evDeliver, node: to, from: from, msg: m})
+	}
+}
+
+func (s *Sim) reply(at int64, from wire.NodeID, r *wire.Reply) {
+	region, ok := s.clients[r.Client]
+	if !ok {
+		return
+	}
+	d := s.topo.World.Delay(s.topo.RegionOf(from), region, s.net)
+	s.schedule(event{at: at + int64(d), kind: evReply, node: from, from: from, rep: r})
+}

@@ -1,0 +1,33 @@
+// Package store is the versioned key-value interface protocols persist
+// through, and its engines. Protocols see only Store; the runtime that owns an
+// Engine decides when to Sync (persist before send: a handler's writes are
+// synced before its messages leave).
+package store
+
+import "github.com/lightcone/lightcone/internal/wire"
+
+// Record is one stored version of a key.
+type Record struct {
+	Value     []byte
+	Version   wire.Version
+	Tombstone bool // a delete: Value is empty
+}
+
+// Store is what a protocol reads and writes. Writes become durable when the
+// runtime syncs the engine behind it, which happens before any message the
+// writing handler sent leaves the node.
+type Store interface {
+	// Get returns the record stored under key, if any.
+	Get(key string) (Record, bool, error)
+	// Put stores rec under key, replacing what was there.
+	Put(key string, rec Record) error
+}
+
+// Engine is a Store owned by a runtime.
+type Engine interface {
+	Store
+	// Sync makes every Put so far durable.
+	Sync() error
+	// Close releases the engine.
+	Close() error
+}

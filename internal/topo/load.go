@@ -1,0 +1,413 @@
+package topo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults for a world whose YAML omits intra entirely.
+const (
+	DefaultIntraOneWayMs = 0.25
+	DefaultIntraJitterMs = 0.05
+)
+
+// maxDelayMs bounds every delay and jitter mean (one hour). Larger values are
+// almost certainly a unit mistake and would overflow time.Duration maths.
+const maxDelayMs = 3600 * 1000
+
+// DefaultIntra is the intra-region link used when a world omits intra.
+func DefaultIntra() Link {
+	return Link{
+		OneWayMs: DefaultIntraOneWayMs,
+		Jitter:   Jitter{Dist: DistExponential, MeanMs: DefaultIntraJitterMs},
+		Source:   "default: typical same-region, cross-rack one-way delay",
+	}
+}
+
+// worldFile mirrors World's YAML fields; Intra is a pointer so an omitted
+// intra can be told apart from an explicit one.
+type worldFile struct {
+	Name           string   `yaml:"name"`
+	Description    string   `yaml:"description"`
+	Source         string   `yaml:"source"`
+	Regions        []Region `yaml:"regions"`
+	NodesPerRegion int      `yaml:"nodes_per_region"`
+	Intra          *Link    `yaml:"intra"`
+	Links          []Link   `yaml:"links"`
+}
+
+// Parse decodes a world from YAML and validates it. Unknown fields, wrongly
+// typed values and every inconsistency Validate finds are errors; each error
+// is a single line naming the offending field. Parse never panics.
+func Parse(data []byte) (w *World, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			w, err = nil, fmt.Errorf("world: malformed YAML: %v", p)
+		}
+	}()
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("world: invalid YAML: %s", oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
+	}
+	if root.Kind == 0 || (root.Kind == yaml.DocumentNode && len(root.Content) == 0) {
+		return nil, errors.New("world: empty file (expected a mapping with fields " + fieldList(reflect.TypeOf(worldFile{})) + ")")
+	}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode {
+		doc = doc.Content[0]
+	}
+	prefix := "world: "
+	if name := scalarField(doc, "name"); name != "" {
+		prefix = fmt.Sprintf("world %q: ", name)
+	}
+	if err := checkNode(doc, reflect.TypeOf(worldFile{}), ""); err != nil {
+		return nil, errors.New(prefix + err.Error())
+	}
+
+	var wf worldFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&wf); err != nil {
+		if err == io.EOF {
+			return nil, errors.New("world: empty file")
+		}
+		return nil, errors.New(prefix + oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
+	}
+	w = &World{
+		Name:           wf.Name,
+		Description:    wf.Description,
+		Source:         wf.Source,
+		Regions:        wf.Regions,
+		NodesPerRegion: wf.NodesPerRegion,
+		Links:          wf.Links,
+	}
+	if wf.Intra != nil {
+		w.Intra = *wf.Intra
+		w.intraSet = true
+	} else {
+		w.Intra = DefaultIntra()
+		w.intraSet = true
+	}
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Load reads and parses a world YAML file. Errors are prefixed by the path.
+func Load(path string) (*World, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	w, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return w, nil
+}
+
+// Validate checks the world and fills its region-to-region delay matrix. A
+// link given once covers both directions unless the reverse is also given.
+// If Intra is the zero Link and the world was not parsed from YAML with an
+// explicit intra, the default intra (DefaultIntra) is used. The error, if
+// any, is a single line naming the offending field.
+func (w *World) Validate() error {
+	w.delay = nil
+	prefix := "world: "
+	if w.Name != "" {
+		prefix = fmt.Sprintf("world %q: ", w.Name)
+	}
+	fail := func(format string, args ...any) error {
+		return errors.New(prefix + fmt.Sprintf(format, args...))
+	}
+	if strings.TrimSpace(w.Name) == "" {
+		return fail("name: missing (every world needs a short name, e.g. \"myworld\")")
+	}
+	if len(w.Regions) == 0 {
+		return fail("regions: none given (a world needs at least one region)")
+	}
+	if w.NodesPerRegion < 1 {
+		return fail("nodes_per_region: %d, must be at least 1", w.NodesPerRegion)
+	}
+	index := make(map[string]int, len(w.Regions))
+	for i, r := range w.Regions {
+		f := fmt.Sprintf("regions[%d]", i)
+		if strings.TrimSpace(r.Name) == "" {
+			return fail("%s.name: missing", f)
+		}
+		if j, dup := index[r.Name]; dup {
+			return fail("%s.name: duplicate region %q (also regions[%d])", f, r.Name, j)
+		}
+		index[r.Name] = i
+		if math.IsNaN(r.Lat) || r.Lat < -90 || r.Lat > 90 {
+			return fail("%s.lat: %v is outside [-90, 90] (degrees north)", f, r.Lat)
+		}
+		if math.IsNaN(r.Long) || r.Long < -180 || r.Long > 180 {
+			return fail("%s.long: %v is outside [-180, 180] (degrees east)", f, r.Long)
+		}
+	}
+	known := func() string {
+		names := make([]string, len(w.Regions))
+		for i, r := range w.Regions {
+			names[i] = strconv.Quote(r.Name)
+		}
+		return strings.Join(names, ", ")
+	}
+
+	if !w.intraSet && w.Intra == (Link{}) {
+		w.Intra = DefaultIntra()
+	}
+	if err := checkLinkModel(w.Intra, "intra"); err != nil {
+		return errors.New(prefix + err.Error())
+	}
+
+	n := len(w.Regions)
+	delay := make([][]Link, n)
+	explicit := make([][]int, n) // index into Links+1 of the explicit link, 0 if none
+	for i := range delay {
+		delay[i] = make([]Link, n)
+		explicit[i] = make([]int, n)
+	}
+	for k, l := range w.Links {
+		f := fmt.Sprintf("links[%d]", k)
+		if l.From == "" {
+			return fail("%s.from: missing (known regions: %s)", f, known())
+		}
+		if l.To == "" {
+			return fail("%s.to: missing (known regions: %s)", f, known())
+		}
+		a, ok := index[l.From]
+		if !ok {
+			return fail("%s.from: unknown region %q (known: %s)", f, l.From, known())
+		}
+		b, ok := index[l.To]
+		if !ok {
+			return fail("%s.to: unknown region %q (known: %s)", f, l.To, known())
+		}
+		if a == b {
+			return fail("%s: from and to are both %q (use intra for delays within a region)", f, l.From)
+		}
+		if prev := explicit[a][b]; prev != 0 {
+			return fail("%s: duplicate link from %q to %q (also links[%d])", f, l.From, l.To, prev-1)
+		}
+		if err := checkLinkModel(l, f); err != nil {
+			return errors.New(prefix + err.Error())
+		}
+		explicit[a][b] = k + 1
+		delay[a][b] = l
+	}
+	for a := 0; a < n; a++ {
+		for b := 0; b < n; b++ {
+			switch {
+			case a == b:
+				l := w.Intra
+				l.From, l.To = w.Regions[a].Name, w.Regions[a].Name
+				delay[a][b] = l
+			case explicit[a][b] != 0:
+			case explicit[b][a] != 0:
+				l := delay[b][a]
+				l.From, l.To = l.To, l.From
+				delay[a][b] = l
+			default:
+				return fail("missing link between %q and %q (add a links entry with from: %s, to: %s)",
+					w.Regions[a].Name, w.Regions[b].Name, w.Regions[a].Name, w.Regions[b].Name)
+			}
+		}
+	}
+	w.delay = delay
+	return nil
+}
+
+// checkLinkModel checks a link's delay and jitter; f names the link field.
+func checkLinkModel(l Link, f string) error {
+	if err := checkMs(l.OneWayMs, f+".one_way_ms"); err != nil {
+		return err
+	}
+	switch l.Jitter.Dist {
+	case "", DistNone:
+		if l.Jitter.MeanMs != 0 {
+			return fmt.Errorf("%s.jitter.mean_ms: %v given but dist is %q (set dist to exponential, uniform or normal, or drop mean_ms)", f, l.Jitter.MeanMs, l.Jitter.Dist)
+		}
+	case DistExponential, DistUniform, DistNormal:
+	default:
+		return fmt.Errorf("%s.jitter.dist: unknown distribution %q (valid: %s)", f, l.Jitter.Dist, strings.Join(Dists, ", "))
+	}
+	return checkMs(l.Jitter.MeanMs, f+".jitter.mean_ms")
+}
+
+func checkMs(v float64, f string) error {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return fmt.Errorf("%s: %v is not a finite number of milliseconds", f, v)
+	case v < 0:
+		return fmt.Errorf("%s: %v is negative (delays are milliseconds, at least 0)", f, v)
+	case v > maxDelayMs:
+		return fmt.Errorf("%s: %v ms is more than an hour (delays are in milliseconds)", f, v)
+	}
+	return nil
+}
+
+// checkNode walks a YAML node against the Go type it will be decoded into and
+// reports the first unknown field, repeated field or wrongly typed value with
+// its path (e.g. "links[3].jitter.dist"), which yaml.v3's own errors lack.
+// Aliases are not followed (the decoder checks them).
+func checkNode(n *yaml.Node, t reflect.Type, path string) error {
+	if n.Kind == yaml.AliasNode {
+		return nil
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	where := path
+	if where == "" {
+		where = "top level"
+	}
+	isNull := n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+	switch t.Kind() {
+	case reflect.Struct:
+		if isNull {
+			return nil
+		}
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("%s: line %d: expected a mapping with fields %s, got %s", where, n.Line, fieldList(t), describe(n))
+		}
+		fields := yamlFields(t)
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind != yaml.ScalarNode {
+				return fmt.Errorf("%s: line %d: field names must be plain words, got %s", where, k.Line, describe(k))
+			}
+			if k.Value == "<<" && k.Tag == "!!merge" {
+				continue // merge key: decoder handles it
+			}
+			fp := k.Value
+			if path != "" {
+				fp = path + "." + k.Value
+			}
+			ft, ok := fields[k.Value]
+			if !ok {
+				return fmt.Errorf("%s: line %d: unknown field %q (valid: %s)", fp, k.Line, k.Value, fieldList(t))
+			}
+			if line, dup := seen[k.Value]; dup {
+				return fmt.Errorf("%s: line %d: given twice (first on line %d)", fp, k.Line, line)
+			}
+			seen[k.Value] = k.Line
+			if err := checkNode(v, ft, fp); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.Slice:
+		if isNull {
+			return nil
+		}
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("%s: line %d: expected a list, got %s", where, n.Line, describe(n))
+		}
+		for i, c := range n.Content {
+			if err := checkNode(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		want := map[reflect.Kind]string{
+			reflect.String:  "a string",
+			reflect.Float64: "a number",
+			reflect.Int:     "an integer",
+		}[t.Kind()]
+		if n.Kind != yaml.ScalarNode {
+			return fmt.Errorf("%s: line %d: expected %s, got %s", where, n.Line, want, describe(n))
+		}
+		// yaml.v3 would truncate 2.5 into an int; insist on an integer.
+		badInt := t.Kind() == reflect.Int && n.ShortTag() != "!!int"
+		if err := n.Decode(reflect.New(t).Interface()); err != nil || badInt {
+			return fmt.Errorf("%s: line %d: %s is not %s", where, n.Line, describe(n), want)
+		}
+		return nil
+	}
+}
+
+// yamlFields maps a struct's yaml field names to their types.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	m := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if name := yamlName(f); name != "" {
+			m[name] = f.Type
+		}
+	}
+	return m
+}
+
+func yamlName(f reflect.StructField) string {
+	if !f.IsExported() {
+		return ""
+	}
+	tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+	if tag == "-" {
+		return ""
+	}
+	if tag == "" {
+		return strings.ToLower(f.Name)
+	}
+	return tag
+}
+
+// fieldList lists a struct's yaml field names in declaration order.
+func fieldList(t reflect.Type) string {
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		if name := yamlName(t.Field(i)); name != "" {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		v := n.Value
+		if len(v) > 40 {
+			v = v[:40] + "..."
+		}
+		return strconv.Quote(v)
+	default:
+		return "something else"
+	}
+}
+
+// scalarField returns the scalar value of key in mapping n, or "".
+func scalarField(n *yaml.Node, key string) string {
+	if n.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key && n.Content[i+1].Kind == yaml.ScalarNode {
+			return n.Content[i+1].Value
+		}
+	}
+	return ""
+}
+
+// oneLine folds a multi-line message (yaml.v3's unmarshal errors) into one.
+func oneLine(s string) string {
+	parts := strings.Fields(strings.ReplaceAll(s, "\n", " "))
+	return strings.Join(parts, " ")
+}
