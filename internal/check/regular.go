@@ -114,8 +114,10 @@ func readRule(h History, model string, regular bool) Result {
 
 func explainRead(h History, k string, r Op, cands, writes []Op, bar int64, completedBefore, iok bool, iv string, regular bool) string {
 	d := "read " + FormatOp(r)
+	overwritten := false
 	if len(cands) == 0 {
 		if sameValue(r.Found, r.Value, iok, iv) {
+			overwritten = true
 			d += fmt.Sprintf(" returned the initial value (%s), but a write completed before it began", fmtInit(h, k))
 		} else {
 			d += fmt.Sprintf(" returned a value no write wrote (%s)", fmtInit(h, k))
@@ -132,10 +134,11 @@ func explainRead(h History, k string, r Op, cands, writes []Op, bar int64, compl
 		if len(stale) == 0 {
 			d += " returned a value written only after it returned: " + fmtOps(future, 2)
 		} else {
+			overwritten = true
 			d += " returned a value overwritten before it began: " + fmtOps(stale, 2)
 		}
 	}
-	if regular && completedBefore && (len(cands) == 0 && sameValue(r.Found, r.Value, iok, iv) || len(cands) > 0) {
+	if regular && completedBefore && overwritten {
 		// Name the overwriting write: a completed write with Call == bar.
 		for _, w := range writes {
 			if w.Call == bar && w.Return < r.Call {

@@ -15,9 +15,10 @@ import (
 // Failed states are memoized by a 128-bit Zobrist hash of the state.
 
 type step struct {
-	op   int32
-	skip bool  // an optional Unknown write left out
-	prev int32 // the key's previous value, for a placed write
+	op    int32
+	skip  bool  // an optional Unknown write left out
+	prev  int32 // the key's previous value, for a placed write
+	prevW int32 // and the write that had set it
 }
 
 type searcher struct {
@@ -33,6 +34,12 @@ type searcher struct {
 	budget  int
 	aborted bool
 	total   int // active operations
+
+	// readersLeft[w]: unplaced reads whose unique source is w; while the
+	// key holds w's value, no other write of the key may be placed before
+	// they are (values are unique, so they could never be satisfied again).
+	readersLeft []int32
+	curW        []int32 // per key: the write that set its value, or -1
 
 	bestDepth int
 	bestHeads []int32 // the blocked next operations at the deepest point
@@ -51,8 +58,8 @@ func zob(kind, a, b uint64, seed uint64) uint64 {
 }
 
 const (
-	zPos = 1
-	zVal = 2
+	zPos  = 1
+	zVal  = 2
 	seed1 = 0x5eed0001
 	seed2 = 0xa5a5beef
 )
@@ -85,11 +92,22 @@ func (s *seq) search(budget int) Result {
 			t.pending[j]++
 		}
 	}
+	t.readersLeft = make([]int32, len(s.ops))
+	for i := range s.ops {
+		i := int32(i)
+		if s.active[i] && s.isRead(i) && s.src[i] >= 0 {
+			t.readersLeft[s.src[i]]++
+		}
+	}
+	t.curW = make([]int32, len(s.keys))
+	for k := range t.curW {
+		t.curW[k] = -1
+	}
 	for c := range s.chains {
 		t.hashPos(int32(c), 0)
 	}
-	for k, v := range t.cur {
-		t.hashVal(int32(k), v)
+	for k := range t.cur {
+		t.hashVal(int32(k), -1)
 	}
 	t.bestDepth = -1
 	res := Result{Model: "sequential"}
@@ -130,12 +148,17 @@ func (t *searcher) exec(i int32, skip bool) {
 	t.hashPos(c, t.head[c])
 	t.done[i] = true
 	st := step{op: i, skip: skip}
+	if s.isRead(i) && s.src[i] >= 0 {
+		t.readersLeft[s.src[i]]--
+	}
 	if !s.isRead(i) && !skip {
 		k := s.key[i]
 		st.prev = t.cur[k]
-		t.hashVal(k, t.cur[k])
+		st.prevW = t.curW[k]
+		t.hashVal(k, t.curW[k])
+		t.curW[k] = i
 		t.cur[k] = s.val[i]
-		t.hashVal(k, t.cur[k])
+		t.hashVal(k, i)
 	}
 	for _, j := range s.succ[i] {
 		t.pending[j]--
@@ -155,11 +178,15 @@ func (t *searcher) undoTo(mark int) {
 		}
 		if !s.isRead(i) && !st.skip {
 			k := s.key[i]
-			t.hashVal(k, t.cur[k])
+			t.hashVal(k, t.curW[k])
 			t.cur[k] = st.prev
-			t.hashVal(k, t.cur[k])
+			t.curW[k] = st.prevW
+			t.hashVal(k, t.curW[k])
 		}
 		t.done[i] = false
+		if s.isRead(i) && s.src[i] >= 0 {
+			t.readersLeft[s.src[i]]++
+		}
 		c := s.client[i]
 		t.hashPos(c, t.head[c])
 		t.head[c]--
@@ -218,6 +245,8 @@ func (t *searcher) dead() bool {
 	return false
 }
 
+var dbgHook func(*searcher)
+
 type choice struct {
 	op   int32
 	skip bool
@@ -229,6 +258,9 @@ func (t *searcher) dfs() bool {
 	t.eager()
 	if len(t.trail) > t.bestDepth {
 		t.recordBest()
+	}
+	if dbgHook != nil {
+		dbgHook(t)
 	}
 	if len(t.trail) == t.total {
 		return true
@@ -244,6 +276,12 @@ func (t *searcher) dfs() bool {
 		if i < 0 || s.isRead(i) || t.pending[i] > 0 {
 			continue
 		}
+		if w := t.curW[s.key[i]]; w >= 0 && t.readersLeft[w] > 0 {
+			if s.optional[i] {
+				cs = append(cs, choice{op: i, skip: true})
+			}
+			continue // it would overwrite a value some read still needs
+		}
 		cs = append(cs, choice{op: i})
 	}
 	sort.Slice(cs, func(a, b int) bool {
@@ -257,7 +295,7 @@ func (t *searcher) dfs() bool {
 		return x < y
 	})
 	for _, c := range cs {
-		if s.optional[c.op] {
+		if s.optional[c.op] && !c.skip {
 			cs = append(cs, choice{op: c.op, skip: true})
 		}
 	}

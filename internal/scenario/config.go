@@ -21,6 +21,8 @@ import (
 type Config struct {
 	Seed     uint64       `yaml:"seed"`     // default 1
 	World    string       `yaml:"world"`    // preset name or YAML path; default globlease4
+	// WorldDef, if set, is used instead of World (tests build worlds in code).
+	WorldDef *topo.World `yaml:"-"`
 	Protocol string       `yaml:"protocol"` // default quorum
 	Quorum   QuorumPolicy `yaml:"quorum"`
 	// Workload is a YCSB core workload: `preset: a`..`f` plus any of
@@ -191,8 +193,13 @@ type resolved struct {
 // and, where there is a fixed set, the valid values.
 func resolve(c Config) (*resolved, error) {
 	r := &resolved{cfg: c}
-	w, err := topo.Resolve(c.World)
-	if err != nil {
+	w := c.WorldDef
+	if w == nil {
+		var err error
+		if w, err = topo.Resolve(c.World); err != nil {
+			return nil, fmt.Errorf("world: %w", err)
+		}
+	} else if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("world: %w", err)
 	}
 	r.world = w
@@ -223,6 +230,7 @@ func resolve(c Config) (*resolved, error) {
 	if c.Clock.MaxOffset < 0 || c.Clock.MaxDriftPPM < 0 || c.Clock.MaxDriftPPM >= 1e6 {
 		return nil, fmt.Errorf("clock: max_offset must be >= 0 and max_drift_ppm in [0, 1e6)")
 	}
+	var err error
 	if r.proto, err = newProtocol(c, r.topo); err != nil {
 		return nil, err
 	}
