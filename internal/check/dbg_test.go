@@ -13,7 +13,7 @@ func TestDbg(t *testing.T) {
 	s.buildGraph()
 	s.saturate()
 	dbgHook = func(tr *searcher) {
-		if len(tr.trail) != 416 {
+		if len(tr.trail) != 423 {
 			return
 		}
 		dbgHook = nil

@@ -40,6 +40,8 @@ type searcher struct {
 	// they are (values are unique, so they could never be satisfied again).
 	readersLeft []int32
 	curW        []int32 // per key: the write that set its value, or -1
+	initLeft    []int32 // per key: unplaced reads of the initial value
+	ambLeft     []int32 // per key: unplaced reads with an ambiguous source
 
 	bestDepth int
 	bestHeads []int32 // the blocked next operations at the deepest point
@@ -93,10 +95,12 @@ func (s *seq) search(budget int) Result {
 		}
 	}
 	t.readersLeft = make([]int32, len(s.ops))
+	t.initLeft = make([]int32, len(s.keys))
+	t.ambLeft = make([]int32, len(s.keys))
 	for i := range s.ops {
 		i := int32(i)
-		if s.active[i] && s.isRead(i) && s.src[i] >= 0 {
-			t.readersLeft[s.src[i]]++
+		if s.active[i] && s.isRead(i) {
+			t.countRead(i, 1)
 		}
 	}
 	t.curW = make([]int32, len(s.keys))
@@ -148,8 +152,8 @@ func (t *searcher) exec(i int32, skip bool) {
 	t.hashPos(c, t.head[c])
 	t.done[i] = true
 	st := step{op: i, skip: skip}
-	if s.isRead(i) && s.src[i] >= 0 {
-		t.readersLeft[s.src[i]]--
+	if s.isRead(i) {
+		t.countRead(i, -1)
 	}
 	if !s.isRead(i) && !skip {
 		k := s.key[i]
@@ -184,14 +188,45 @@ func (t *searcher) undoTo(mark int) {
 			t.hashVal(k, t.curW[k])
 		}
 		t.done[i] = false
-		if s.isRead(i) && s.src[i] >= 0 {
-			t.readersLeft[s.src[i]]++
+		if s.isRead(i) {
+			t.countRead(i, 1)
 		}
 		c := s.client[i]
 		t.hashPos(c, t.head[c])
 		t.head[c]--
 		t.hashPos(c, t.head[c])
 	}
+}
+
+func (t *searcher) countRead(r int32, d int32) {
+	switch w := t.s.src[r]; w {
+	case srcInit:
+		t.initLeft[t.s.key[r]] += d
+	case srcAmbiguous:
+		t.ambLeft[t.s.key[r]] += d
+	default:
+		t.readersLeft[w] += d
+	}
+}
+
+// held reports whether key k's current value still has unplaced readers
+// that a write of the key would starve (values are unique, so a read of an
+// overwritten value can never be satisfied again).
+func (t *searcher) held(k int32) bool {
+	if w := t.curW[k]; w >= 0 {
+		return t.readersLeft[w] > 0
+	}
+	return t.initLeft[k] > 0
+}
+
+// free reports whether write w can be placed now without losing any
+// witness: nothing still needs the key's current value, nothing will read
+// w's value, and no read of the key has an ambiguous source. (Moving w to
+// the front of any witness from here keeps it a witness; for an optional
+// Unknown write, adding it does.)
+func (t *searcher) free(w int32) bool {
+	k := t.s.key[w]
+	return t.readersLeft[w] == 0 && t.ambLeft[k] == 0 && !t.held(k)
 }
 
 // headOp returns client c's next operation, or -1.
@@ -203,7 +238,8 @@ func (t *searcher) headOp(c int) int32 {
 	return -1
 }
 
-// eager places every read that can be placed, to a fixpoint.
+// eager places every read that can be placed and every free write, to a
+// fixpoint.
 func (t *searcher) eager() {
 	s := t.s
 	for progress := true; progress; {
@@ -211,7 +247,10 @@ func (t *searcher) eager() {
 		for c := range s.chains {
 			for {
 				i := t.headOp(c)
-				if i < 0 || !s.isRead(i) || t.pending[i] > 0 || t.cur[s.key[i]] != s.val[i] {
+				if i < 0 || t.pending[i] > 0 {
+					break
+				}
+				if s.isRead(i) && t.cur[s.key[i]] != s.val[i] || !s.isRead(i) && !t.free(i) {
 					break
 				}
 				t.exec(i, false)
@@ -276,7 +315,7 @@ func (t *searcher) dfs() bool {
 		if i < 0 || s.isRead(i) || t.pending[i] > 0 {
 			continue
 		}
-		if w := t.curW[s.key[i]]; w >= 0 && t.readersLeft[w] > 0 {
+		if t.held(s.key[i]) {
 			if s.optional[i] {
 				cs = append(cs, choice{op: i, skip: true})
 			}

@@ -1,0 +1,154 @@
+package scenario
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+func runText(t testing.TB, c Config) (string, *Result) {
+	t.Helper()
+	res, err := Run(c)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var b bytes.Buffer
+	if err := res.WriteText(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	return b.String(), res
+}
+
+// TestDeterminism runs one seed twice, with faults and clock errors, and
+// compares the hashes of the whole output (which includes the trace hash
+// of every event).
+func TestDeterminism(t *testing.T) {
+	c := Config{Seed: 7, World: "globlease4", Duration: 10 * time.Second, RandomFaults: true,
+		Clock: Clock{MaxOffset: time.Millisecond, MaxDriftPPM: 50}, Net: Net{Loss: 0.01, Duplicate: 0.01, Reorder: 0.01}}
+	a, ra := runText(t, c)
+	b, _ := runText(t, c)
+	ha, hb := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
+	if ha != hb {
+		t.Fatalf("seed 7 twice: output hashes differ (%x vs %x)\n--- first\n%s\n--- second\n%s\nreplay: go test ./internal/scenario -run TestDeterminism -v", ha[:8], hb[:8], a, b)
+	}
+	c.Seed = 8
+	other, _ := runText(t, c)
+	if other == a {
+		t.Fatalf("seeds 7 and 8 printed the same output: the seed is not used")
+	}
+	if ra.Events < 10000 {
+		t.Fatalf("run processed %d events; want a real workload", ra.Events)
+	}
+}
+
+// TestGloblease4OneAllShape is the Cassandra line of GlobLease Fig. 4:
+// R=ONE/W=ALL at 95% reads. Reads are local, every write waits for the
+// farthest region (≥ 500ms RTT in globlease4), so about 5% of requests
+// exceed 500ms.
+func TestGloblease4OneAllShape(t *testing.T) {
+	_, res := runText(t, Config{World: "globlease4", Quorum: QuorumPolicy{Read: "ONE", Write: "ALL"}, WorkloadPreset: "b", Duration: 20 * time.Second})
+	var all Row
+	for _, r := range res.Rows {
+		switch {
+		case r.Region == "all":
+			all = r
+		case r.Op == "read" && r.P99 > 5:
+			t.Errorf("%s read p99 = %.1fms; want local (< 5ms)", r.Region, r.P99)
+		case r.Op == "update" && (r.P50 < 500 || r.P50 < r.Floor):
+			t.Errorf("%s update p50 = %.1fms (floor %.1f); want ≥ the largest RTT, 500ms", r.Region, r.P50, r.Floor)
+		}
+	}
+	if all.Above < 0.04 || all.Above > 0.06 {
+		t.Errorf("share above 500ms = %.2f%%; want about 5%%", 100*all.Above)
+	}
+	if res.Check == nil || res.Check.Verdict != "pass" || res.Check.Model != "regular" {
+		t.Errorf("check = %+v; want regular: pass", res.Check)
+	}
+}
+
+// TestBadInput: every invalid config or flag value is one clear error
+// naming the field (and the valid values where there is a set), never a
+// panic.
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    Config
+		yaml string
+		want string
+	}{
+		{name: "world", c: Config{World: "mars"}, want: "globlease4"},
+		{name: "protocol", c: Config{Protocol: "raft"}, want: `protocol: unknown protocol "raft" (valid: quorum)`},
+		{name: "read level", c: Config{Quorum: QuorumPolicy{Read: "MOST"}}, want: "quorum.read: unknown consistency level \"MOST\" (valid: ONE, TWO"},
+		{name: "negative offset", c: Config{Quorum: QuorumPolicy{MaxClockOffset: -time.Millisecond}}, want: "max_clock_offset = -1ms; must not be negative"},
+		{name: "replicas", c: Config{Quorum: QuorumPolicy{ReplicasPerRegion: 9}}, want: "quorum.replicas_per_region: 9"},
+		{name: "workload", c: Config{WorkloadPreset: "z"}, want: "workload:"},
+		{name: "check", c: Config{Check: "serializable"}, want: "check: unknown model \"serializable\" (valid: auto, linearizable"},
+		{name: "loss", c: Config{Net: Net{Loss: 2}}, want: "net.loss: 2"},
+		{name: "clients", c: Config{Clients: -1}, want: "clients: -1"},
+		{name: "fault node", c: Config{Faults: []Fault{{Crash: "pluto-0"}}}, want: `faults[0]: crash: unknown node or region "pluto-0"`},
+		{name: "fault kinds", c: Config{Faults: []Fault{{Crash: "japan", Net: &Net{}}}}, want: "exactly one of crash, partition, net, skew"},
+		{name: "yaml unknown field", yaml: "wrld: globlease4\n", want: "field wrld not found"},
+		{name: "yaml workload field", yaml: "workload:\n  preset: a\n  read_proportoin: 0.5\n", want: "read_proportoin"},
+		{name: "yaml bad duration", yaml: "duration: forever\n", want: "config:"},
+		{name: "yaml proportions", yaml: "workload:\n  preset: a\n  read_proportion: 0.9\n", want: "proportion"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			if tc.yaml != "" {
+				var err error
+				c, err = Parse([]byte(tc.yaml))
+				if err != nil {
+					if !strings.Contains(err.Error(), tc.want) {
+						t.Fatalf("Parse error = %q; want it to contain %q", err, tc.want)
+					}
+					return
+				}
+			}
+			c.Duration = time.Second
+			_, err := Run(c)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Run error = %v; want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkGloblease4Minute is the simulator's speed target: 60 simulated
+// seconds of globlease4 (12 nodes), 50 clients, 1,000 requests/s, the
+// GlobLease workload shape (95% reads, 10,000 keys), history recorded and
+// checked. Target: < 2s per op on a 2-core machine.
+func BenchmarkGloblease4Minute(b *testing.B) {
+	for _, check := range []string{"none", "auto"} {
+		var wl yaml.Node
+		if err := wl.Encode(map[string]any{"preset": "b", "record_count": 10000, "value_size": 10240}); err != nil {
+			b.Fatal(err)
+		}
+		b.Run("check="+check, func(b *testing.B) {
+			var ev uint64
+			for i := 0; i < b.N; i++ {
+				res, err := Run(Config{World: "globlease4", Clients: 50, Rate: 1000, Duration: 60 * time.Second,
+					Quorum: QuorumPolicy{ReplicasPerRegion: 3, Read: "ONE", Write: "ALL"}, Workload: wl, Check: check,
+					Seed: uint64(i + 1)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ev = res.Events
+			}
+			b.ReportMetric(float64(ev), "events/op")
+		})
+	}
+}
+
+func ExampleResult_WriteText() {
+	res, err := Run(Config{World: "local3", Duration: 2 * time.Second, Clients: 3, Rate: 30})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Check.Model, res.Check.Verdict)
+	// Output: linearizable pass
+}
