@@ -13,7 +13,7 @@ func TestDbg(t *testing.T) {
 	s.buildGraph()
 	s.saturate()
 	dbgHook = func(tr *searcher) {
-		if len(tr.trail) != 423 {
+		if len(tr.trail) != 292 {
 			return
 		}
 		dbgHook = nil

@@ -42,6 +42,8 @@ type searcher struct {
 	curW        []int32 // per key: the write that set its value, or -1
 	initLeft    []int32 // per key: unplaced reads of the initial value
 	ambLeft     []int32 // per key: unplaced reads with an ambiguous source
+	absentLeft  []int32 // per key: of those, the reads of absent
+	delsLeft    []int32 // per key: unplaced deletes
 
 	bestDepth int
 	bestHeads []int32 // the blocked next operations at the deepest point
@@ -97,9 +99,11 @@ func (s *seq) search(budget int) Result {
 	t.readersLeft = make([]int32, len(s.ops))
 	t.initLeft = make([]int32, len(s.keys))
 	t.ambLeft = make([]int32, len(s.keys))
+	t.absentLeft = make([]int32, len(s.keys))
+	t.delsLeft = make([]int32, len(s.keys))
 	for i := range s.ops {
 		i := int32(i)
-		if s.active[i] && s.isRead(i) {
+		if s.active[i] {
 			t.countRead(i, 1)
 		}
 	}
@@ -152,9 +156,7 @@ func (t *searcher) exec(i int32, skip bool) {
 	t.hashPos(c, t.head[c])
 	t.done[i] = true
 	st := step{op: i, skip: skip}
-	if s.isRead(i) {
-		t.countRead(i, -1)
-	}
+	t.countRead(i, -1)
 	if !s.isRead(i) && !skip {
 		k := s.key[i]
 		st.prev = t.cur[k]
@@ -188,9 +190,7 @@ func (t *searcher) undoTo(mark int) {
 			t.hashVal(k, t.curW[k])
 		}
 		t.done[i] = false
-		if s.isRead(i) {
-			t.countRead(i, 1)
-		}
+		t.countRead(i, 1)
 		c := s.client[i]
 		t.hashPos(c, t.head[c])
 		t.head[c]--
@@ -198,7 +198,18 @@ func (t *searcher) undoTo(mark int) {
 	}
 }
 
+// countRead keeps the per-key counts of unplaced operations.
 func (t *searcher) countRead(r int32, d int32) {
+	k := t.s.key[r]
+	if !t.s.isRead(r) {
+		if t.s.val[r] == 0 {
+			t.delsLeft[k] += d
+		}
+		return
+	}
+	if t.s.val[r] == 0 && t.s.src[r] == srcAmbiguous {
+		t.absentLeft[k] += d
+	}
 	switch w := t.s.src[r]; w {
 	case srcInit:
 		t.initLeft[t.s.key[r]] += d
@@ -213,6 +224,9 @@ func (t *searcher) countRead(r int32, d int32) {
 // that a write of the key would starve (values are unique, so a read of an
 // overwritten value can never be satisfied again).
 func (t *searcher) held(k int32) bool {
+	if t.cur[k] == 0 && t.absentLeft[k] > 0 && t.delsLeft[k] == 0 {
+		return true // the last chance for the reads of absent
+	}
 	if w := t.curW[k]; w >= 0 {
 		return t.readersLeft[w] > 0
 	}
@@ -260,6 +274,24 @@ func (t *searcher) eager() {
 	}
 }
 
+// deadKeys reports whether a write placed since trail position from left
+// reads of absent with no way to be satisfied.
+func (t *searcher) deadKeys(from int) bool {
+	if from < 0 {
+		from = 0
+	}
+	for _, st := range t.trail[from:] {
+		if st.skip || t.s.isRead(st.op) {
+			continue
+		}
+		k := t.s.key[st.op]
+		if t.absentLeft[k] > 0 && t.cur[k] != 0 && t.delsLeft[k] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // dead reports a state from which no witness exists for certain.
 func (t *searcher) dead() bool {
 	s := t.s
@@ -305,7 +337,7 @@ func (t *searcher) dfs() bool {
 		return true
 	}
 	key := [2]uint64{t.h1, t.h2}
-	if _, ok := t.failed[key]; ok || t.dead() {
+	if _, ok := t.failed[key]; ok || t.dead() || t.deadKeys(mark-1) {
 		t.undoTo(mark)
 		return false
 	}
