@@ -273,7 +273,15 @@ func TestLinearizableDetail(t *testing.T) {
 }
 
 func TestSequentialBudget(t *testing.T) {
-	h := History{Init: map[string]string{"x": "i"}, Ops: cases[len(cases)-3].ops}
+	var h History
+	for _, tc := range cases {
+		if tc.name == "absent between two reads of one write" {
+			h = History{Init: tc.init, Ops: tc.ops}
+		}
+	}
+	if r := Sequential(h, 1000); r.Verdict != Violation || !strings.Contains(r.Detail, "exhaustive search") {
+		t.Errorf("budget 1000: %v", r)
+	}
 	if r := Sequential(h, 1); r.Verdict != Undecided {
 		t.Errorf("budget 1: %v", r)
 	}

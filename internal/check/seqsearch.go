@@ -45,6 +45,8 @@ type searcher struct {
 	absentLeft  []int32 // per key: of those, the reads of absent
 	delsLeft    []int32 // per key: unplaced deletes
 
+	demand []int32
+
 	bestDepth int
 	bestHeads []int32 // the blocked next operations at the deepest point
 	bestCur   []int32
@@ -234,13 +236,17 @@ func (t *searcher) held(k int32) bool {
 }
 
 // free reports whether write w can be placed now without losing any
-// witness: nothing still needs the key's current value, nothing will read
-// w's value, and no read of the key has an ambiguous source. (Moving w to
-// the front of any witness from here keeps it a witness; for an optional
-// Unknown write, adding it does.)
+// witness: no unplaced read could read the key's current value or w's value.
+// (Moving w to the front of any witness from here keeps it a witness; for
+// an optional Unknown write, adding it does.)
 func (t *searcher) free(w int32) bool {
 	k := t.s.key[w]
-	return t.readersLeft[w] == 0 && t.ambLeft[k] == 0 && !t.held(k)
+	if t.readersLeft[w] > 0 || t.held(k) || t.ambLeft[k] > t.absentLeft[k] {
+		return false
+	}
+	// Ambiguous reads of absent could read the current value (if absent)
+	// or w's (if a delete).
+	return t.absentLeft[k] == 0 || t.cur[k] != 0 && t.s.val[w] != 0
 }
 
 // headOp returns client c's next operation, or -1.
@@ -316,8 +322,6 @@ func (t *searcher) dead() bool {
 	return false
 }
 
-var dbgHook func(*searcher)
-
 type choice struct {
 	op   int32
 	skip bool
@@ -329,9 +333,6 @@ func (t *searcher) dfs() bool {
 	t.eager()
 	if len(t.trail) > t.bestDepth {
 		t.recordBest()
-	}
-	if dbgHook != nil {
-		dbgHook(t)
 	}
 	if len(t.trail) == t.total {
 		return true
@@ -355,8 +356,27 @@ func (t *searcher) dfs() bool {
 		}
 		cs = append(cs, choice{op: i})
 	}
+	// Writes a blocked next read is waiting for come first.
+	demanded := t.demand[:0]
+	for c := range s.chains {
+		if i := t.headOp(c); i >= 0 && s.isRead(i) && s.src[i] >= 0 && t.pending[i] == 1 {
+			demanded = append(demanded, s.src[i])
+		}
+	}
+	t.demand = demanded
+	isDemanded := func(w int32) bool {
+		for _, d := range demanded {
+			if d == w {
+				return true
+			}
+		}
+		return false
+	}
 	sort.Slice(cs, func(a, b int) bool {
 		x, y := cs[a].op, cs[b].op
+		if dx, dy := isDemanded(x), isDemanded(y); dx != dy {
+			return dx
+		}
 		if s.prio[x] != s.prio[y] {
 			return s.prio[x] < s.prio[y]
 		}

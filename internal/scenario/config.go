@@ -19,10 +19,10 @@ import (
 // fault schedule. It is loaded from YAML (field names below) and overridden
 // by `lightcone sim` flags. Zero fields take the defaults noted.
 type Config struct {
-	Seed     uint64       `yaml:"seed"`     // default 1
-	World    string       `yaml:"world"`    // preset name or YAML path; default globlease4
+	Seed  uint64 `yaml:"seed"`  // default 1
+	World string `yaml:"world"` // preset name or YAML path; default globlease4
 	// WorldDef, if set, is used instead of World (tests build worlds in code).
-	WorldDef *topo.World `yaml:"-"`
+	WorldDef *topo.World  `yaml:"-"`
 	Protocol string       `yaml:"protocol"` // default quorum
 	Quorum   QuorumPolicy `yaml:"quorum"`
 	// Workload is a YCSB core workload: `preset: a`..`f` plus any of

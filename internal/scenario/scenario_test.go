@@ -152,3 +152,21 @@ func ExampleResult_WriteText() {
 	fmt.Println(res.Check.Model, res.Check.Verdict)
 	// Output: linearizable pass
 }
+
+// TestDocExamples keeps the documented configs loadable and runnable.
+func TestDocExamples(t *testing.T) {
+	for _, path := range []string{"../../docs/examples/fig4-cassandra.yaml", "../../docs/examples/faults.yaml"} {
+		c, err := Load(path)
+		if err != nil {
+			t.Fatalf("Load(%q): %v", path, err)
+		}
+		c.Duration = 50 * time.Second
+		res, err := Run(c)
+		if err != nil {
+			t.Fatalf("Run(%q): %v", path, err)
+		}
+		if res.Check != nil && res.Check.Verdict != "pass" {
+			t.Errorf("%s: check %s: %s", path, res.Check.Verdict, res.Check.Detail)
+		}
+	}
+}

@@ -1,0 +1,89 @@
+// Package quorum is Lightcone's baseline protocol: Cassandra-style quorum
+// replication with per-request consistency levels, last-writer-wins on
+// hybrid logical clock timestamps, and blocking read repair. Every seed
+// system is measured against it (seed 002 §3.2 describes Cassandra's read
+// and write paths; the GlobLease paper, seed 003 §V, and MeteorShower, seed
+// 000 §4.2, use it as their baseline).
+//
+// # Algorithm
+//
+// Placement: each key has ReplicasPerRegion replicas in every region, the
+// first nodes met clockwise from the key's hash on the region's ring
+// (internal/ring), as Cassandra's NetworkTopologyStrategy.
+//
+// The node a client talks to (its gateway, in the client's region)
+// coordinates the request:
+//
+//   - Write (put, delete): the coordinator stamps the write with its HLC,
+//     version = (timestamp, coordinator ID), and sends it to every replica.
+//     A replica stores it if it is newer than what it has (last writer wins),
+//     makes it durable, and acknowledges. The write succeeds once the acks
+//     satisfy the write level, after the commit wait below. If they do not
+//     arrive within WriteTimeout the client gets ErrTimeout: the outcome is
+//     unknown, and the write may still become visible.
+//   - Read: the coordinator asks the nearest replicas that together satisfy
+//     the read level (if they have not all answered after SpeculativeRetry it
+//     also asks the others). Once answers satisfy the level, the highest
+//     version wins; every answering replica that returned an older version
+//     (or none) is sent the winner and must acknowledge it before the read
+//     returns (blocking read repair). Then the commit wait; then the reply.
+//
+// Levels (n = all replicas of the key, n_r = replicas in region r, local =
+// the coordinator's region): ONE, TWO, THREE: that many replicas anywhere;
+// QUORUM: ⌊n/2⌋+1 anywhere; ALL: n; LOCAL_ONE: 1 in local; LOCAL_QUORUM:
+// ⌊n_local/2⌋+1 in local; EACH_QUORUM: ⌊n_r/2⌋+1 in every region. A level
+// a layout cannot satisfy (THREE with two replicas, LOCAL_* where the
+// coordinator's region has no replica) is rejected with ErrInvalid.
+//
+// # Clock assumption
+//
+// Every node's physical clock is within δ = MaxClockOffset of true time
+// (so two clocks differ by at most 2δ). HLC timestamps never run behind the
+// local physical clock, and their wall part never exceeds true time + δ.
+//
+// Commit wait: a coordinator answers a write, or a read returning a value
+// with version v, only once its own physical clock reads past
+// v.wall + 2δ. Then true time is past v.wall + δ, so any operation that
+// starts after the answer is stamped, by any coordinator whose clock is
+// within δ, with wall > v.wall: last-writer-wins order agrees with real
+// time for non-concurrent writes. The wait costs nothing when the
+// replication round trip is longer than 2δ (every cross-region level), and
+// up to 2δ for purely local ones. Setting MaxClockOffset to 0 turns commit
+// wait off, as in Cassandra; the guarantees below then hold only with
+// perfectly synchronised clocks.
+//
+// # Guarantees
+//
+// The guarantee of a read level R and a write level W follows from which
+// replica sets must intersect, for coordinators in any regions
+// (GuaranteeOf computes it for a layout; the test suite checks the closed
+// form against brute force):
+//
+//   - Linearizable (each key is an atomic register) when every R-set
+//     intersects every W-set and every R-set intersects every other R-set.
+//     Reads see every write that completed before them (R∩W), and a read's
+//     blocking repair leaves its value on an R-set that every later read
+//     intersects (R∩R), so reads never go back in time (the ABD argument:
+//     Attiya, Bar-Noy, Dolev 1995). With one replica per region of four:
+//     QUORUM/QUORUM, THREE/TWO, ALL/ONE, and EACH_QUORUM (which is ALL here)
+//     with any write level.
+//   - Regular (multi-writer regular register per key) when every R-set
+//     intersects every W-set but two R-sets may not intersect: a read
+//     returns the value of the latest write that completed before it began,
+//     or of a write concurrent with it; two reads concurrent with a write
+//     may see it in either order (new-old inversion). ONE/ALL — GlobLease's
+//     Cassandra configuration for read-dominant workloads — is here.
+//   - Eventual otherwise (ONE/ONE, LOCAL_QUORUM/LOCAL_QUORUM across regions,
+//     ...): a read returns some value written before it returned, or the
+//     initial value; replicas converge through read repair.
+//
+// Sequential consistency across keys is not claimed beyond what
+// linearizability implies. Every guarantee assumes the clock bound; the
+// tests show QUORUM/QUORUM losing linearizability when one clock is
+// 300 ms behind with δ = 2 ms.
+//
+// Failures: a replica answers only after its write is durable (persist
+// before send), so an acknowledged write survives crashes of all but the
+// replicas that acknowledged it. A crashed coordinator's in-flight requests
+// time out at their clients (outcome unknown).
+package quorum

@@ -1,0 +1,28 @@
+// Package sim is Lightcone's deterministic discrete-event simulator: a whole
+// cluster in one goroutine, in virtual time, from one seed (the FoundationDB
+// and TigerBeetle way; DESIGN.md "Simulator").
+//
+// What it models:
+//   - Time: a priority queue of events ordered by (time, scheduling order);
+//     nothing reads the wall clock, so a simulated minute takes as long as
+//     its events take to process.
+//   - Network: each message's one-way delay is drawn from the world's
+//     latency model for the region pair (base + non-negative jitter; 0 to
+//     self). Links are FIFO like TCP unless reordering is on. Faults: loss,
+//     duplication, reordering (an extra delay that may overtake), and
+//     partitions, any sets, asymmetric too (Block, Partition, Heal).
+//   - Clocks: each node's physical clock reads true time + offset + drift ×
+//     elapsed; offsets and drifts are drawn from ClockConfig or set with
+//     SetClock (jumps included). Timers run on the node's clock.
+//   - Storage and crashes: each node has a store.Mem. After every handler the
+//     node syncs its store and only then releases the handler's messages
+//     and replies (persist before send). Crash drops unsynced writes, timers
+//     and all volatile state; Restart builds a fresh replica over the store.
+//   - Clients: Submit delivers a request to a gateway after the client's
+//     region-to-gateway delay; replies come back through Config.OnReply.
+//
+// Determinism: all randomness comes from PCG streams derived from the seed
+// (one per node, one for the network, one for clocks); the simulator never
+// iterates a map where order matters. TraceHash folds every processed event
+// into a hash, so two runs of a seed can be compared cheaply.
+package sim
