@@ -126,7 +126,7 @@ func Models() []string {
 func Load(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, err
+		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	return Parse(data)
 }
@@ -271,9 +271,9 @@ func (c Config) workloadSpec() (workload.Spec, error) {
 	if name == "" {
 		name = "b"
 	}
-	spec, err := workload.Preset(name)
+	spec, err := workload.Preset(name) // its errors name the workload
 	if err != nil {
-		return workload.Spec{}, fmt.Errorf("workload: %w", err)
+		return workload.Spec{}, err
 	}
 	if c.Workload.Kind != 0 {
 		var full struct {
@@ -295,7 +295,7 @@ func (c Config) workloadSpec() (workload.Spec, error) {
 	}
 	spec.EnsureDefaults()
 	if err := spec.Validate(); err != nil {
-		return workload.Spec{}, fmt.Errorf("workload: %w", err)
+		return workload.Spec{}, err
 	}
 	return spec, nil
 }
