@@ -1,0 +1,146 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// SyncPolicy says when writes reach stable storage. Compare Redis's
+// appendfsync and etcd, which fsyncs its WAL before every commit.
+type SyncPolicy string
+
+const (
+	// SyncAlways fsyncs the WAL before any reply or message that depends on
+	// the write leaves (etcd's behaviour; Redis appendfsync always). Writes
+	// handled together share one fsync (group commit). The default: an
+	// acknowledged write survives a crash of the process or the machine.
+	SyncAlways SyncPolicy = "always"
+	// SyncEverySec fsyncs the WAL once a second (Redis appendfsync
+	// everysec): an acknowledged write survives a process crash, but a
+	// machine crash can lose the last second.
+	SyncEverySec SyncPolicy = "everysec"
+	// SyncNever leaves flushing to the OS (Redis appendfsync no): a process
+	// crash loses nothing written to the OS; a machine crash can lose more.
+	SyncNever SyncPolicy = "never"
+)
+
+// SyncPolicies lists the valid policies.
+func SyncPolicies() []SyncPolicy { return []SyncPolicy{SyncAlways, SyncEverySec, SyncNever} }
+
+// ParseSyncPolicy parses a policy name.
+func ParseSyncPolicy(s string) (SyncPolicy, error) {
+	for _, p := range SyncPolicies() {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("store: unknown sync policy %q (valid: always, everysec, never)", s)
+}
+
+// dataPrefix namespaces user keys; protocol metadata will use other prefixes.
+const dataPrefix = "d/"
+
+// Pebble is the durable Engine: a Pebble LSM with its write-ahead log.
+// Puts collect in an indexed batch (visible to Gets at once); Sync commits
+// the batch, fsyncing the WAL under SyncAlways. It is used by one event
+// loop; only the everysec flusher runs beside it.
+type Pebble struct {
+	db     *pebble.DB
+	policy SyncPolicy
+	batch  *pebble.Batch
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	// SyncLatency, if set, observes each fsync'd commit (for /metrics).
+	SyncLatency func(time.Duration)
+}
+
+// OpenPebble opens (creating if needed) the store in dir.
+func OpenPebble(dir string, policy SyncPolicy) (*Pebble, error) {
+	if _, err := ParseSyncPolicy(string(policy)); err != nil {
+		return nil, err
+	}
+	db, err := pebble.Open(dir, &pebble.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	p := &Pebble{db: db, policy: policy, stop: make(chan struct{})}
+	p.batch = db.NewIndexedBatch()
+	if policy == SyncEverySec {
+		p.wg.Add(1)
+		go p.flushEverySecond()
+	}
+	return p, nil
+}
+
+func (p *Pebble) flushEverySecond() {
+	defer p.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			// An empty synced LogData fsyncs everything the WAL holds.
+			_ = p.db.LogData(nil, pebble.Sync)
+		}
+	}
+}
+
+// Get implements Store.
+func (p *Pebble) Get(key string) (Record, bool, error) {
+	v, closer, err := p.batch.Get([]byte(dataPrefix + key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, fmt.Errorf("store: get %q: %w", key, err)
+	}
+	defer closer.Close()
+	r, err := DecodeRecord(v)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("store: get %q: %w", key, err)
+	}
+	return r, true, nil
+}
+
+// Put implements Store.
+func (p *Pebble) Put(key string, rec Record) error {
+	return p.batch.Set([]byte(dataPrefix+key), AppendRecord(nil, rec), nil)
+}
+
+// Sync implements Engine: it commits every Put since the last Sync, with
+// an fsync under SyncAlways.
+func (p *Pebble) Sync() error {
+	if p.batch.Empty() {
+		return nil
+	}
+	opt := pebble.NoSync
+	if p.policy == SyncAlways {
+		opt = pebble.Sync
+	}
+	start := time.Now()
+	err := p.batch.Commit(opt)
+	if p.policy == SyncAlways && p.SyncLatency != nil {
+		p.SyncLatency(time.Since(start))
+	}
+	p.batch.Close()
+	p.batch = p.db.NewIndexedBatch()
+	if err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// Close syncs what is pending and closes the store.
+func (p *Pebble) Close() error {
+	close(p.stop)
+	p.wg.Wait()
+	err := p.batch.Commit(pebble.Sync)
+	p.batch.Close()
+	return errors.Join(err, p.db.Close())
+}
