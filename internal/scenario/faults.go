@@ -42,7 +42,7 @@ func resolveFault(f Fault, t *topo.Topology) (resolvedFault, error) {
 	rf := resolvedFault{f: f}
 	kinds := 0
 	if f.At < 0 || f.For < 0 {
-		return rf, fmt.Errorf("at and for must not be negative")
+		return rf, fmt.Errorf("at: %s, for: %s; must not be negative", f.At, f.For)
 	}
 	if f.Crash != "" {
 		kinds++
@@ -94,8 +94,9 @@ func resolveFault(f Fault, t *topo.Topology) (resolvedFault, error) {
 	return rf, nil
 }
 
-// schedule installs the fault on s; base is the network model to restore.
-func (rf resolvedFault) schedule(s *sim.Sim, base sim.NetConfig) {
+// schedule installs the fault on s. Undoing restores what was in force
+// when the fault began, so overlapping faults unwind in any order.
+func (rf resolvedFault) schedule(s *sim.Sim) {
 	f := rf.f
 	at := int64(f.At)
 	undo := func(fn func()) {
@@ -123,17 +124,28 @@ func (rf resolvedFault) schedule(s *sim.Sim, base sim.NetConfig) {
 				}
 			}
 		})
-		undo(s.Heal)
+		undo(func() {
+			for i := range rf.groups {
+				for j := i + 1; j < len(rf.groups); j++ {
+					s.Unpartition(rf.groups[i], rf.groups[j])
+				}
+			}
+		})
 	case f.Net != nil:
-		s.At(at, func() { s.SetNet(f.Net.sim()) })
-		undo(func() { s.SetNet(base) })
-	case f.Skew != nil:
-		var prev time.Duration
+		var prev sim.NetConfig
 		s.At(at, func() {
-			prev = s.ClockError(rf.skew)
+			prev = s.Net()
+			s.SetNet(f.Net.sim())
+		})
+		undo(func() { s.SetNet(prev) })
+	case f.Skew != nil:
+		var prevOffset time.Duration
+		var prevDrift float64
+		s.At(at, func() {
+			prevOffset, prevDrift = s.ClockError(rf.skew), s.ClockDrift(rf.skew)
 			s.SetClock(rf.skew, f.Skew.Offset, f.Skew.DriftPPM)
 		})
-		undo(func() { s.SetClock(rf.skew, prev, 0) })
+		undo(func() { s.SetClock(rf.skew, prevOffset, prevDrift) })
 	}
 }
 

@@ -23,6 +23,9 @@ type protocol interface {
 	floor(region int, write bool, oneWay func(a, b int) time.Duration) time.Duration
 	// describe is the policy in one line.
 	describe() string
+	// clockBound is the bound on every clock's distance from true time that
+	// the model's claim assumes (0: no assumption).
+	clockBound() time.Duration
 }
 
 func newProtocol(c Config, t *topo.Topology) (protocol, error) {
@@ -46,7 +49,7 @@ func newQuorum(p QuorumPolicy, t *topo.Topology) (*quorumProto, error) {
 		WriteTimeout:     p.WriteTimeout,
 		SpeculativeRetry: p.SpeculativeRetry,
 	}
-	if p.ReplicasPerRegion < 0 || p.ReplicasPerRegion > t.World.NodesPerRegion {
+	if p.ReplicasPerRegion < 1 || p.ReplicasPerRegion > t.World.NodesPerRegion {
 		return nil, fmt.Errorf("quorum.replicas_per_region: %d; must be between 1 and the world's %d nodes per region", p.ReplicasPerRegion, t.World.NodesPerRegion)
 	}
 	for range t.World.Regions {
@@ -87,6 +90,8 @@ func (q *quorumProto) floor(region int, write bool, oneWay func(a, b int) time.D
 	}
 	return quorum.Floor(c.ReplicasPerRegion, l, region, oneWay)
 }
+
+func (q *quorumProto) clockBound() time.Duration { return q.ks.Config().MaxClockOffset }
 
 func (q *quorumProto) describe() string {
 	c := q.ks.Config()

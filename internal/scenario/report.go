@@ -67,7 +67,7 @@ func ms(us int64) float64 { return float64(us) / 1e3 }
 func (rn *runner) result() *Result {
 	c := rn.r.cfg
 	res := &Result{
-		World: c.World, Policy: rn.r.proto.describe(), Workload: rn.r.workload.Name,
+		World: c.World, Policy: rn.r.policyLine(), Workload: rn.r.workload.Name,
 		Seed: c.Seed, Clients: c.Clients, Rate: c.Rate, SimSeconds: c.Duration.Seconds(),
 		Ops: rn.ops, Events: rn.s.Steps(), TraceHash: fmt.Sprintf("%016x", rn.s.TraceHash()),
 		ThresholdMs: c.ThresholdMs, Messages: rn.s.MessageCounts(), Errors: rn.errs,
@@ -199,4 +199,14 @@ func (res *Result) WriteJSON(out io.Writer) error {
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(res)
+}
+
+// policyLine describes the policy, and says when the run's clocks break the
+// protocol's assumption.
+func (r *resolved) policyLine() string {
+	p := r.proto.describe()
+	if b := r.proto.clockBound(); b > 0 && r.clockError() > b {
+		p += fmt.Sprintf(" (clocks stray up to %s, beyond the bound: only valid reads are claimed)", r.clockError())
+	}
+	return p
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -152,7 +153,7 @@ func (r *resolved) run() *Result {
 		}
 	}
 	for _, f := range faults {
-		f.schedule(rn.s, c.Net.sim())
+		f.schedule(rn.s)
 	}
 	// Clients: spread over the regions in order, each on a node of its region.
 	perRegion := make([]int, len(r.world.Regions))
@@ -279,8 +280,8 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 	if rep.Err != nil {
 		rn.errs[rep.Err.Code.String()]++
 		cl.failed = true
-		if rep.Err.OutcomeUnknown() {
-			// The request may still take effect later: continue as a new
+		if st.op != wire.OpGet && rep.Err.OutcomeUnknown() {
+			// The write may still take effect later: continue as a new
 			// session so program order stays true (check.History).
 			rn.newSession(cl)
 		}
@@ -314,7 +315,7 @@ func (rn *runner) checkHistory() *CheckResult {
 		return nil
 	}
 	if model == "auto" {
-		model = rn.r.proto.model()
+		model = rn.r.claimedModel()
 	}
 	var res check.Result
 	switch model {
@@ -330,4 +331,31 @@ func (rn *runner) checkHistory() *CheckResult {
 		panic(fmt.Sprintf("unreachable: model %q", model))
 	}
 	return &CheckResult{Model: model, Verdict: res.Verdict.String(), Key: res.Key, Detail: res.Detail, Ops: len(rn.hist.Ops)}
+}
+
+// clockError bounds how far any node's clock strays from true time during
+// the run, given the drawn offsets and drifts and the skew faults.
+func (r *resolved) clockError() time.Duration {
+	span := r.cfg.Duration + r.cfg.ClientTimeout + time.Second // the whole run, drain included
+	drift := func(ppm float64) time.Duration { return time.Duration(math.Abs(ppm) * 1e-6 * float64(span)) }
+	worst := r.cfg.Clock.MaxOffset + drift(r.cfg.Clock.MaxDriftPPM)
+	for _, f := range r.faults {
+		if f.f.Skew != nil {
+			off := f.f.Skew.Offset
+			if off < 0 {
+				off = -off
+			}
+			worst = max(worst, off+drift(f.f.Skew.DriftPPM))
+		}
+	}
+	return worst
+}
+
+// claimedModel is what the protocol claims for this run: its model when the
+// clocks stay within the protocol's bound, otherwise only valid reads.
+func (r *resolved) claimedModel() string {
+	if b := r.proto.clockBound(); b > 0 && r.clockError() > b {
+		return "valid-reads"
+	}
+	return r.proto.model()
 }

@@ -18,11 +18,17 @@
 //     node syncs its store and only then releases the handler's messages
 //     and replies (persist before send). Crash drops unsynced writes, timers
 //     and all volatile state; Restart builds a fresh replica over the store.
+//     Messages already in flight to a crashed node are lost if they arrive
+//     while it is down, but delivered if they arrive after its restart, as
+//     on a real network: a restarted replica must not mistake answers meant
+//     for its previous incarnation for its own.
 //   - Clients: Submit delivers a request to a gateway after the client's
 //     region-to-gateway delay; replies come back through Config.OnReply.
 //
 // Determinism: all randomness comes from PCG streams derived from the seed
 // (one per node, one for the network, one for clocks); the simulator never
 // iterates a map where order matters. TraceHash folds every processed event
-// into a hash, so two runs of a seed can be compared cheaply.
+// into a hash, so two runs of a seed can be compared cheaply. A protocol
+// that keeps time from advancing (a zero timer re-armed forever) makes the
+// simulator panic with its seed instead of hanging.
 package sim

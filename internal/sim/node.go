@@ -2,6 +2,7 @@ package sim
 
 import (
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -53,11 +54,8 @@ func (n *node) run(f func(env.Replica)) {
 		return
 	}
 	at := n.sim.now
-	if n.engine.Unsynced() > 0 {
-		if err := n.engine.Sync(); err != nil {
-			panic(err) // the in-memory engine cannot fail
-		}
-		at += int64(n.sim.cfg.FsyncDelay)
+	if err := n.engine.Sync(); err != nil {
+		panic(err) // the in-memory engine cannot fail
 	}
 	for i, o := range n.outMsgs {
 		n.sim.send(at, n.id, o.to, o.msg)
@@ -86,7 +84,8 @@ func (n *node) SetTimer(d time.Duration, payload any) env.TimerID {
 	id := n.nextTID
 	n.timers[id] = payload
 	// d is measured on this node's clock, which runs at 1+drift of true time.
-	trueD := int64(float64(d) / (1 + n.driftPPM/1e6))
+	// Round up, so the node's clock has advanced by at least d when it fires.
+	trueD := int64(math.Ceil(float64(d) / (1 + n.driftPPM/1e6)))
 	n.sim.schedule(event{at: n.sim.now + max(trueD, 0), kind: evTimer, node: n.id, gen: n.gen, timer: id})
 	return id
 }

@@ -39,6 +39,17 @@ type NetConfig struct {
 	ReorderDelay time.Duration // default 50ms when Reorder > 0
 }
 
+func (c *NetConfig) ensureDefaults() {
+	if c.Reorder > 0 && c.ReorderDelay == 0 {
+		c.ReorderDelay = 50 * time.Millisecond
+	}
+}
+
+// maxSameTime bounds how many events may run at one instant of virtual time
+// before the simulator declares a livelock (a protocol re-arming a zero
+// timer forever) instead of hanging.
+const maxSameTime = 10_000_000
+
 // Config configures a simulation.
 type Config struct {
 	Seed     uint64
@@ -46,9 +57,6 @@ type Config struct {
 	Factory  env.Factory
 	Clock    ClockConfig
 	Net      NetConfig
-	// FsyncDelay is the simulated time a store sync takes: a handler's
-	// messages leave this long after it ran if it wrote. Default 0.
-	FsyncDelay time.Duration
 	// OnReply receives every reply that reaches its client, at the true time
 	// Sim.Now of its arrival.
 	OnReply func(*wire.Reply)
@@ -71,26 +79,25 @@ type Sim struct {
 	// lastAt[from*n+to] is the latest delivery time scheduled on the link,
 	// to keep links FIFO.
 	lastAt  []int64
-	blocked []bool // blocked[from*n+to]: partitioned
+	blocked []uint16 // blocked[from*n+to]: how many partitions cut the link
 	clients map[wire.ClientID]int
 	hash    uint64 // running FNV-1a of the trace
 	steps   uint64
+	same    int // events run at the current instant
 	counts  map[string]int
 	log     *slog.Logger
 }
 
 // New builds a simulation and boots every node at time 0.
 func New(cfg Config) *Sim {
-	if cfg.Net.Reorder > 0 && cfg.Net.ReorderDelay == 0 {
-		cfg.Net.ReorderDelay = 50 * time.Millisecond
-	}
+	cfg.Net.ensureDefaults()
 	n := len(cfg.Topology.Nodes)
 	s := &Sim{
 		cfg:     cfg,
 		topo:    cfg.Topology,
 		net:     rand.New(rand.NewPCG(cfg.Seed, 0x6e6574)), // "net"
 		lastAt:  make([]int64, n*n),
-		blocked: make([]bool, n*n),
+		blocked: make([]uint16, n*n),
 		clients: make(map[wire.ClientID]int),
 		hash:    14695981039346656037,
 		counts:  make(map[string]int),
@@ -125,6 +132,7 @@ func New(cfg Config) *Sim {
 }
 
 // Now is the true (simulated) time since the start of the run, in ns.
+// Every int64 time in this package is such a true time in nanoseconds.
 func (s *Sim) Now() int64 { return s.now }
 
 // Steps is the number of events processed so far.
@@ -198,6 +206,13 @@ func (s *Sim) schedule(e event) {
 }
 
 func (s *Sim) step(e event) {
+	if e.at == s.now {
+		if s.same++; s.same > maxSameTime {
+			panic(fmt.Sprintf("sim: livelock: %d events at t=%s without time advancing (seed %d)", s.same, time.Duration(s.now), s.cfg.Seed))
+		}
+	} else {
+		s.same = 0
+	}
 	s.now = e.at
 	s.steps++
 	nd := s.nodes[e.node]
@@ -260,7 +275,7 @@ func (s *Sim) send(at int64, from, to wire.NodeID, m wire.Msg) {
 	s.counts[m.Kind()]++
 	n := len(s.nodes)
 	link := int(from)*n + int(to)
-	if s.blocked[link] {
+	if s.blocked[link] > 0 {
 		return
 	}
 	if s.cfg.Net.Loss > 0 && s.net.Float64() < s.cfg.Net.Loss {

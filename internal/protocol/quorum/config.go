@@ -29,9 +29,12 @@ type Config struct {
 	// node's clock from true time. Coordinators delay acknowledging a write,
 	// and answering a read, until their clock passes the version's wall time
 	// plus 2δ (commit wait), which makes last-writer-wins order agree with
-	// real time (doc.go). Default 2ms; 0 turns commit wait off and then only
-	// perfectly synchronised clocks keep the claimed guarantees.
+	// real time (doc.go). Default 2ms.
 	MaxClockOffset time.Duration
+	// NoCommitWait turns commit wait off, as in Cassandra: the guarantees
+	// then hold only with perfectly synchronised clocks. A single-node
+	// cluster never waits (one clock orders its own versions).
+	NoCommitWait bool
 }
 
 // DefaultMaxClockOffset is MaxClockOffset's default.

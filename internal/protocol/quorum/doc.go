@@ -48,9 +48,13 @@
 // within δ, with wall > v.wall: last-writer-wins order agrees with real
 // time for non-concurrent writes. The wait costs nothing when the
 // replication round trip is longer than 2δ (every cross-region level), and
-// up to 2δ for purely local ones. Setting MaxClockOffset to 0 turns commit
-// wait off, as in Cassandra; the guarantees below then hold only with
-// perfectly synchronised clocks.
+// up to 2δ for purely local ones. NoCommitWait turns it off, as in
+// Cassandra; the guarantees below then hold only with perfectly
+// synchronised clocks. A single-node cluster never waits: one clock (its
+// HLC) orders all versions.
+//
+// A restarted coordinator starts its HLC at its clock + 2δ, so it never
+// reissues a version its previous incarnation used (see Replica.Start).
 //
 // # Guarantees
 //
@@ -85,5 +89,8 @@
 // Failures: a replica answers only after its write is durable (persist
 // before send), so an acknowledged write survives crashes of all but the
 // replicas that acknowledged it. A crashed coordinator's in-flight requests
-// time out at their clients (outcome unknown).
+// time out at their clients (outcome unknown). Messages are not
+// retransmitted: a lost write, ack or repair costs the operation a timeout
+// (the client retries), which keeps the baseline's message counts those of
+// Cassandra's fast path.
 package quorum

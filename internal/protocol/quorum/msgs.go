@@ -12,9 +12,10 @@ type Mutate struct {
 	Repair bool
 }
 
-// MutateAck confirms a Mutate is durable at the replica.
+// MutateAck confirms a Mutate of Key is durable at the replica.
 type MutateAck struct {
-	Op uint64
+	Op  uint64
+	Key string
 }
 
 // Read asks a replica for its version of Key.
@@ -26,16 +27,24 @@ type Read struct {
 // ReadResp is a replica's version of a key; Found is false if it has none.
 type ReadResp struct {
 	Op    uint64
+	Key   string
 	Found bool
 	Rec   store.Record
 }
 
+// Kind implements wire.Msg.
 func (m *Mutate) Kind() string {
 	if m.Repair {
 		return "quorum.repair"
 	}
 	return "quorum.mutate"
 }
+
+// Kind implements wire.Msg.
 func (*MutateAck) Kind() string { return "quorum.mutate_ack" }
-func (*Read) Kind() string      { return "quorum.read" }
-func (*ReadResp) Kind() string  { return "quorum.read_resp" }
+
+// Kind implements wire.Msg.
+func (*Read) Kind() string { return "quorum.read" }
+
+// Kind implements wire.Msg.
+func (*ReadResp) Kind() string { return "quorum.read_resp" }

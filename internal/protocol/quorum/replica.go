@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -18,6 +19,8 @@ type Keyspace struct {
 	cfg  Config
 	topo *topo.Topology
 	ring *ring.Ring
+	// commitWaitNs is 2δ, or 0 when commit wait is off.
+	commitWaitNs int64
 }
 
 // NewKeyspace validates cfg for topology t.
@@ -30,7 +33,11 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 	if err := cfg.Validate(nodes); err != nil {
 		return nil, err
 	}
-	return &Keyspace{cfg: cfg, topo: t, ring: ring.New(t)}, nil
+	ks := &Keyspace{cfg: cfg, topo: t, ring: ring.New(t)}
+	if !cfg.NoCommitWait && len(t.Nodes) > 1 {
+		ks.commitWaitNs = 2 * int64(cfg.MaxClockOffset)
+	}
+	return ks, nil
 }
 
 // Config returns the keyspace's policy with defaults filled.
@@ -127,14 +134,30 @@ type opTimer struct {
 }
 
 // Start implements env.Replica. All durable state is in the store, so a
-// restarted replica has nothing to recover; in-flight coordinations are lost
+// restarted replica has little to recover; in-flight coordinations are lost
 // and their clients time out.
-func (r *Replica) Start(e env.Env) {}
+//
+// Two things guard against the previous incarnation. Operation IDs start at
+// a random point, so an answer to an operation of the crashed incarnation,
+// still in flight, matches no new operation. And the HLC starts 2δ ahead of
+// the physical clock: the old incarnation issued no wall time beyond true
+// time + δ, and now true time is at least the clock − δ, so every version
+// issued from here on is newer than every version issued before the crash,
+// and no (timestamp, node) pair is reused for a different value.
+func (r *Replica) Start(e env.Env) {
+	r.nextOp = e.Rand().Uint64() >> 1
+	now := e.Now()
+	r.clock.Observe(now, hlc.Timestamp{WallNanos: now + 2*int64(r.ks.cfg.MaxClockOffset)})
+}
 
 // Request implements env.Replica: coordinate a client request.
 func (r *Replica) Request(e env.Env, req *wire.Request) {
 	level := req.Level
 	isRead := req.Op == wire.OpGet
+	if req.Op != wire.OpGet && req.Op != wire.OpPut && req.Op != wire.OpDelete {
+		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("quorum: unknown operation %s", req.Op)}})
+		return
+	}
 	if level == wire.LevelDefault {
 		level = r.ks.cfg.Write
 		if isRead {
@@ -224,15 +247,20 @@ func (r *Replica) startRead(e env.Env, o *op) {
 func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	switch m := m.(type) {
 	case *Mutate:
-		r.apply(e, m.Key, m.Rec)
-		e.Send(from, &MutateAck{Op: m.Op})
+		// No ack unless the write is stored: the coordinator counts acks
+		// as durable copies.
+		if err := r.apply(e, m.Key, m.Rec); err != nil {
+			e.Log().Error("quorum: cannot apply a write", "key", m.Key, "err", err)
+			return
+		}
+		e.Send(from, &MutateAck{Op: m.Op, Key: m.Key})
 	case *Read:
 		rec, ok, err := e.Store().Get(m.Key)
 		if err != nil {
 			e.Log().Error("quorum: read failed", "key", m.Key, "err", err)
 			return
 		}
-		e.Send(from, &ReadResp{Op: m.Op, Found: ok, Rec: rec})
+		e.Send(from, &ReadResp{Op: m.Op, Key: m.Key, Found: ok, Rec: rec})
 	case *MutateAck:
 		r.onMutateAck(e, from, m)
 	case *ReadResp:
@@ -242,26 +270,23 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 
 // apply stores rec if it is newer than what the replica has: last writer
 // wins, so replicas converge whatever order versions arrive in.
-func (r *Replica) apply(e env.Env, key string, rec store.Record) {
+func (r *Replica) apply(e env.Env, key string, rec store.Record) error {
 	r.clock.Observe(e.Now(), rec.Version.TS)
 	cur, ok, err := e.Store().Get(key)
 	if err != nil {
-		e.Log().Error("quorum: read before write failed", "key", key, "err", err)
-		return
+		return err
 	}
 	if ok && !cur.Version.Less(rec.Version) {
-		return
+		return nil
 	}
-	if err := e.Store().Put(key, rec); err != nil {
-		e.Log().Error("quorum: write failed", "key", key, "err", err)
-	}
+	return e.Store().Put(key, rec)
 }
 
 func (o *op) index(n wire.NodeID) int { return slices.Index(o.replicas, n) }
 
 func (r *Replica) onMutateAck(e env.Env, from wire.NodeID, m *MutateAck) {
 	o := r.ops[m.Op]
-	if o == nil {
+	if o == nil || o.req.Key != m.Key {
 		return
 	}
 	i := o.index(from)
@@ -291,7 +316,7 @@ func (r *Replica) onMutateAck(e env.Env, from wire.NodeID, m *MutateAck) {
 
 func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 	o := r.ops[m.Op]
-	if o == nil || o.phase != phaseCollect {
+	if o == nil || o.req.Op != wire.OpGet || o.req.Key != m.Key || o.phase != phaseCollect {
 		return
 	}
 	i := o.index(from)
@@ -337,17 +362,26 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 // finish answers the client once the commit wait has passed: the clock must
 // read beyond the version's wall time plus twice the offset bound, so any
 // operation that starts after the answer arrives is stamped, by any
-// coordinator, with a later version (doc.go, "Clock assumption").
+// coordinator, with a later version (doc.go, "Clock assumption"). It
+// re-checks the clock each time the wait's timer fires, since the clock may
+// have been stepped meanwhile.
 func (r *Replica) finish(e env.Env, o *op) {
 	wall := o.version.TS.WallNanos
 	if o.req.Op == wire.OpGet {
 		wall = o.best.Version.TS.WallNanos
 	}
-	if o.hasBest || o.req.Op != wire.OpGet {
-		if wait := wall + 2*int64(r.ks.cfg.MaxClockOffset) - e.Now(); wait > 0 && r.ks.cfg.MaxClockOffset > 0 {
-			o.phase = phaseWait
-			e.CancelTimer(o.spec)
-			e.SetTimer(time.Duration(wait)+1, opTimer{o.id, timerCommitWait})
+	if (o.hasBest || o.req.Op != wire.OpGet) && r.ks.commitWaitNs > 0 {
+		if wait := wall + r.ks.commitWaitNs - e.Now(); wait >= 0 {
+			if o.phase != phaseWait {
+				// The answer is decided; only time stands between it and
+				// the client, bounded by 2δ plus the HLC's lead.
+				o.phase = phaseWait
+				e.CancelTimer(o.spec)
+				e.CancelTimer(o.timeout)
+			}
+			// A microsecond past the deadline: the clock must read beyond it,
+			// and clock arithmetic may round.
+			e.SetTimer(time.Duration(wait)+time.Microsecond, opTimer{o.id, timerCommitWait})
 			return
 		}
 	}
@@ -396,6 +430,6 @@ func (r *Replica) Timer(e env.Env, payload any) {
 			}
 		}
 	case timerCommitWait:
-		r.reply(e, o)
+		r.finish(e, o)
 	}
 }

@@ -49,6 +49,7 @@ func TestTeethSkewBeyondBound(t *testing.T) {
 		c.Net = scenario.Net{}
 		c.Clock = scenario.Clock{}
 		c.Faults = []scenario.Fault{{Skew: &scenario.Skew{Node: "b-0", Offset: -300 * time.Millisecond}}}
+		c.Check = "linearizable" // auto would claim only valid reads here
 		return c
 	})
 	if seed == 0 {
@@ -81,5 +82,38 @@ func TestTeethRegularNeedsWriteOverlap(t *testing.T) {
 	})
 	if seed == 0 {
 		t.Fatal("300 runs of ONE/ONE passed the regular-register checker; it has no teeth")
+	}
+}
+
+// TestGatewayCrashRestartStorm crashes a coordinator for a few milliseconds
+// every ~50ms, so answers meant for its previous incarnation keep arriving
+// after each restart. They must never be taken for answers to the new
+// incarnation's operations (which reuse nothing: Replica.Start).
+func TestGatewayCrashRestartStorm(t *testing.T) {
+	runs := 200
+	if testing.Short() {
+		runs = 40
+	}
+	for seed := uint64(1); seed <= uint64(runs); seed++ {
+		c := swarmConfig(t, seed, wire.Quorum, wire.Quorum)
+		c.RandomFaults = false
+		c.WorldDef.NodesPerRegion = 1 // every client of region a uses a-0
+		c.Quorum.ReplicasPerRegion = 1
+		c.Clients = 6
+		// Give up quickly so clients keep the restarted gateway busy.
+		c.ClientTimeout = 300 * time.Millisecond
+		c.Quorum.ReadTimeout, c.Quorum.WriteTimeout = 250*time.Millisecond, 250*time.Millisecond
+		c.Faults = nil
+		for at := 20 * time.Millisecond; at < c.Duration; at += 50 * time.Millisecond {
+			c.Faults = append(c.Faults, scenario.Fault{At: at, For: time.Duration(1+seed%5) * time.Millisecond, Crash: "a-0"})
+		}
+		res, err := scenario.Run(c)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if res.Check.Verdict != "pass" {
+			t.Fatalf("seed %d: %s %s: %s\nreplay: go test ./internal/protocol/quorum -run TestGatewayCrashRestartStorm -v",
+				seed, res.Check.Model, res.Check.Verdict, res.Check.Detail)
+		}
 	}
 }

@@ -1,14 +1,15 @@
-package store
+package disk
 
 import (
 	"testing"
 
 	"github.com/lightcone/lightcone/internal/hlc"
+	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
 func TestRecordCodecRoundTrip(t *testing.T) {
-	for _, r := range []Record{
+	for _, r := range []store.Record{
 		{},
 		{Value: []byte("v"), Version: wire.Version{TS: hlc.Timestamp{WallNanos: 1 << 60, Logical: 7}, Node: 3}},
 		{Tombstone: true, Version: wire.Version{TS: hlc.Timestamp{WallNanos: -5}, Node: -1}},
@@ -24,7 +25,7 @@ func TestRecordCodecRoundTrip(t *testing.T) {
 	if _, err := DecodeRecord([]byte{9, 0}); err == nil {
 		t.Error("DecodeRecord(short) = nil error")
 	}
-	b := AppendRecord(nil, Record{})
+	b := AppendRecord(nil, store.Record{})
 	b[0] = 2
 	if _, err := DecodeRecord(b); err == nil {
 		t.Error("DecodeRecord(unknown format) = nil error")
@@ -32,7 +33,7 @@ func TestRecordCodecRoundTrip(t *testing.T) {
 }
 
 func FuzzDecodeRecord(f *testing.F) {
-	f.Add(AppendRecord(nil, Record{Value: []byte("x")}))
+	f.Add(AppendRecord(nil, store.Record{Value: []byte("x")}))
 	f.Add([]byte{1})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := DecodeRecord(b)
@@ -56,7 +57,7 @@ func TestPebbleDurableAcrossReopen(t *testing.T) {
 				t.Fatal(err)
 			}
 			v := wire.Version{TS: hlc.Timestamp{WallNanos: 10}, Node: 1}
-			if err := p.Put("k", Record{Value: []byte("v1"), Version: v}); err != nil {
+			if err := p.Put("k", store.Record{Value: []byte("v1"), Version: v}); err != nil {
 				t.Fatal(err)
 			}
 			if r, ok, err := p.Get("k"); err != nil || !ok || string(r.Value) != "v1" {
@@ -65,7 +66,7 @@ func TestPebbleDurableAcrossReopen(t *testing.T) {
 			if err := p.Sync(); err != nil {
 				t.Fatal(err)
 			}
-			if err := p.Put("gone", Record{Tombstone: true, Version: v}); err != nil {
+			if err := p.Put("gone", store.Record{Tombstone: true, Version: v}); err != nil {
 				t.Fatal(err)
 			}
 			if err := p.Close(); err != nil {

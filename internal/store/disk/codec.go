@@ -1,4 +1,4 @@
-package store
+package disk
 
 import (
 	"encoding/binary"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/lightcone/lightcone/internal/hlc"
+	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -19,10 +20,10 @@ const (
 )
 
 // ErrCorrupt reports a stored record that cannot be decoded.
-var ErrCorrupt = errors.New("store: corrupt record")
+var ErrCorrupt = errors.New("disk: corrupt record")
 
 // AppendRecord appends the encoding of r to dst.
-func AppendRecord(dst []byte, r Record) []byte {
+func AppendRecord(dst []byte, r store.Record) []byte {
 	var flags byte
 	if r.Tombstone {
 		flags |= flagTombstone
@@ -35,14 +36,14 @@ func AppendRecord(dst []byte, r Record) []byte {
 }
 
 // DecodeRecord decodes a record; the value is copied out of b.
-func DecodeRecord(b []byte) (Record, error) {
+func DecodeRecord(b []byte) (store.Record, error) {
 	if len(b) < recordHeader {
-		return Record{}, fmt.Errorf("%w: %d bytes, want at least %d", ErrCorrupt, len(b), recordHeader)
+		return store.Record{}, fmt.Errorf("%w: %d bytes, want at least %d", ErrCorrupt, len(b), recordHeader)
 	}
 	if b[0] != recordFormat {
-		return Record{}, fmt.Errorf("%w: format %d, this build reads format %d", ErrCorrupt, b[0], recordFormat)
+		return store.Record{}, fmt.Errorf("%w: format %d, this build reads format %d", ErrCorrupt, b[0], recordFormat)
 	}
-	r := Record{
+	r := store.Record{
 		Tombstone: b[1]&flagTombstone != 0,
 		Version: wire.Version{
 			TS: hlc.Timestamp{

@@ -1,4 +1,8 @@
-package store
+// Package disk is Lightcone's durable storage engine: store.Engine on Pebble
+// (github.com/cockroachdb/pebble) with a configurable fsync policy. It lives
+// apart from package store so protocol code, which sees only store.Store,
+// never links the engine.
+package disk
 
 import (
 	"errors"
@@ -7,6 +11,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
+
+	"github.com/lightcone/lightcone/internal/store"
 )
 
 // SyncPolicy says when writes reach stable storage. Compare Redis's
@@ -38,7 +44,7 @@ func ParseSyncPolicy(s string) (SyncPolicy, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("store: unknown sync policy %q (valid: always, everysec, never)", s)
+	return "", fmt.Errorf("disk: unknown sync policy %q (valid: always, everysec, never)", s)
 }
 
 // dataPrefix namespaces user keys; protocol metadata will use other prefixes.
@@ -65,7 +71,7 @@ func OpenPebble(dir string, policy SyncPolicy) (*Pebble, error) {
 	}
 	db, err := pebble.Open(dir, &pebble.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+		return nil, fmt.Errorf("disk: open %s: %w", dir, err)
 	}
 	p := &Pebble{db: db, policy: policy, stop: make(chan struct{})}
 	p.batch = db.NewIndexedBatch()
@@ -92,24 +98,24 @@ func (p *Pebble) flushEverySecond() {
 }
 
 // Get implements Store.
-func (p *Pebble) Get(key string) (Record, bool, error) {
+func (p *Pebble) Get(key string) (store.Record, bool, error) {
 	v, closer, err := p.batch.Get([]byte(dataPrefix + key))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return Record{}, false, nil
+		return store.Record{}, false, nil
 	}
 	if err != nil {
-		return Record{}, false, fmt.Errorf("store: get %q: %w", key, err)
+		return store.Record{}, false, fmt.Errorf("disk: get %q: %w", key, err)
 	}
 	defer closer.Close()
 	r, err := DecodeRecord(v)
 	if err != nil {
-		return Record{}, false, fmt.Errorf("store: get %q: %w", key, err)
+		return store.Record{}, false, fmt.Errorf("disk: get %q: %w", key, err)
 	}
 	return r, true, nil
 }
 
 // Put implements Store.
-func (p *Pebble) Put(key string, rec Record) error {
+func (p *Pebble) Put(key string, rec store.Record) error {
 	return p.batch.Set([]byte(dataPrefix+key), AppendRecord(nil, rec), nil)
 }
 
@@ -131,7 +137,7 @@ func (p *Pebble) Sync() error {
 	p.batch.Close()
 	p.batch = p.db.NewIndexedBatch()
 	if err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+		return fmt.Errorf("disk: commit: %w", err)
 	}
 	return nil
 }

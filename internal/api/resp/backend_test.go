@@ -1,0 +1,115 @@
+package resp
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/lightcone/lightcone/internal/hlc"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// fakeBackend is an in-memory api.Backend. Like a node, it runs requests on
+// one event-loop goroutine, in submission order, and calls done from there.
+type fakeBackend struct {
+	loop    chan func()
+	stopped chan struct{}
+	clients atomic.Int64
+
+	// Owned by the loop goroutine.
+	data map[string]fakeRecord // keyspace + "\x00" + key
+	ts   int64
+
+	mu   sync.Mutex
+	fail func(*wire.Request) *wire.Error // if set and non-nil for a request, it fails with that error
+	seen []wire.Request                  // every request, in order (Value omitted)
+}
+
+type fakeRecord struct {
+	val []byte
+	ver wire.Version
+}
+
+func newFakeBackend(t *testing.T) *fakeBackend {
+	b := &fakeBackend{
+		loop:    make(chan func(), 4096),
+		stopped: make(chan struct{}),
+		data:    make(map[string]fakeRecord),
+	}
+	go func() {
+		defer close(b.stopped)
+		for f := range b.loop {
+			f()
+		}
+	}()
+	t.Cleanup(func() {
+		close(b.loop)
+		<-b.stopped
+	})
+	return b
+}
+
+func (b *fakeBackend) NewClientID() wire.ClientID { return wire.ClientID(b.clients.Add(1)) }
+
+func (b *fakeBackend) Submit(req *wire.Request, done func(*wire.Reply)) {
+	r := *req
+	b.loop <- func() { done(b.apply(&r)) }
+}
+
+func (b *fakeBackend) setFail(f func(*wire.Request) *wire.Error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fail = f
+}
+
+func (b *fakeBackend) requests() []wire.Request {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]wire.Request(nil), b.seen...)
+}
+
+func (b *fakeBackend) apply(req *wire.Request) *wire.Reply {
+	b.mu.Lock()
+	fail := b.fail
+	logged := *req
+	logged.Value = nil
+	b.seen = append(b.seen, logged)
+	b.mu.Unlock()
+	rep := &wire.Reply{ID: req.ID, Client: req.Client}
+	if fail != nil {
+		if e := fail(req); e != nil {
+			rep.Err = e
+			return rep
+		}
+	}
+	k := req.Keyspace + "\x00" + req.Key
+	switch req.Op {
+	case wire.OpGet:
+		rec, ok := b.data[k]
+		rep.Found, rep.Value, rep.Version = ok, append([]byte(nil), rec.val...), rec.ver
+	case wire.OpPut, wire.OpDelete:
+		b.ts++
+		rep.Version = wire.Version{TS: hlc.Timestamp{WallNanos: b.ts}, Node: 1}
+		if req.Op == wire.OpPut {
+			b.data[k] = fakeRecord{val: append([]byte(nil), req.Value...), ver: rep.Version}
+		} else {
+			delete(b.data, k)
+		}
+	}
+	return rep
+}
+
+// raw returns the stored bytes of key in keyspace ks, via the loop.
+func (b *fakeBackend) raw(ks, key string) ([]byte, bool) {
+	type result struct {
+		v  []byte
+		ok bool
+	}
+	ch := make(chan result, 1)
+	b.loop <- func() {
+		rec, ok := b.data[ks+"\x00"+key]
+		ch <- result{rec.val, ok}
+	}
+	r := <-ch
+	return r.v, r.ok
+}

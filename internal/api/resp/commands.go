@@ -1,0 +1,1214 @@
+package resp
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"net"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// redisVersion is what INFO and HELLO report: clients parse it to pick
+// features, so it names the Redis version whose commands we follow.
+const redisVersion = "7.0.0-lightcone"
+
+// Error replies, worded as Redis words them.
+const (
+	msgSyntax       = "ERR syntax error"
+	msgNotInteger   = "ERR value is not an integer or out of range"
+	msgOverflow     = "ERR increment or decrement would overflow"
+	msgWrongType    = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	msgNoAuth       = "NOAUTH Authentication required."
+	msgWrongPass    = "WRONGPASS invalid username-password pair or user is disabled."
+	msgNotSupported = "ERR not supported by lightcone"
+	msgNoProto      = "NOPROTO sorry, this protocol version is not supported"
+	msgCorrupt      = "ERR corrupt value envelope"
+)
+
+// command is one entry of the command table.
+type command struct {
+	// arity follows Redis: n > 0 means exactly n arguments (the name
+	// included); n < 0 means at least -n.
+	arity int
+	// noAuth commands run before a client authenticates.
+	noAuth bool
+	// optIn commands exist only when the Config enables them.
+	optIn func(*Config) bool
+	run   func(c *conn, args [][]byte)
+}
+
+// commands maps lower-case command names to their implementation. It is
+// filled in init because COMMAND COUNT refers to it.
+var commands map[string]*command
+
+func init() {
+	discardZ := func(cfg *Config) bool { return cfg.DiscardSortedSetWrites }
+	commands = map[string]*command{
+		"ping":    {arity: -1, run: cmdPing},
+		"echo":    {arity: 2, run: cmdEcho},
+		"hello":   {arity: -1, noAuth: true, run: cmdHello},
+		"auth":    {arity: -2, noAuth: true, run: cmdAuth},
+		"quit":    {arity: -1, noAuth: true, run: cmdQuit},
+		"select":  {arity: 2, run: cmdSelect},
+		"info":    {arity: -1, run: cmdInfo},
+		"client":  {arity: -2, run: cmdClient},
+		"command": {arity: -1, run: cmdCommand},
+		"config":  {arity: -2, run: cmdConfig},
+
+		"get":    {arity: 2, run: cmdGet},
+		"set":    {arity: -3, run: cmdSet},
+		"del":    {arity: -2, run: cmdDel},
+		"exists": {arity: -2, run: cmdExists},
+		"mget":   {arity: -2, run: cmdMGet},
+		"mset":   {arity: -3, run: cmdMSet},
+		"incr":   {arity: 2, run: cmdIncr},
+		"decr":   {arity: 2, run: cmdIncr},
+		"incrby": {arity: 3, run: cmdIncr},
+		"decrby": {arity: 3, run: cmdIncr},
+		"ttl":    {arity: 2, run: cmdTTL},
+		"pttl":   {arity: 2, run: cmdTTL},
+
+		"hset":    {arity: -4, run: cmdHSet},
+		"hmset":   {arity: -4, run: cmdHSet},
+		"hdel":    {arity: -3, run: cmdHDel},
+		"hget":    {arity: 3, run: cmdHRead},
+		"hmget":   {arity: -3, run: cmdHRead},
+		"hgetall": {arity: 2, run: cmdHRead},
+		"hexists": {arity: 3, run: cmdHRead},
+		"hlen":    {arity: 2, run: cmdHRead},
+
+		"dbsize":    {arity: 1, run: cmdNotSupported},
+		"flushall":  {arity: -1, run: cmdNotSupported},
+		"flushdb":   {arity: -1, run: cmdNotSupported},
+		"keys":      {arity: 2, run: cmdNotSupported},
+		"scan":      {arity: -2, run: cmdNotSupported},
+		"randomkey": {arity: 1, run: cmdNotSupported},
+
+		"zadd": {arity: -4, optIn: discardZ, run: cmdDiscardZ},
+		"zrem": {arity: -3, optIn: discardZ, run: cmdDiscardZ},
+
+		"lc.consistency": {arity: -1, run: cmdLCConsistency},
+		"lc.keyspace":    {arity: -1, run: cmdLCKeyspace},
+		"lc.get":         {arity: -2, run: cmdLCOp},
+		"lc.set":         {arity: -3, run: cmdLCOp},
+		"lc.del":         {arity: -2, run: cmdLCOp},
+	}
+}
+
+// exec runs one command. Its reply is queued in c.pending.
+func (c *conn) exec(args [][]byte) {
+	name := strings.ToLower(string(args[0]))
+	cmd := commands[name]
+	if cmd != nil && cmd.optIn != nil && !cmd.optIn(&c.s.cfg) {
+		cmd = nil
+	}
+	switch {
+	case cmd == nil:
+		c.replyError(unknownCommand(args))
+	case cmd.arity > 0 && len(args) != cmd.arity || cmd.arity < 0 && len(args) < -cmd.arity:
+		c.replyError(wrongArity(name))
+	case !c.authed && !cmd.noAuth:
+		c.replyError(msgNoAuth)
+	default:
+		cmd.run(c, args)
+	}
+}
+
+// unknownCommand words the error as Redis 7 does, quoting at most about
+// 128 bytes of arguments.
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	for _, a := range args[1:] {
+		if b.Len() >= 128 {
+			break
+		}
+		fmt.Fprintf(&b, "'%s' ", clip(a, 128-b.Len()))
+	}
+	return fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", clip(args[0], 128), b.String())
+}
+
+func clip(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+func wrongArity(name string) string {
+	return fmt.Sprintf("ERR wrong number of arguments for '%s' command", name)
+}
+
+func unknownSubcommand(sub []byte, cmd string) string {
+	return fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", clip(sub, 128), cmd)
+}
+
+// backendError words a backend failure for the client. A timeout says the
+// outcome is unknown: the write may still take effect.
+func backendError(e *wire.Error) string {
+	switch e.Code {
+	case wire.ErrTimeout:
+		return "TIMEOUT outcome unknown: " + e.Msg
+	case wire.ErrUnavailable:
+		return "UNAVAILABLE " + e.Msg
+	case wire.ErrInvalid:
+		return "ERR " + e.Msg
+	}
+	return "ERR " + e.Error()
+}
+
+// firstError returns the error reply for the first failed reply, if any.
+func firstError(reps []*wire.Reply) (string, bool) {
+	for _, r := range reps {
+		if r.Err != nil {
+			return backendError(r.Err), true
+		}
+	}
+	return "", false
+}
+
+// --- requests ---
+
+func (c *conn) getReq(key string, l wire.Level) *wire.Request {
+	return &wire.Request{Op: wire.OpGet, Key: key, Level: l}
+}
+
+func (c *conn) putReq(key string, v []byte, l wire.Level) *wire.Request {
+	return &wire.Request{Op: wire.OpPut, Key: key, Value: v, Level: l}
+}
+
+func (c *conn) delReq(key string, l wire.Level) *wire.Request {
+	return &wire.Request{Op: wire.OpDelete, Key: key, Level: l}
+}
+
+// keys checks every key's size, replying the error for the first that is
+// too large.
+func (c *conn) keys(args [][]byte) ([]string, bool) {
+	ks := make([]string, len(args))
+	for i, a := range args {
+		if len(a) > c.s.cfg.MaxKeyBytes {
+			c.replyError(fmt.Sprintf("ERR key too large (%d bytes; max %d)", len(a), c.s.cfg.MaxKeyBytes))
+			return nil, false
+		}
+		ks[i] = string(a)
+	}
+	return ks, true
+}
+
+func (c *conn) key(a []byte) (string, bool) {
+	ks, ok := c.keys([][]byte{a})
+	if !ok {
+		return "", false
+	}
+	return ks[0], true
+}
+
+// valueFits replies an error and returns false if a value of n bytes is
+// too large.
+func (c *conn) valueFits(n int) bool {
+	if n > c.s.cfg.MaxValueBytes {
+		c.replyError(fmt.Sprintf("ERR value too large (%d bytes; max %d)", n, c.s.cfg.MaxValueBytes))
+		return false
+	}
+	return true
+}
+
+func (c *conn) nowMs() int64 { return c.s.cfg.Now().UnixMilli() }
+
+// decode interprets a get's reply. found is false for an absent or expired
+// value; errMsg is set for a backend error or a corrupt envelope.
+func (c *conn) decode(r *wire.Reply) (v value, found bool, errMsg string) {
+	if r.Err != nil {
+		return value{}, false, backendError(r.Err)
+	}
+	if !r.Found {
+		return value{}, false, ""
+	}
+	v, err := decodeValue(r.Value)
+	if err != nil {
+		return value{}, false, msgCorrupt
+	}
+	if v.expired(c.nowMs()) {
+		return value{}, false, ""
+	}
+	return v, true, ""
+}
+
+// --- connection commands ---
+
+func cmdPing(c *conn, args [][]byte) {
+	switch len(args) {
+	case 1:
+		c.reply(func(w *Writer) { w.WriteSimple("PONG") })
+	case 2:
+		c.reply(func(w *Writer) { w.WriteBulk(args[1]) })
+	default:
+		c.replyError(wrongArity("ping"))
+	}
+}
+
+func cmdEcho(c *conn, args [][]byte) { c.reply(func(w *Writer) { w.WriteBulk(args[1]) }) }
+
+func cmdQuit(c *conn, _ [][]byte) {
+	c.reply(func(w *Writer) { w.WriteSimple("OK") })
+	c.quit = true
+}
+
+func cmdSelect(c *conn, args [][]byte) {
+	db, ok := parseInt(args[1])
+	switch {
+	case !ok:
+		c.replyError(msgNotInteger)
+	case db != 0:
+		c.replyError("ERR DB index is out of range")
+	default:
+		c.reply(func(w *Writer) { w.WriteSimple("OK") })
+	}
+}
+
+// checkAuth reports whether user and pass name the only user, "default".
+// The comparison takes the same time whatever the password.
+func (c *conn) checkAuth(user, pass []byte) bool {
+	okUser := string(user) == "default"
+	okPass := subtle.ConstantTimeCompare(pass, []byte(c.s.cfg.RequirePass)) == 1 || c.s.cfg.RequirePass == ""
+	return okUser && okPass
+}
+
+func cmdAuth(c *conn, args [][]byte) {
+	user, pass := []byte("default"), args[1]
+	switch len(args) {
+	case 2:
+		if c.s.cfg.RequirePass == "" {
+			c.replyError("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+			return
+		}
+	case 3:
+		user, pass = args[1], args[2]
+	default:
+		c.replyError(msgSyntax)
+		return
+	}
+	if !c.checkAuth(user, pass) {
+		c.replyError(msgWrongPass)
+		return
+	}
+	c.authed = true
+	c.reply(func(w *Writer) { w.WriteSimple("OK") })
+}
+
+// cmdHello implements HELLO [protover [AUTH user pass] [SETNAME name]].
+// Only RESP2 is spoken; its reply is the RESP3 map flattened to an array.
+func cmdHello(c *conn, args [][]byte) {
+	if len(args) >= 2 {
+		ver, ok := parseInt(args[1])
+		if !ok {
+			c.replyError("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if ver != 2 {
+			c.replyError(msgNoProto)
+			return
+		}
+	}
+	var user, pass, name []byte
+	var setName bool
+	for i := 2; i < len(args); i++ {
+		opt := strings.ToLower(string(args[i]))
+		switch {
+		case opt == "auth" && i+2 < len(args):
+			user, pass = args[i+1], args[i+2]
+			i += 2
+		case opt == "setname" && i+1 < len(args):
+			name, setName = args[i+1], true
+			i++
+		default:
+			c.replyError(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", clip(args[i], 128)))
+			return
+		}
+	}
+	if user != nil {
+		if !c.checkAuth(user, pass) {
+			c.replyError(msgWrongPass)
+			return
+		}
+		c.authed = true
+	}
+	if !c.authed {
+		c.replyError("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if setName {
+		if !validClientName(name) {
+			c.replyError(msgBadClientName)
+			return
+		}
+		c.name = string(name)
+	}
+	id := int64(c.id)
+	c.reply(func(w *Writer) {
+		w.WriteArray(14)
+		w.WriteBulkString("server")
+		w.WriteBulkString("lightcone")
+		w.WriteBulkString("version")
+		w.WriteBulkString(redisVersion)
+		w.WriteBulkString("proto")
+		w.WriteInt(2)
+		w.WriteBulkString("id")
+		w.WriteInt(id)
+		w.WriteBulkString("mode")
+		w.WriteBulkString("standalone")
+		w.WriteBulkString("role")
+		w.WriteBulkString("master")
+		w.WriteBulkString("modules")
+		w.WriteArray(0)
+	})
+}
+
+const msgBadClientName = "ERR Client names cannot contain spaces, newlines or special characters."
+
+// validClientName applies Redis's rule: printable ASCII without spaces.
+func validClientName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func cmdClient(c *conn, args [][]byte) {
+	sub := strings.ToLower(string(args[1]))
+	arity := map[string]int{"setname": 3, "getname": 2, "id": 2, "setinfo": 4}
+	want, known := arity[sub]
+	if !known {
+		c.replyError(unknownSubcommand(args[1], "CLIENT"))
+		return
+	}
+	if len(args) != want {
+		c.replyError(wrongArity("client|" + sub))
+		return
+	}
+	switch sub {
+	case "setname":
+		if !validClientName(args[2]) {
+			c.replyError(msgBadClientName)
+			return
+		}
+		c.name = string(args[2])
+		c.reply(func(w *Writer) { w.WriteSimple("OK") })
+	case "getname":
+		name := c.name
+		c.reply(func(w *Writer) {
+			if name == "" {
+				w.WriteNull()
+			} else {
+				w.WriteBulkString(name)
+			}
+		})
+	case "id":
+		id := int64(c.id)
+		c.reply(func(w *Writer) { w.WriteInt(id) })
+	case "setinfo": // LIB-NAME / LIB-VER: accepted and ignored
+		c.reply(func(w *Writer) { w.WriteSimple("OK") })
+	}
+}
+
+// cmdCommand answers enough of COMMAND for redis-cli's startup and
+// go-redis: no command metadata is served.
+func cmdCommand(c *conn, args [][]byte) {
+	if len(args) == 1 {
+		c.reply(func(w *Writer) { w.WriteArray(0) })
+		return
+	}
+	switch sub := strings.ToLower(string(args[1])); sub {
+	case "count":
+		n := int64(len(commands))
+		c.reply(func(w *Writer) { w.WriteInt(n) })
+	case "docs":
+		c.reply(func(w *Writer) { w.WriteArray(0) })
+	case "info":
+		n := len(args) - 2
+		c.reply(func(w *Writer) {
+			w.WriteArray(n)
+			for range n {
+				w.WriteNullArray()
+			}
+		})
+	case "list":
+		names := make([]string, 0, len(commands))
+		for name := range commands { // lint:order-independent: sorted below
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		c.reply(func(w *Writer) {
+			w.WriteArray(len(names))
+			for _, n := range names {
+				w.WriteBulkString(n)
+			}
+		})
+	default:
+		c.replyError(unknownSubcommand(args[1], "COMMAND"))
+	}
+}
+
+// configParams are what CONFIG GET reports: redis-benchmark asks for save
+// and appendonly at startup.
+var configParams = map[string]string{"save": "", "appendonly": "no", "databases": "1"}
+
+func cmdConfig(c *conn, args [][]byte) {
+	switch sub := strings.ToLower(string(args[1])); sub {
+	case "get":
+		if len(args) < 3 {
+			c.replyError(wrongArity("config|get"))
+			return
+		}
+		var names []string
+		for name := range configParams { // lint:order-independent: sorted below
+			for _, pat := range args[2:] {
+				if ok, _ := path.Match(strings.ToLower(string(pat)), name); ok {
+					names = append(names, name)
+					break
+				}
+			}
+		}
+		sort.Strings(names)
+		c.reply(func(w *Writer) {
+			w.WriteArray(2 * len(names))
+			for _, n := range names {
+				w.WriteBulkString(n)
+				w.WriteBulkString(configParams[n])
+			}
+		})
+	case "set", "resetstat", "rewrite":
+		c.replyError(msgNotSupported)
+	default:
+		c.replyError(unknownSubcommand(args[1], "CONFIG"))
+	}
+}
+
+func cmdNotSupported(c *conn, _ [][]byte) { c.replyError(msgNotSupported) }
+
+func cmdDiscardZ(c *conn, _ [][]byte) { c.reply(func(w *Writer) { w.WriteInt(0) }) }
+
+func cmdInfo(c *conn, args [][]byte) {
+	all := len(args) == 1
+	want := map[string]bool{}
+	for _, a := range args[1:] {
+		s := strings.ToLower(string(a))
+		if s == "all" || s == "default" || s == "everything" {
+			all = true
+		}
+		want[s] = true
+	}
+	var b strings.Builder
+	section := func(name string, lines ...string) {
+		if !all && !want[strings.ToLower(name)] {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# " + name + "\r\n")
+		for _, l := range lines {
+			b.WriteString(oneLine(l) + "\r\n")
+		}
+	}
+	port := ""
+	if a, ok := c.nc.LocalAddr().(*net.TCPAddr); ok {
+		port = strconv.Itoa(a.Port)
+	}
+	uptime := int64(c.s.cfg.Now().Sub(c.s.start).Seconds())
+	section("Server",
+		"redis_version:"+redisVersion,
+		"redis_mode:standalone",
+		"server_name:lightcone",
+		"tcp_port:"+port,
+		"uptime_in_seconds:"+strconv.FormatInt(uptime, 10),
+		"uptime_in_days:"+strconv.FormatInt(uptime/86400, 10))
+	section("Clients", "connected_clients:"+strconv.FormatInt(c.s.nconns.Load(), 10))
+	section("Keyspace")
+	lc := []string{
+		"keyspace:" + c.keyspace,
+		"read_level:" + c.read.String(),
+		"write_level:" + c.write.String(),
+	}
+	if c.s.cfg.Info != nil {
+		extra := c.s.cfg.Info()
+		keys := make([]string, 0, len(extra))
+		for k := range extra { // lint:order-independent: sorted below
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			lc = append(lc, k+":"+extra[k])
+		}
+	}
+	section("Lightcone", lc...)
+	text := b.String()
+	c.reply(func(w *Writer) { w.WriteBulkString(text) })
+}
+
+// --- string commands ---
+
+func cmdGet(c *conn, args [][]byte) {
+	key, ok := c.key(args[1])
+	if !ok {
+		return
+	}
+	c.await([]*wire.Request{c.getReq(key, c.read)}, func(w *Writer, reps []*wire.Reply) {
+		v, found, msg := c.decode(reps[0])
+		switch {
+		case msg != "":
+			w.WriteError(msg)
+		case !found:
+			w.WriteNull()
+		case v.kind != kindString:
+			w.WriteError(msgWrongType)
+		default:
+			w.WriteBulk(v.str)
+		}
+	})
+}
+
+// setOptions are SET's options after the key and value.
+type setOptions struct {
+	nx, xx, get, keepTTL bool
+	expiryMs             int64 // absolute Unix ms; 0: none
+}
+
+// parseSetOptions parses [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]
+// as Redis does, returning an error reply on failure.
+func parseSetOptions(opts [][]byte, nowMs int64) (setOptions, string) {
+	var o setOptions
+	hasExpiry := false
+	for i := 0; i < len(opts); i++ {
+		switch opt := strings.ToUpper(string(opts[i])); opt {
+		case "NX":
+			if o.xx {
+				return o, msgSyntax
+			}
+			o.nx = true
+		case "XX":
+			if o.nx {
+				return o, msgSyntax
+			}
+			o.xx = true
+		case "GET":
+			o.get = true
+		case "KEEPTTL":
+			if hasExpiry {
+				return o, msgSyntax
+			}
+			o.keepTTL = true
+		case "EX", "PX", "EXAT", "PXAT":
+			if hasExpiry || o.keepTTL || i+1 == len(opts) {
+				return o, msgSyntax
+			}
+			hasExpiry = true
+			i++
+			n, ok := parseInt(opts[i])
+			if !ok {
+				return o, msgNotInteger
+			}
+			const invalid = "ERR invalid expire time in 'set' command"
+			if n <= 0 {
+				return o, invalid
+			}
+			if opt == "EX" || opt == "EXAT" {
+				if n > (1<<63-1)/1000 {
+					return o, invalid
+				}
+				n *= 1000
+			}
+			if opt == "EX" || opt == "PX" {
+				if n > 1<<63-1-nowMs {
+					return o, invalid
+				}
+				n += nowMs
+			}
+			o.expiryMs = n
+		default:
+			return o, msgSyntax
+		}
+	}
+	return o, ""
+}
+
+func cmdSet(c *conn, args [][]byte) {
+	key, ok := c.key(args[1])
+	if !ok {
+		return
+	}
+	o, msg := parseSetOptions(args[3:], c.nowMs())
+	if msg != "" {
+		c.replyError(msg)
+		return
+	}
+	if !c.valueFits(len(args[2])) {
+		return
+	}
+	nv := value{kind: kindString, str: args[2], expiryMs: o.expiryMs}
+	if !o.nx && !o.xx && !o.get && !o.keepTTL {
+		enc := nv.encode()
+		if !c.valueFits(len(enc)) {
+			return
+		}
+		c.await([]*wire.Request{c.putReq(key, enc, c.write)}, writeOK)
+		return
+	}
+	// Get-then-put: not atomic against other connections (see doc.go).
+	c.awaitPending()
+	reps, ok := c.call(c.getReq(key, c.read))
+	if !ok {
+		return
+	}
+	old, found, msg := c.decode(reps[0])
+	if msg != "" {
+		c.replyError(msg)
+		return
+	}
+	if o.get && found && old.kind != kindString {
+		c.replyError(msgWrongType)
+		return
+	}
+	replyOld := func() {
+		c.reply(func(w *Writer) {
+			if found {
+				w.WriteBulk(old.str)
+			} else {
+				w.WriteNull()
+			}
+		})
+	}
+	if o.nx && found || o.xx && !found {
+		if o.get {
+			replyOld()
+		} else {
+			c.reply(func(w *Writer) { w.WriteNull() })
+		}
+		return
+	}
+	if o.keepTTL && found {
+		nv.expiryMs = old.expiryMs
+	}
+	enc := nv.encode()
+	if !c.valueFits(len(enc)) {
+		return
+	}
+	if reps, ok = c.call(c.putReq(key, enc, c.write)); !ok {
+		return
+	}
+	if msg, failed := firstError(reps); failed {
+		c.replyError(msg)
+		return
+	}
+	if o.get {
+		replyOld()
+	} else {
+		c.reply(func(w *Writer) { w.WriteSimple("OK") })
+	}
+}
+
+func writeOK(w *Writer, reps []*wire.Reply) {
+	if msg, failed := firstError(reps); failed {
+		w.WriteError(msg)
+		return
+	}
+	w.WriteSimple("OK")
+}
+
+// cmdDel reads each key to count the existing ones, then deletes those:
+// the backend's delete does not say whether the key existed.
+func cmdDel(c *conn, args [][]byte) {
+	keys, ok := c.keys(args[1:])
+	if !ok {
+		return
+	}
+	seen := make(map[string]bool, len(keys))
+	uniq := keys[:0:0]
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			uniq = append(uniq, k)
+		}
+	}
+	c.awaitPending()
+	gets := make([]*wire.Request, len(uniq))
+	for i, k := range uniq {
+		gets[i] = c.getReq(k, c.read)
+	}
+	reps, ok := c.call(gets...)
+	if !ok {
+		return
+	}
+	var dels []*wire.Request
+	var n int64
+	for i, r := range reps {
+		if r.Err != nil {
+			c.replyError(backendError(r.Err))
+			return
+		}
+		if !r.Found {
+			continue
+		}
+		// An expired value is deleted too, but not counted.
+		if _, live, _ := c.decode(r); live {
+			n++
+		}
+		dels = append(dels, c.delReq(uniq[i], c.write))
+	}
+	if reps, ok = c.call(dels...); !ok {
+		return
+	}
+	if msg, failed := firstError(reps); failed {
+		c.replyError(msg)
+		return
+	}
+	c.reply(func(w *Writer) { w.WriteInt(n) })
+}
+
+func cmdExists(c *conn, args [][]byte) {
+	keys, ok := c.keys(args[1:])
+	if !ok {
+		return
+	}
+	gets := make([]*wire.Request, len(keys))
+	for i, k := range keys {
+		gets[i] = c.getReq(k, c.read)
+	}
+	c.await(gets, func(w *Writer, reps []*wire.Reply) {
+		var n int64
+		for _, r := range reps {
+			_, found, msg := c.decode(r)
+			if msg != "" {
+				w.WriteError(msg)
+				return
+			}
+			if found {
+				n++
+			}
+		}
+		w.WriteInt(n)
+	})
+}
+
+func cmdMGet(c *conn, args [][]byte) {
+	keys, ok := c.keys(args[1:])
+	if !ok {
+		return
+	}
+	gets := make([]*wire.Request, len(keys))
+	for i, k := range keys {
+		gets[i] = c.getReq(k, c.read)
+	}
+	c.await(gets, func(w *Writer, reps []*wire.Reply) {
+		if msg, failed := firstError(reps); failed {
+			w.WriteError(msg)
+			return
+		}
+		w.WriteArray(len(reps))
+		for _, r := range reps {
+			// As in Redis, a value of another type reads as nil.
+			v, found, msg := c.decode(r)
+			if msg != "" || !found || v.kind != kindString {
+				w.WriteNull()
+			} else {
+				w.WriteBulk(v.str)
+			}
+		}
+	})
+}
+
+// cmdMSet writes every pair concurrently. Unlike Redis's MSET it is not
+// atomic: on an error reply some pairs may have been written.
+func cmdMSet(c *conn, args [][]byte) {
+	if len(args)%2 != 1 {
+		c.replyError(wrongArity("mset"))
+		return
+	}
+	puts := make([]*wire.Request, 0, len(args)/2)
+	for i := 1; i < len(args); i += 2 {
+		key, ok := c.key(args[i])
+		if !ok {
+			return
+		}
+		v := value{kind: kindString, str: args[i+1]}
+		enc := v.encode()
+		if !c.valueFits(len(enc)) {
+			return
+		}
+		puts = append(puts, c.putReq(key, enc, c.write))
+	}
+	c.await(puts, writeOK)
+}
+
+// cmdIncr implements INCR, DECR, INCRBY and DECRBY as get-then-put. The
+// value keeps its TTL, as in Redis.
+func cmdIncr(c *conn, args [][]byte) {
+	name := strings.ToLower(string(args[0]))
+	delta := int64(1)
+	switch name {
+	case "decr":
+		delta = -1
+	case "incrby", "decrby":
+		d, ok := parseInt(args[2])
+		if !ok {
+			c.replyError(msgNotInteger)
+			return
+		}
+		if name == "decrby" {
+			if d == -1<<63 {
+				c.replyError("ERR decrement would overflow")
+				return
+			}
+			d = -d
+		}
+		delta = d
+	}
+	key, ok := c.key(args[1])
+	if !ok {
+		return
+	}
+	c.awaitPending()
+	reps, ok := c.call(c.getReq(key, c.read))
+	if !ok {
+		return
+	}
+	old, found, msg := c.decode(reps[0])
+	if msg != "" {
+		c.replyError(msg)
+		return
+	}
+	var cur int64
+	if found {
+		if old.kind != kindString {
+			c.replyError(msgWrongType)
+			return
+		}
+		if cur, ok = parseInt(old.str); !ok {
+			c.replyError(msgNotInteger)
+			return
+		}
+	}
+	if delta > 0 && cur > 1<<63-1-delta || delta < 0 && cur < -1<<63-delta {
+		c.replyError(msgOverflow)
+		return
+	}
+	n := cur + delta
+	nv := value{kind: kindString, str: strconv.AppendInt(nil, n, 10), expiryMs: old.expiryMs}
+	if reps, ok = c.call(c.putReq(key, nv.encode(), c.write)); !ok {
+		return
+	}
+	if msg, failed := firstError(reps); failed {
+		c.replyError(msg)
+		return
+	}
+	c.reply(func(w *Writer) { w.WriteInt(n) })
+}
+
+func cmdTTL(c *conn, args [][]byte) {
+	key, ok := c.key(args[1])
+	if !ok {
+		return
+	}
+	ms := strings.ToLower(string(args[0])) == "pttl"
+	c.await([]*wire.Request{c.getReq(key, c.read)}, func(w *Writer, reps []*wire.Reply) {
+		v, found, msg := c.decode(reps[0])
+		switch {
+		case msg != "":
+			w.WriteError(msg)
+		case !found:
+			w.WriteInt(-2)
+		case v.expiryMs == 0:
+			w.WriteInt(-1)
+		case ms:
+			w.WriteInt(v.expiryMs - c.nowMs())
+		default:
+			w.WriteInt((v.expiryMs - c.nowMs() + 500) / 1000)
+		}
+	})
+}
+
+// --- hash commands ---
+
+// readHash gets key as a hash for a write: an absent or expired key is an
+// empty hash. ok is false if an error reply was queued.
+func (c *conn) readHash(key string) (h value, ok bool) {
+	reps, ok := c.call(c.getReq(key, c.read))
+	if !ok {
+		return value{}, false
+	}
+	h, found, msg := c.decode(reps[0])
+	if msg != "" {
+		c.replyError(msg)
+		return value{}, false
+	}
+	if !found {
+		return value{kind: kindHash}, true
+	}
+	if h.kind != kindHash {
+		c.replyError(msgWrongType)
+		return value{}, false
+	}
+	return h, true
+}
+
+// cmdHSet implements HSET and HMSET: get the hash, merge, put it back.
+func cmdHSet(c *conn, args [][]byte) {
+	name := strings.ToLower(string(args[0]))
+	if len(args)%2 != 0 {
+		c.replyError(wrongArity(name))
+		return
+	}
+	key, ok := c.key(args[1])
+	if !ok {
+		return
+	}
+	c.awaitPending()
+	h, ok := c.readHash(key)
+	if !ok {
+		return
+	}
+	var added int64
+	for i := 2; i < len(args); i += 2 {
+		if h.set(args[i], args[i+1]) {
+			added++
+		}
+	}
+	enc := h.encode()
+	if !c.valueFits(len(enc)) {
+		return
+	}
+	reps, ok := c.call(c.putReq(key, enc, c.write))
+	if !ok {
+		return
+	}
+	if msg, failed := firstError(reps); failed {
+		c.replyError(msg)
+		return
+	}
+	if name == "hmset" {
+		c.reply(func(w *Writer) { w.WriteSimple("OK") })
+	} else {
+		c.reply(func(w *Writer) { w.WriteInt(added) })
+	}
+}
+
+// cmdHDel removes fields; a hash left empty is deleted, as in Redis.
+func cmdHDel(c *conn, args [][]byte) {
+	key, ok := c.key(args[1])
+	if !ok {
+		return
+	}
+	c.awaitPending()
+	h, ok := c.readHash(key)
+	if !ok {
+		return
+	}
+	var removed int64
+	for _, f := range args[2:] {
+		if h.del(f) {
+			removed++
+		}
+	}
+	if removed > 0 {
+		req := c.delReq(key, c.write)
+		if len(h.fields) > 0 {
+			req = c.putReq(key, h.encode(), c.write)
+		}
+		reps, ok := c.call(req)
+		if !ok {
+			return
+		}
+		if msg, failed := firstError(reps); failed {
+			c.replyError(msg)
+			return
+		}
+	}
+	c.reply(func(w *Writer) { w.WriteInt(removed) })
+}
+
+// cmdHRead implements the hash reads: HGET, HMGET, HGETALL, HEXISTS, HLEN.
+func cmdHRead(c *conn, args [][]byte) {
+	name := strings.ToLower(string(args[0]))
+	key, ok := c.key(args[1])
+	if !ok {
+		return
+	}
+	fields := args[2:]
+	c.await([]*wire.Request{c.getReq(key, c.read)}, func(w *Writer, reps []*wire.Reply) {
+		h, found, msg := c.decode(reps[0])
+		if msg != "" {
+			w.WriteError(msg)
+			return
+		}
+		if found && h.kind != kindHash {
+			w.WriteError(msgWrongType)
+			return
+		}
+		switch name {
+		case "hget":
+			if i, ok := h.find(fields[0]); ok {
+				w.WriteBulk(h.fields[i].val)
+			} else {
+				w.WriteNull()
+			}
+		case "hmget":
+			w.WriteArray(len(fields))
+			for _, f := range fields {
+				if i, ok := h.find(f); ok {
+					w.WriteBulk(h.fields[i].val)
+				} else {
+					w.WriteNull()
+				}
+			}
+		case "hgetall":
+			w.WriteArray(2 * len(h.fields))
+			for _, f := range h.fields {
+				w.WriteBulk(f.name)
+				w.WriteBulk(f.val)
+			}
+		case "hexists":
+			if _, ok := h.find(fields[0]); ok {
+				w.WriteInt(1)
+			} else {
+				w.WriteInt(0)
+			}
+		case "hlen":
+			w.WriteInt(int64(len(h.fields)))
+		}
+	})
+}
+
+// --- Lightcone extensions ---
+
+// parseLevel parses a consistency level; "DEFAULT" selects the keyspace's.
+func parseLevel(b []byte) (wire.Level, string) {
+	if strings.EqualFold(string(b), "default") {
+		return wire.LevelDefault, ""
+	}
+	l, err := wire.ParseLevel(string(b))
+	if err != nil {
+		return 0, "ERR " + err.Error()
+	}
+	return l, ""
+}
+
+// cmdLCConsistency implements LC.CONSISTENCY [READ level] [WRITE level].
+func cmdLCConsistency(c *conn, args [][]byte) {
+	if len(args) == 1 {
+		r, wr := c.read.String(), c.write.String()
+		c.reply(func(w *Writer) {
+			w.WriteArray(4)
+			w.WriteBulkString("READ")
+			w.WriteBulkString(r)
+			w.WriteBulkString("WRITE")
+			w.WriteBulkString(wr)
+		})
+		return
+	}
+	if len(args)%2 != 1 {
+		c.replyError(msgSyntax)
+		return
+	}
+	read, write := c.read, c.write
+	for i := 1; i < len(args); i += 2 {
+		l, msg := parseLevel(args[i+1])
+		if msg != "" {
+			c.replyError(msg)
+			return
+		}
+		switch strings.ToUpper(string(args[i])) {
+		case "READ":
+			read = l
+		case "WRITE":
+			write = l
+		default:
+			c.replyError(msgSyntax)
+			return
+		}
+	}
+	c.read, c.write = read, write
+	c.reply(func(w *Writer) { w.WriteSimple("OK") })
+}
+
+// cmdLCKeyspace implements LC.KEYSPACE [name].
+func cmdLCKeyspace(c *conn, args [][]byte) {
+	switch len(args) {
+	case 1:
+		ks := c.keyspace
+		c.reply(func(w *Writer) { w.WriteBulkString(ks) })
+	case 2:
+		if len(args[1]) == 0 {
+			c.replyError("ERR keyspace name must not be empty")
+			return
+		}
+		c.keyspace = string(args[1])
+		c.reply(func(w *Writer) { w.WriteSimple("OK") })
+	default:
+		c.replyError(wrongArity("lc.keyspace"))
+	}
+}
+
+// cmdLCOp implements LC.GET key [LEVEL l], LC.SET key value [LEVEL l] and
+// LC.DEL key [LEVEL l]: one backend operation on the raw stored bytes (no
+// envelope decoding), replying the version read or written.
+func cmdLCOp(c *conn, args [][]byte) {
+	name := strings.ToLower(string(args[0]))
+	fixed := 2
+	if name == "lc.set" {
+		fixed = 3
+	}
+	var level wire.Level
+	var lvlSet bool
+	switch rest := args[fixed:]; {
+	case len(rest) == 0:
+	case len(rest) == 2 && strings.EqualFold(string(rest[0]), "level"):
+		l, msg := parseLevel(rest[1])
+		if msg != "" {
+			c.replyError(msg)
+			return
+		}
+		level, lvlSet = l, true
+	default:
+		c.replyError(msgSyntax)
+		return
+	}
+	key, ok := c.key(args[1])
+	if !ok {
+		return
+	}
+	var req *wire.Request
+	switch name {
+	case "lc.get":
+		req = c.getReq(key, c.read)
+	case "lc.set":
+		if !c.valueFits(len(args[2])) {
+			return
+		}
+		req = c.putReq(key, args[2], c.write)
+	case "lc.del":
+		req = c.delReq(key, c.write)
+	}
+	if lvlSet {
+		req.Level = level
+	}
+	c.await([]*wire.Request{req}, func(w *Writer, reps []*wire.Reply) {
+		r := reps[0]
+		switch {
+		case r.Err != nil:
+			w.WriteError(backendError(r.Err))
+		case name != "lc.get":
+			w.WriteBulkString(r.Version.String())
+		case !r.Found:
+			w.WriteNullArray()
+		default:
+			w.WriteArray(2)
+			w.WriteBulk(r.Value)
+			w.WriteBulkString(r.Version.String())
+		}
+	})
+}

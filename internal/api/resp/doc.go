@@ -1,0 +1,123 @@
+// Package resp serves the Redis protocol (RESP2) over an api.Backend, so
+// that redis-cli, redis-benchmark, go-redis and YCSB's Redis binding talk
+// to a Lightcone node unmodified.
+//
+// # Protocol
+//
+// Reader parses commands: RESP arrays of bulk strings, and inline commands
+// (space-separated words with Redis's quoting rules, as telnet and
+// redis-cli send). Its limits are checked before the memory they guard is
+// allocated: a bulk string of at most MaxBulkBytes (default 512 MiB, Redis's
+// proto-max-bulk-len), at most MaxMultibulkLen arguments (default
+// 1,048,576), and lines of at most MaxInlineBytes (64 KiB). A bulk's buffer
+// grows as its bytes arrive, so an announced length costs nothing until the
+// data comes. Malformed input yields a *ProtocolError worded as Redis words
+// it ("ERR Protocol error: invalid bulk length"); the server replies it and
+// closes that connection, as Redis does. Writer writes RESP2 replies.
+//
+// # Connections and pipelining
+//
+// Each connection has one goroutine, a ClientID from Backend.NewClientID
+// and increasing request IDs. While the connection's read buffer holds
+// input, commands are parsed and submitted without waiting for replies, so
+// a pipeline's requests are in flight together; when the buffer runs dry
+// (or 1024 commands are waiting) the replies are written in command order
+// and flushed. Pipelined single-step commands reach the backend in command
+// order but run concurrently: whether a GET observes the SET pipelined
+// just before it is up to the backend and the consistency level. Multi-step
+// commands (marked * below) first wait for all of the connection's earlier
+// commands, so they observe them.
+//
+// # Commands
+//
+//	PING [msg]  ECHO msg  QUIT  SELECT 0
+//	HELLO [2 [AUTH user pass] [SETNAME name]]   RESP2 only; HELLO 3 → NOPROTO
+//	AUTH [user] pass                            user "default", Config.RequirePass
+//	CLIENT SETNAME|GETNAME|ID|SETINFO
+//	COMMAND [COUNT|DOCS|INFO|LIST]              no metadata: DOCS is empty
+//	CONFIG GET pattern...                       save, appendonly, databases only
+//	INFO [section...]                           server, clients, keyspace, lightcone
+//	GET key
+//	SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]
+//	                                            * with NX, XX, GET or KEEPTTL
+//	DEL key...                                  * reads to count, then deletes
+//	EXISTS key...  MGET key...  MSET key value...
+//	INCR, DECR, INCRBY, DECRBY key              * keeps the TTL
+//	TTL, PTTL key
+//	HSET, HMSET key field value...              * get, merge, put
+//	HDEL key field...                           * an emptied hash is deleted
+//	HGET, HMGET, HGETALL, HEXISTS, HLEN
+//	ZADD, ZREM                                  only with Config.DiscardSortedSetWrites:
+//	                                            accepted, nothing stored, reply 0
+//
+// DBSIZE, FLUSHALL, FLUSHDB, KEYS, SCAN and RANDOMKEY reply "ERR not
+// supported by lightcone": a geo-distributed keyspace has no cheap global
+// view. Other commands reply Redis's "ERR unknown command" error. Before
+// AUTH (when RequirePass is set) only AUTH, HELLO and QUIT run; the rest
+// reply "NOAUTH Authentication required.".
+//
+// # Lightcone extensions
+//
+//	LC.CONSISTENCY [READ level] [WRITE level]
+//	    Sets this connection's default levels (wire.ParseLevel names, or
+//	    DEFAULT for the keyspace's); with no arguments replies
+//	    [READ, level, WRITE, level]. Initially Config.Read and Config.Write.
+//	LC.KEYSPACE [name]
+//	    Sets this connection's keyspace, or replies it. Initially
+//	    Config.Keyspace.
+//	LC.GET key [LEVEL level]           → [value, version] or nil
+//	LC.SET key value [LEVEL level]     → version
+//	LC.DEL key [LEVEL level]           → version
+//	    One backend operation on the raw stored bytes, without the value
+//	    envelope below; version is wire.Version's string ("<wall>.<logical>@n<node>").
+//
+// # Errors
+//
+// Backend errors map to replies by class: wire.ErrTimeout → "TIMEOUT
+// outcome unknown: <msg>" (a write may or may not have taken effect, and
+// may still become visible); wire.ErrUnavailable → "UNAVAILABLE <msg>" (it
+// took no effect); wire.ErrInvalid → "ERR <msg>". Keys longer than
+// Config.MaxKeyBytes (default 64 KiB) and values longer than
+// Config.MaxValueBytes (default 64 MiB) are refused before submission with
+// "ERR key too large (N bytes; max M)" or "ERR value too large (...)".
+//
+// # Not atomic: read-modify-write commands
+//
+// The backend offers get, put and delete, and no compare-and-set. Every
+// command marked * above is a get followed by a put (or delete) and is NOT
+// atomic: two clients running INCR on one key at the same time can both
+// read 5 and both write 6; SET NX can let two clients both "win"; two
+// concurrent HSETs of different fields can lose one field. MSET and DEL of
+// several keys are not atomic either: an error reply may follow a partial
+// write. These commands are safe only when one client writes a given key
+// at a time, until the protocol gets a compare-and-set.
+//
+// # Value envelope
+//
+// A string value without a TTL is stored verbatim, so other front ends read
+// it as is. Everything else (a value with a TTL, a hash, or a string whose
+// bytes happen to begin with the magic) is stored in an envelope:
+//
+//	"\xff\xfeLC" | kind | expiry | payload
+//	kind    's' string or 'h' hash
+//	expiry  uvarint, absolute Unix milliseconds; 0 means none
+//	payload 's': the string's bytes
+//	        'h': uvarint n, then n × (uvarint len, field, uvarint len, value),
+//	             fields strictly ascending bytewise
+//
+// The magic cannot begin UTF-8 text. A hash is one value: every HSET
+// rewrites it whole, so its size counts against MaxValueBytes.
+//
+// Expiry is lazy: GET, EXISTS, TTL and the rest treat a value whose expiry
+// has passed (by Config.Now, the server's clock) as absent, but nothing
+// deletes it until the key is overwritten or deleted. Expiry is therefore
+// only as accurate as the clocks of the nodes serving the key.
+//
+// # YCSB
+//
+// YCSB's Redis binding writes records with HMSET and reads them with
+// HGETALL/HMGET, which are served; it also maintains a scan index with ZADD
+// and ZREM on one key ("_indices"), which Lightcone does not keep. Set
+// Config.DiscardSortedSetWrites to accept and drop those writes; workload E
+// (scans, ZRANGEBYSCORE) is not supported.
+package resp

@@ -1,0 +1,84 @@
+package resp
+
+import (
+	"bufio"
+	"bytes"
+	"runtime"
+	"testing"
+)
+
+// FuzzReader checks, for any input: no panic; no argument or command larger
+// than the limits; memory allocated bounded by what the input holds rather
+// than what it announces; and that re-encoding each parsed command as an
+// array and parsing it again yields the same command.
+//
+//	go test -fuzz=FuzzReader ./internal/api/resp/
+func FuzzReader(f *testing.F) {
+	for _, s := range []string{
+		"*1\r\n$4\r\nPING\r\n",
+		"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n",
+		"*2\r\n$3\r\nGET\r\n$0\r\n\r\n",
+		"*0\r\n*-1\r\nPING\r\n",
+		"SET a b\r\nGET a\n",
+		`SET "a\x41\n" 'it\'s'` + "\r\n",
+		"*1\r\n$999999999999\r\n",
+		"*99999999\r\n$1\r\na\r\n",
+		"*2\r\n$1\r\na\r\nx\r\n",
+		`SET "unbalanced` + "\r\n",
+		"\x00\xff*\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	const maxBulk, maxArgs = 1 << 12, 64
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		r := NewReader(bufio.NewReaderSize(bytes.NewReader(data), 64))
+		r.MaxBulkBytes, r.MaxMultibulkLen = maxBulk, maxArgs
+		var cmds [][][]byte
+		for len(cmds) < 1000 {
+			args, err := r.ReadCommand()
+			if err != nil {
+				break
+			}
+			// An inline command is bounded by its line's length instead.
+			if len(args) == 0 || len(args) > max(maxArgs, MaxInlineBytes/2+1) {
+				t.Fatalf("command of %d args", len(args))
+			}
+			for _, a := range args {
+				if len(a) > max(maxBulk, MaxInlineBytes) {
+					t.Fatalf("argument of %d bytes", len(a))
+				}
+			}
+			cmds = append(cmds, args)
+		}
+		runtime.ReadMemStats(&after)
+		// Generous: scratch lines, per-argument headers and the bufio
+		// buffer, but nowhere near an announced 999999999999 bytes.
+		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(64*len(data)+2*MaxInlineBytes+1<<20); got > limit {
+			t.Fatalf("allocated %d bytes for %d bytes of input", got, len(data))
+		}
+		for _, args := range cmds {
+			var buf bytes.Buffer
+			w := NewWriter(bufio.NewWriter(&buf))
+			w.WriteCommand(args)
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			r2 := NewReader(bufio.NewReader(&buf))
+			r2.MaxBulkBytes, r2.MaxMultibulkLen = MaxInlineBytes, 1<<20
+			again, err := r2.ReadCommand()
+			if err != nil {
+				t.Fatalf("re-reading %q: %v", buf.Bytes(), err)
+			}
+			if len(again) != len(args) {
+				t.Fatalf("re-read %q as %q", args, again)
+			}
+			for i := range args {
+				if !bytes.Equal(args[i], again[i]) {
+					t.Fatalf("re-read %q as %q", args, again)
+				}
+			}
+		}
+	})
+}

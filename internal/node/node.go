@@ -1,0 +1,397 @@
+// Package node is the real runtime: one event loop per node owning all of
+// its protocol state, fed by the transport, the front ends and timers
+// (DESIGN.md, "Real runtime"). The protocol code is the same the simulator
+// runs; here Env is backed by the wall clock, real timers, a durable store
+// and a network transport.
+//
+// Persist before send: the loop handles a batch of queued events (up to
+// MaxBatch), syncs the store once for the whole batch (group commit), and
+// only then releases the batch's messages and replies. A reply a client sees
+// therefore never depends on a write a crash could lose (under the store's
+// SyncAlways policy).
+package node
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// Transport carries messages to other nodes. Send must not block the event
+// loop for long; delivery is best effort, FIFO per destination.
+type Transport interface {
+	Send(to wire.NodeID, m wire.Msg)
+}
+
+// Observer receives the runtime's measurements; *metrics.Metrics is one.
+type Observer interface {
+	Request(op, level string, d time.Duration, code string)
+	MessageSent(kind string, bytes int)
+	MessageReceived(kind string, bytes int)
+	Fsync(d time.Duration)
+	InflightAdd(delta int)
+	LoopBatch(events int, d time.Duration)
+}
+
+// Config configures a node.
+type Config struct {
+	ID        wire.NodeID
+	Topology  *topo.Topology
+	Factory   env.Factory
+	Engine    store.Engine
+	Transport Transport // nil: a single-node cluster
+	Observer  Observer  // nil: no measurements
+	Log       *slog.Logger
+	// InboxSize bounds the events waiting for the loop; senders block when
+	// it is full (backpressure). Default 65,536.
+	InboxSize int
+	// MaxBatch bounds the events handled per group commit. Default 1,024.
+	MaxBatch int
+	// Seed seeds the node's Rand; 0 draws one from crypto/rand.
+	Seed uint64
+}
+
+type eventKind uint8
+
+const (
+	evDeliver eventKind = iota + 1
+	evRequest
+	evTimer
+	evFunc
+)
+
+type event struct {
+	kind  eventKind
+	from  wire.NodeID
+	msg   wire.Msg
+	req   *wire.Request
+	timer env.TimerID
+	fn    func()
+}
+
+type pendingKey struct {
+	client wire.ClientID
+	id     wire.RequestID
+}
+
+type pending struct {
+	done  func(*wire.Reply)
+	start time.Time
+	op    wire.Op
+	level wire.Level
+}
+
+// Node runs one replica.
+type Node struct {
+	cfg     Config
+	replica env.Replica
+	inbox   chan event
+	rng     *rand.Rand
+	log     *slog.Logger
+	obs     Observer
+
+	clients atomic.Int64
+	stopped atomic.Bool
+
+	// Owned by the loop.
+	timers  map[env.TimerID]*time.Timer
+	payload map[env.TimerID]any
+	nextTID env.TimerID
+	reqs    map[pendingKey]pending
+	self    []event // messages to self, handled in the next batch
+	outMsgs []outMsg
+	outReps []*wire.Reply
+
+	wg sync.WaitGroup // timer callbacks in flight
+}
+
+type outMsg struct {
+	to  wire.NodeID
+	msg wire.Msg
+}
+
+var errStopped = &wire.Error{Code: wire.ErrUnavailable, Msg: "node: shutting down"}
+
+// New builds a node; Run starts it.
+func New(cfg Config) (*Node, error) {
+	if cfg.Topology == nil || cfg.Factory == nil || cfg.Engine == nil {
+		return nil, errors.New("node: Topology, Factory and Engine are required")
+	}
+	if int(cfg.ID) < 0 || int(cfg.ID) >= len(cfg.Topology.Nodes) {
+		return nil, fmt.Errorf("node: id %d outside the topology's %d nodes", cfg.ID, len(cfg.Topology.Nodes))
+	}
+	if cfg.InboxSize == 0 {
+		cfg.InboxSize = 1 << 16
+	}
+	if cfg.MaxBatch == 0 {
+		cfg.MaxBatch = 1024
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		var b [8]byte
+		_, _ = crand.Read(b[:])
+		seed = binary.LittleEndian.Uint64(b[:])
+	}
+	n := &Node{
+		cfg:     cfg,
+		inbox:   make(chan event, cfg.InboxSize),
+		rng:     rand.New(rand.NewPCG(seed, uint64(cfg.ID))),
+		log:     cfg.Log,
+		obs:     cfg.Observer,
+		timers:  make(map[env.TimerID]*time.Timer),
+		payload: make(map[env.TimerID]any),
+		reqs:    make(map[pendingKey]pending),
+	}
+	return n, nil
+}
+
+// NewClientID implements api.Backend.
+func (n *Node) NewClientID() wire.ClientID { return wire.ClientID(n.clients.Add(1)) }
+
+// Submit implements api.Backend: the request joins the loop's inbox; done
+// runs on the loop when the protocol replies.
+func (n *Node) Submit(req *wire.Request, done func(*wire.Reply)) {
+	if n.stopped.Load() {
+		done(&wire.Reply{ID: req.ID, Client: req.Client, Err: errStopped})
+		return
+	}
+	if n.obs != nil {
+		n.obs.InflightAdd(1)
+	}
+	start := time.Now()
+	n.inbox <- event{kind: evFunc, fn: func() {
+		n.reqs[pendingKey{req.Client, req.ID}] = pending{done: done, start: start, op: req.Op, level: req.Level}
+		n.replica.Request(n, req)
+	}}
+}
+
+// Deliver hands a message from another node to the loop (the transport
+// calls it).
+func (n *Node) Deliver(from wire.NodeID, m wire.Msg) {
+	if n.stopped.Load() {
+		return
+	}
+	n.inbox <- event{kind: evDeliver, from: from, msg: m}
+}
+
+// Do runs fn on the loop and waits for it (status queries, tests).
+func (n *Node) Do(ctx context.Context, fn func()) error {
+	done := make(chan struct{})
+	select {
+	case n.inbox <- event{kind: evFunc, fn: func() { fn(); close(done) }}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Run starts the replica and runs the event loop until ctx is cancelled or
+// the store fails. Requests still pending then get ErrUnavailable.
+func (n *Node) Run(ctx context.Context) error {
+	n.replica = n.cfg.Factory(n.cfg.ID)
+	n.replica.Start(n)
+	if err := n.flush(); err != nil {
+		return err
+	}
+	defer n.shutdown()
+	batch := make([]event, 0, n.cfg.MaxBatch)
+	for {
+		batch = batch[:0]
+		if len(n.self) > 0 {
+			batch = append(batch, n.self...)
+			clear(n.self)
+			n.self = n.self[:0]
+		} else {
+			select {
+			case <-ctx.Done():
+				return nil
+			case ev := <-n.inbox:
+				batch = append(batch, ev)
+			}
+		}
+	fill:
+		for len(batch) < n.cfg.MaxBatch {
+			select {
+			case ev := <-n.inbox:
+				batch = append(batch, ev)
+			default:
+				break fill
+			}
+		}
+		start := time.Now()
+		for i := range batch {
+			n.handle(&batch[i])
+			batch[i] = event{}
+		}
+		if err := n.flush(); err != nil {
+			return err
+		}
+		if n.obs != nil {
+			n.obs.LoopBatch(len(batch), time.Since(start))
+		}
+	}
+}
+
+func (n *Node) handle(ev *event) {
+	switch ev.kind {
+	case evDeliver:
+		n.replica.Step(n, ev.from, ev.msg)
+	case evTimer:
+		p, ok := n.payload[ev.timer]
+		if !ok {
+			return // cancelled
+		}
+		delete(n.payload, ev.timer)
+		delete(n.timers, ev.timer)
+		n.replica.Timer(n, p)
+	case evFunc:
+		ev.fn()
+	}
+}
+
+// flush persists the batch's writes, then releases its messages and
+// replies (persist before send).
+func (n *Node) flush() error {
+	if len(n.outMsgs) == 0 && len(n.outReps) == 0 {
+		// Nothing leaves: the writes can wait for the next sync.
+		return nil
+	}
+	start := time.Now()
+	if err := n.cfg.Engine.Sync(); err != nil {
+		n.log.Error("node: store sync failed; stopping so no unpersisted state is acknowledged", "err", err)
+		return fmt.Errorf("node: sync: %w", err)
+	}
+	if n.obs != nil {
+		n.obs.Fsync(time.Since(start))
+	}
+	for i, o := range n.outMsgs {
+		if o.to == n.cfg.ID {
+			n.self = append(n.self, event{kind: evDeliver, from: n.cfg.ID, msg: o.msg})
+		} else if n.cfg.Transport != nil {
+			n.cfg.Transport.Send(o.to, o.msg)
+		}
+		if n.obs != nil {
+			n.obs.MessageSent(o.msg.Kind(), 0)
+		}
+		n.outMsgs[i] = outMsg{}
+	}
+	n.outMsgs = n.outMsgs[:0]
+	for i, r := range n.outReps {
+		n.complete(r)
+		n.outReps[i] = nil
+	}
+	n.outReps = n.outReps[:0]
+	return nil
+}
+
+func (n *Node) complete(r *wire.Reply) {
+	k := pendingKey{r.Client, r.ID}
+	p, ok := n.reqs[k]
+	if !ok {
+		return // already answered
+	}
+	delete(n.reqs, k)
+	if n.obs != nil {
+		code := "ok"
+		if r.Err != nil {
+			code = r.Err.Code.String()
+		}
+		n.obs.InflightAdd(-1)
+		n.obs.Request(p.op.String(), p.level.String(), time.Since(p.start), code)
+	}
+	p.done(r)
+}
+
+func (n *Node) shutdown() {
+	n.stopped.Store(true)
+	for id, t := range n.timers {
+		t.Stop()
+		delete(n.timers, id)
+	}
+	// Answer everything still waiting, including requests queued behind us.
+	for k, p := range n.reqs {
+		delete(n.reqs, k)
+		p.done(&wire.Reply{ID: k.id, Client: k.client, Err: errStopped})
+	}
+	for {
+		select {
+		case ev := <-n.inbox:
+			if ev.kind == evFunc {
+				ev.fn() // registers the request; the replica may still answer it
+			}
+		default:
+			_ = n.flush()
+			for k, p := range n.reqs {
+				delete(n.reqs, k)
+				p.done(&wire.Reply{ID: k.id, Client: k.client, Err: errStopped})
+			}
+			return
+		}
+	}
+}
+
+// Env implementation: valid only on the loop.
+
+func (n *Node) Self() wire.NodeID { return n.cfg.ID }
+
+func (n *Node) Now() int64 { return time.Now().UnixNano() }
+
+func (n *Node) Send(to wire.NodeID, m wire.Msg) { n.outMsgs = append(n.outMsgs, outMsg{to, m}) }
+
+func (n *Node) Reply(r *wire.Reply) { n.outReps = append(n.outReps, r) }
+
+func (n *Node) SetTimer(d time.Duration, payload any) env.TimerID {
+	n.nextTID++
+	id := n.nextTID
+	n.payload[id] = payload
+	n.timers[id] = time.AfterFunc(d, func() {
+		if n.stopped.Load() {
+			return
+		}
+		select {
+		case n.inbox <- event{kind: evTimer, timer: id}:
+		default:
+			// The inbox is full: deliver without holding up the timer wheel.
+			go func() { n.inbox <- event{kind: evTimer, timer: id} }()
+		}
+	})
+	return id
+}
+
+func (n *Node) CancelTimer(id env.TimerID) {
+	if t, ok := n.timers[id]; ok {
+		t.Stop()
+		delete(n.timers, id)
+	}
+	delete(n.payload, id)
+}
+
+func (n *Node) Rand() *rand.Rand { return n.rng }
+
+func (n *Node) Store() store.Store { return n.cfg.Engine }
+
+func (n *Node) Topology() *topo.Topology { return n.cfg.Topology }
+
+func (n *Node) Log() *slog.Logger { return n.log }
+
+var _ env.Env = (*Node)(nil)
