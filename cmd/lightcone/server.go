@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/lightcone/lightcone/internal/server"
+	"github.com/lightcone/lightcone/internal/store/disk"
+)
+
+func serverCmd() *cobra.Command {
+	var (
+		configPath string
+		c          server.Config
+		sync       string
+		logJSON    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run a Lightcone node (alone: a single-node store in ./lightcone-data)",
+		Long: `server runs a Lightcone node: its storage, the keyspace protocol, and the front ends.
+With no flags it is a single-node store with data in ./lightcone-data, RESP (Redis
+protocol) on 127.0.0.1:6379 and the HTTP admin endpoint (/metrics, /healthz, /readyz,
+/status) on 127.0.0.1:7381. SIGINT or SIGTERM stops it cleanly.`,
+		Example: `  lightcone server
+  redis-cli set k v && redis-cli get k
+  curl -s 127.0.0.1:7381/metrics | grep lightcone_
+  lightcone server --data-dir /var/lib/lightcone --resp-addr 0.0.0.0:6379 --sync everysec`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg := server.Config{}
+			if configPath != "" {
+				data, err := os.ReadFile(configPath)
+				if err != nil {
+					return fmt.Errorf("config: %w", err)
+				}
+				dec := yaml.NewDecoder(bytes.NewReader(data))
+				dec.KnownFields(true)
+				if err := dec.Decode(&cfg); err != nil && err.Error() != "EOF" {
+					return fmt.Errorf("config %s: %w", configPath, err)
+				}
+			}
+			f := cmd.Flags()
+			if f.Changed("data-dir") {
+				cfg.DataDir = c.DataDir
+			}
+			if f.Changed("resp-addr") {
+				cfg.RESPAddr = c.RESPAddr
+			}
+			if f.Changed("http-addr") {
+				cfg.HTTPAddr = c.HTTPAddr
+			}
+			if f.Changed("sync") {
+				cfg.Sync = disk.SyncPolicy(sync)
+			}
+			if f.Changed("requirepass") {
+				cfg.RequirePass = c.RequirePass
+			}
+			if f.Changed("token") {
+				cfg.Token = c.Token
+			}
+			if f.Changed("read") {
+				cfg.Read = c.Read
+			}
+			if f.Changed("write") {
+				cfg.Write = c.Write
+			}
+			var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
+			if logJSON {
+				h = slog.NewJSONHandler(os.Stderr, nil)
+			}
+			cfg.Log = slog.New(h)
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return server.Run(ctx, cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&configPath, "config", "", "YAML file with the server's settings (flags override it)")
+	f.StringVar(&c.DataDir, "data-dir", server.DefaultDataDir, "where the node keeps its data")
+	f.StringVar(&c.RESPAddr, "resp-addr", server.DefaultRESPAddr, `RESP (Redis protocol) listen address; "off" disables`)
+	f.StringVar(&c.HTTPAddr, "http-addr", server.DefaultHTTPAddr, `HTTP admin listen address (/metrics, /healthz, /readyz, /status); "off" disables`)
+	f.StringVar(&sync, "sync", string(disk.SyncAlways), "when writes are fsynced: always (before any reply; group commit), everysec, never")
+	f.StringVar(&c.RequirePass, "requirepass", "", "password RESP clients must AUTH with")
+	f.StringVar(&c.Token, "token", "", "bearer token the HTTP admin endpoints require (except /healthz)")
+	f.StringVar(&c.Read, "read", "", "default read consistency level (default QUORUM)")
+	f.StringVar(&c.Write, "write", "", "default write consistency level (default QUORUM)")
+	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines instead of text")
+	return cmd
+}

@@ -1,0 +1,137 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// buildBinary compiles cmd/lightcone once per test binary.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lightcone")
+	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/lightcone").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type proc struct {
+	cmd        *exec.Cmd
+	resp, http string
+	log        *strings.Builder
+}
+
+func start(t *testing.T, bin, dataDir, resp, httpAddr string, extra ...string) *proc {
+	t.Helper()
+	p := &proc{resp: resp, http: httpAddr, log: &strings.Builder{}}
+	args := append([]string{"server", "--data-dir", dataDir, "--resp-addr", resp, "--http-addr", httpAddr}, extra...)
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+	// Poll /readyz with a bound rather than sleeping.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := http.Get("http://" + httpAddr + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server not ready after 20s; log:\n%s", p.log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestKillNineKeepsAcknowledgedWrites: with the default sync policy
+// (fsync before any reply), every write the client saw acknowledged
+// survives kill -9 of the server process.
+func TestKillNineKeepsAcknowledgedWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	bin := buildBinary(t)
+	dir := filepath.Join(t.TempDir(), "data")
+	resp, httpAddr := freeAddr(t), freeAddr(t)
+	p := start(t, bin, dir, resp, httpAddr)
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: resp, Protocol: 2})
+	defer c.Close()
+	const n = 500
+	pipe := c.Pipeline()
+	for i := 0; i < n; i++ {
+		pipe.Set(ctx, fmt.Sprintf("k%d", i), fmt.Sprintf("v%d", i), 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatalf("pipelined SETs: %v", err)
+	}
+	if err := c.Del(ctx, "k0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// /metrics shows Lightcone's own metrics.
+	res, err := http.Get("http://" + httpAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"lightcone_request_duration_seconds", `op="put"`, "lightcone_fsync_duration_seconds"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+
+	p = start(t, bin, dir, resp, httpAddr)
+	c2 := redis.NewClient(&redis.Options{Addr: resp, Protocol: 2})
+	defer c2.Close()
+	if v, err := c2.Get(ctx, "k0").Result(); err != redis.Nil {
+		t.Errorf("GET k0 after restart = %q, %v; want nil (deleted before the kill)", v, err)
+	}
+	for i := 1; i < n; i++ {
+		v, err := c2.Get(ctx, fmt.Sprintf("k%d", i)).Result()
+		if err != nil || v != fmt.Sprintf("v%d", i) {
+			t.Fatalf("GET k%d after kill -9 and restart = %q, %v; want v%d", i, v, err, i)
+		}
+	}
+	// A clean stop (SIGTERM) exits 0.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.log)
+	}
+}
