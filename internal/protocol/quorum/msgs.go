@@ -1,6 +1,9 @@
 package quorum
 
-import "github.com/lightcone/lightcone/internal/store"
+import (
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/wire"
+)
 
 // Mutate asks a replica to apply a version of a key (a write, or a read
 // repair when Repair is set). Replicas keep the highest version: last writer
@@ -48,3 +51,69 @@ func (*Read) Kind() string { return "quorum.read" }
 
 // Kind implements wire.Msg.
 func (*ReadResp) Kind() string { return "quorum.read_resp" }
+
+// MessageTypes lists the protocol's messages for the network codec.
+func MessageTypes() []wire.MsgType {
+	return []wire.MsgType{
+		{Kind: "quorum.mutate", New: func() wire.Encodable { return new(Mutate) }},
+		{Kind: "quorum.mutate_ack", New: func() wire.Encodable { return new(MutateAck) }},
+		{Kind: "quorum.read", New: func() wire.Encodable { return new(Read) }},
+		{Kind: "quorum.read_resp", New: func() wire.Encodable { return new(ReadResp) }},
+	}
+}
+
+func appendRecord(b []byte, r store.Record) []byte {
+	b = wire.AppendBytes(b, r.Value)
+	b = wire.AppendBool(b, r.Tombstone)
+	return wire.AppendVersion(b, r.Version)
+}
+
+func decodeRecord(d *wire.Decoder) store.Record {
+	return store.Record{Value: d.Bytes(), Tombstone: d.Bool(), Version: d.Version()}
+}
+
+// BaseKind is the kind Mutate registers under with the codec; Kind tells
+// writes and repairs apart for message counts.
+func (*Mutate) BaseKind() string { return "quorum.mutate" }
+
+// AppendPayload implements wire.Encodable.
+func (m *Mutate) AppendPayload(b []byte) []byte {
+	b = wire.AppendUvarint(b, m.Op)
+	b = wire.AppendString(b, m.Key)
+	b = appendRecord(b, m.Rec)
+	return wire.AppendBool(b, m.Repair)
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *Mutate) DecodePayload(d *wire.Decoder) {
+	m.Op, m.Key, m.Rec, m.Repair = d.Uvarint(), d.String(), decodeRecord(d), d.Bool()
+}
+
+// AppendPayload implements wire.Encodable.
+func (m *MutateAck) AppendPayload(b []byte) []byte {
+	return wire.AppendString(wire.AppendUvarint(b, m.Op), m.Key)
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *MutateAck) DecodePayload(d *wire.Decoder) { m.Op, m.Key = d.Uvarint(), d.String() }
+
+// AppendPayload implements wire.Encodable.
+func (m *Read) AppendPayload(b []byte) []byte {
+	return wire.AppendString(wire.AppendUvarint(b, m.Op), m.Key)
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *Read) DecodePayload(d *wire.Decoder) { m.Op, m.Key = d.Uvarint(), d.String() }
+
+// AppendPayload implements wire.Encodable.
+func (m *ReadResp) AppendPayload(b []byte) []byte {
+	b = wire.AppendUvarint(b, m.Op)
+	b = wire.AppendString(b, m.Key)
+	b = wire.AppendBool(b, m.Found)
+	return appendRecord(b, m.Rec)
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *ReadResp) DecodePayload(d *wire.Decoder) {
+	m.Op, m.Key, m.Found, m.Rec = d.Uvarint(), d.String(), d.Bool(), decodeRecord(d)
+}

@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# bench-redis.sh: Lightcone vs redis-server, single node, loopback, no WAN
+# emulation, measured with redis-benchmark in one run.
+#
+# Targets (each started on free loopback ports with a fresh data dir, and
+# benchmarked alone; only one server runs at a time):
+#   redis      redis-server --appendonly yes --appendfsync everysec --save ''
+#   lightcone  lightcone server --sync everysec   (like-for-like with Redis)
+#   lightcone  lightcone server --sync always     (fsync before every reply)
+# For each target and each pipeline depth (-P 1 and -P 16):
+#   redis-benchmark -t get,set -n $N -c $CLIENTS -P <depth> --csv
+#
+# Prints a Markdown table (target, sync policy, pipeline, op, requests/s,
+# p50 ms, p99 ms) and the Lightcone/Redis ratios for GET and SET per pipeline
+# depth. Exits 1 if any Lightcone GET is below GET_MIN_RATIO (0.5) x Redis GET
+# at the same depth, so it can serve as a check.
+#
+# Environment:
+#   N=200000        requests per redis-benchmark test
+#   CLIENTS=50      parallel connections
+#   PIPELINES="1 16" pipeline depths
+#   GET_MIN_RATIO=0.5
+#   KEEP=1          keep the temp dir (binary, data dirs, logs, raw CSV)
+#   OUT=FILE        also write the report (Markdown) to FILE
+#
+# redis-server and redis-benchmark come from Debian's redis-server and
+# redis-tools packages; they are installed with apt-get if missing.
+set -euo pipefail
+
+N="${N:-200000}"
+CLIENTS="${CLIENTS:-50}"
+PIPELINES="${PIPELINES:-1 16}"
+GET_MIN_RATIO="${GET_MIN_RATIO:-0.5}"
+KEEP="${KEEP:-0}"
+OUT="${OUT:-}"
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+log() { printf '[bench-redis] %s\n' "$*" >&2; }
+die() {
+	log "error: $*"
+	exit 2
+}
+
+# --- dependencies -----------------------------------------------------------
+
+install_redis() {
+	local sudo=()
+	if [[ "$(id -u)" != 0 ]]; then
+		command -v sudo >/dev/null 2>&1 || die "redis-server/redis-benchmark missing and not root (no sudo)"
+		sudo=(sudo)
+	fi
+	log "installing redis-server and redis-tools (apt-get)"
+	"${sudo[@]}" apt-get update -qq >&2
+	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq redis-server redis-tools >&2
+	# The package may start a system instance through systemd; it is not ours
+	# and does not matter: every instance here uses its own free port.
+}
+
+for tool in redis-server redis-benchmark redis-cli; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		install_redis
+		break
+	fi
+done
+command -v go >/dev/null 2>&1 || die "go not found"
+for tool in redis-server redis-benchmark redis-cli; do
+	command -v "$tool" >/dev/null 2>&1 || die "$tool still missing after install"
+done
+
+# --- temp dir, processes and cleanup -----------------------------------------
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/bench-redis.XXXXXX")"
+SERVER_PID=""
+
+stop_server() {
+	local pid="$SERVER_PID"
+	[[ -n "$pid" ]] || return 0
+	SERVER_PID=""
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		local i
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			log "pid $pid did not stop within 10 s; killing it"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
+	wait "$pid" 2>/dev/null || true
+}
+
+# shellcheck disable=SC2317 # invoked by the EXIT trap
+cleanup() {
+	local rc=$?
+	stop_server
+	if [[ "$KEEP" == 1 ]]; then
+		log "kept $WORK"
+	else
+		rm -rf "$WORK"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- helpers -----------------------------------------------------------------
+
+USED_PORTS=" "
+
+# port_in_use PORT: true if something accepts TCP connections on 127.0.0.1:PORT.
+port_in_use() {
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# free_port: sets PORT to a loopback TCP port nothing listens on and this run
+# has not used (not called in $(...), so that USED_PORTS keeps its update).
+PORT=""
+free_port() {
+	local p i
+	for ((i = 0; i < 200; i++)); do
+		p=$((20000 + RANDOM % 40000))
+		[[ "$USED_PORTS" == *" $p "* ]] && continue
+		port_in_use "$p" && continue
+		USED_PORTS+="$p "
+		PORT="$p"
+		return 0
+	done
+	die "no free port found"
+}
+
+# wait_ready PORT LOGFILE: wait until the server on PORT answers PING.
+wait_ready() {
+	local port="$1" logfile="$2" i
+	for ((i = 0; i < 150; i++)); do
+		if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+			cat "$logfile" >&2 || true
+			die "server on port $port exited during start-up"
+		fi
+		if [[ "$(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null || true)" == PONG ]]; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	cat "$logfile" >&2 || true
+	die "server on port $port not ready after 15 s"
+}
+
+# sanity PORT: a SET/GET round trip, so that a server answering errors is not
+# benchmarked as a fast one.
+sanity() {
+	local port="$1" got
+	redis-cli -h 127.0.0.1 -p "$port" SET bench:sanity v1 >/dev/null
+	got="$(redis-cli -h 127.0.0.1 -p "$port" GET bench:sanity)"
+	[[ "$got" == v1 ]] || die "sanity GET on port $port returned '$got', want v1"
+}
+
+RESULTS="$WORK/results.tsv" # target \t sync \t pipeline \t op \t rps \t p50 \t p99
+: >"$RESULTS"
+
+# bench TARGET SYNC PORT: run redis-benchmark for each pipeline depth and
+# append its rows to $RESULTS.
+bench() {
+	local target="$1" sync="$2" port="$3" p csv
+	for p in $PIPELINES; do
+		csv="$WORK/$target-$sync-P$p.csv"
+		log "$target ($sync): redis-benchmark -t get,set -n $N -c $CLIENTS -P $p"
+		redis-benchmark -h 127.0.0.1 -p "$port" -t get,set -n "$N" -c "$CLIENTS" -P "$p" --csv >"$csv"
+		# CSV columns (redis-benchmark 7): test, rps, avg, min, p50, p95, p99, max.
+		awk -F, -v t="$target" -v s="$sync" -v p="$p" -v f="$csv" '
+			NR == 1 {
+				for (i = 1; i <= NF; i++) { h = $i; gsub(/"/, "", h); col[h] = i }
+				if (!("rps" in col) || !("p50_latency_ms" in col) || !("p99_latency_ms" in col)) {
+					print "unexpected redis-benchmark CSV header in " f ": " $0 > "/dev/stderr"; exit 1
+				}
+				next
+			}
+			{
+				gsub(/"/, "")
+				if ($1 == "GET" || $1 == "SET") {
+					print t "\t" s "\t" p "\t" $1 "\t" $col["rps"] "\t" $col["p50_latency_ms"] "\t" $col["p99_latency_ms"]
+					n++
+				}
+			}
+			END { if (n != 2) { print "expected GET and SET rows in " f > "/dev/stderr"; exit 1 } }
+		' "$csv" >>"$RESULTS"
+	done
+}
+
+# --- build -------------------------------------------------------------------
+
+LC="$WORK/lightcone"
+log "building lightcone into $WORK"
+(cd "$REPO" && go build -o "$LC" ./cmd/lightcone)
+
+# --- redis-server ------------------------------------------------------------
+
+REDIS_VERSION="$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')"
+BENCH_VERSION="$(redis-benchmark --version | awk '{print $2}')"
+
+run_redis() {
+	local port dir
+	free_port
+	port="$PORT"
+	dir="$WORK/redis"
+	mkdir -p "$dir"
+	log "starting redis-server $REDIS_VERSION on 127.0.0.1:$port"
+	redis-server --bind 127.0.0.1 --port "$port" --appendonly yes --appendfsync everysec \
+		--save '' --dir "$dir" --daemonize no --logfile "$dir/redis.log" &
+	SERVER_PID=$!
+	wait_ready "$port" "$dir/redis.log"
+	sanity "$port"
+	bench redis everysec "$port"
+	stop_server
+}
+
+# --- lightcone ---------------------------------------------------------------
+
+run_lightcone() {
+	local sync="$1" port http dir
+	free_port
+	port="$PORT"
+	free_port
+	http="$PORT"
+	dir="$WORK/lightcone-$sync"
+	mkdir -p "$dir"
+	log "starting lightcone --sync $sync on 127.0.0.1:$port (http $http)"
+	"$LC" server --data-dir "$dir/data" --resp-addr "127.0.0.1:$port" \
+		--http-addr "127.0.0.1:$http" --sync "$sync" 2>"$dir/server.log" &
+	SERVER_PID=$!
+	wait_ready "$port" "$dir/server.log"
+	sanity "$port"
+	bench lightcone "$sync" "$port"
+	stop_server
+}
+
+run_redis
+run_lightcone everysec
+run_lightcone always
+
+# --- report ------------------------------------------------------------------
+
+REPORT="$WORK/report.md"
+FAIL=0
+{
+	echo "## redis-benchmark: Lightcone vs Redis (single node, loopback)"
+	echo
+	echo "redis-benchmark $BENCH_VERSION \`-t get,set -n $N -c $CLIENTS -P {$(echo "$PIPELINES" | tr ' ' ',')} --csv\`;" \
+		"redis-server $REDIS_VERSION \`--appendonly yes --appendfsync everysec --save ''\`;" \
+		"Lightcone $(cd "$REPO" && git rev-parse --short HEAD 2>/dev/null || echo '?');" \
+		"$(nproc) CPUs; $(uname -sr)."
+	echo
+	echo "| target | sync policy | pipeline | op | requests/s | p50 ms | p99 ms |"
+	echo "| --- | --- | ---: | --- | ---: | ---: | ---: |"
+	awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }' "$RESULTS"
+	echo
+	echo "### Ratios Lightcone / Redis (requests/s; Redis is appendfsync everysec)"
+	echo
+	echo "| pipeline | op | Lightcone sync | Lightcone req/s | Redis req/s | ratio | check |"
+	echo "| ---: | --- | --- | ---: | ---: | ---: | --- |"
+} >"$REPORT"
+
+ratio_rows="$(awk -F'\t' -v min="$GET_MIN_RATIO" '
+	$1 == "redis" { redis[$3 "\t" $4] = $5; next }
+	{ order[++n] = $0 }
+	END {
+		# per pipeline, per op: each Lightcone sync policy against Redis everysec
+		for (i = 1; i <= n; i++) {
+			split(order[i], f, "\t")
+			r = redis[f[3] "\t" f[4]]
+			ratio = (r > 0) ? f[5] / r : 0
+			check = ""
+			if (f[4] == "GET") {
+				check = (ratio >= min) ? "ok (>= " min ")" : "FAIL (< " min ")"
+			}
+			printf "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\n", f[3], f[4], f[2], f[5], r, ratio, check
+		}
+	}' "$RESULTS" | sort -t$'\t' -k1,1n -k2,2 -k3,3)"
+
+while IFS=$'\t' read -r p op sync lrps rrps ratio check; do
+	printf '| %s | %s | %s | %s | %s | %s× | %s |\n' "$p" "$op" "$sync" "$lrps" "$rrps" "$ratio" "$check" >>"$REPORT"
+	if [[ "$check" == FAIL* ]]; then
+		FAIL=1
+	fi
+done <<<"$ratio_rows"
+
+{
+	echo
+	if [[ "$FAIL" == 1 ]]; then
+		echo "**FAIL**: Lightcone GET below ${GET_MIN_RATIO}× Redis at some pipeline depth."
+	else
+		echo "**PASS**: Lightcone GET at least ${GET_MIN_RATIO}× Redis at every pipeline depth."
+	fi
+} >>"$REPORT"
+
+cat "$REPORT"
+if [[ -n "$OUT" ]]; then
+	cp "$REPORT" "$OUT"
+	log "report written to $OUT"
+fi
+exit "$FAIL"
