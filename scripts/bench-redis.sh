@@ -22,6 +22,7 @@
 #   GET_MIN_RATIO=0.5
 #   KEEP=1          keep the temp dir (binary, data dirs, logs, raw CSV)
 #   OUT=FILE        also write the report (Markdown) to FILE
+#   REF=REV         benchmark git revision REV (git archive) instead of the work tree
 #
 # redis-server and redis-benchmark come from Debian's redis-server and
 # redis-tools packages; they are installed with apt-get if missing.
@@ -33,6 +34,7 @@ PIPELINES="${PIPELINES:-1 16}"
 GET_MIN_RATIO="${GET_MIN_RATIO:-0.5}"
 KEEP="${KEEP:-0}"
 OUT="${OUT:-}"
+REF="${REF:-}"
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -111,18 +113,33 @@ trap 'exit 143' TERM
 
 USED_PORTS=" "
 
-# port_in_use PORT: true if something accepts TCP connections on 127.0.0.1:PORT.
+# Pick listen ports below the kernel's ephemeral range: redis-benchmark's many
+# client connections take ephemeral ports, and a listener put on one of them
+# can fail to bind.
+read -r EPH_LO EPH_HI </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || { EPH_LO=32768 EPH_HI=60999; }
+if ((EPH_LO > 12000)); then
+	PORT_LO=10000 PORT_HI=$((EPH_LO - 1))
+else
+	PORT_LO=$((EPH_HI + 1)) PORT_HI=65535
+fi
+
+# port_in_use PORT: true if any TCP socket on this machine uses local PORT (ss),
+# or, without ss, if something accepts connections on 127.0.0.1:PORT.
 port_in_use() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+	if command -v ss >/dev/null 2>&1; then
+		[[ -n "$(ss -Htan "( sport = :$1 )" 2>/dev/null)" ]]
+	else
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+	fi
 }
 
-# free_port: sets PORT to a loopback TCP port nothing listens on and this run
-# has not used (not called in $(...), so that USED_PORTS keeps its update).
+# free_port: sets PORT to a loopback TCP port nothing uses and this run has not
+# used (not called in $(...), so that USED_PORTS keeps its update).
 PORT=""
 free_port() {
 	local p i
 	for ((i = 0; i < 200; i++)); do
-		p=$((20000 + RANDOM % 40000))
+		p=$((PORT_LO + RANDOM % (PORT_HI - PORT_LO + 1)))
 		[[ "$USED_PORTS" == *" $p "* ]] && continue
 		port_in_use "$p" && continue
 		USED_PORTS+="$p "
@@ -132,13 +149,17 @@ free_port() {
 	die "no free port found"
 }
 
-# wait_ready PORT LOGFILE: wait until the server on PORT answers PING.
+# wait_ready PORT LOGFILE: wait until the server on PORT answers PING. Returns
+# 1 if the server exited during start-up (e.g. its port was taken meanwhile).
 wait_ready() {
 	local port="$1" logfile="$2" i
 	for ((i = 0; i < 150; i++)); do
 		if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-			cat "$logfile" >&2 || true
-			die "server on port $port exited during start-up"
+			wait "$SERVER_PID" 2>/dev/null || true
+			SERVER_PID=""
+			log "server on port $port exited during start-up:"
+			tail -n 5 "$logfile" >&2 || true
+			return 1
 		fi
 		if [[ "$(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null || true)" == PONG ]]; then
 			return 0
@@ -193,47 +214,79 @@ bench() {
 # --- build -------------------------------------------------------------------
 
 LC="$WORK/lightcone"
-log "building lightcone into $WORK"
-(cd "$REPO" && go build -o "$LC" ./cmd/lightcone)
+if [[ -n "$REF" ]]; then
+	# Build a committed revision (e.g. while the work tree is mid-edit).
+	SRC="$WORK/src"
+	mkdir -p "$SRC"
+	git -C "$REPO" archive "$REF" | tar -x -C "$SRC"
+	LC_REV="$(git -C "$REPO" rev-parse --short "$REF")"
+else
+	SRC="$REPO"
+	LC_REV="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')"
+	if [[ -n "$(git -C "$REPO" status --porcelain -- '*.go' go.mod go.sum 2>/dev/null)" ]]; then
+		LC_REV+="+dirty"
+	fi
+fi
+log "building lightcone ($LC_REV) into $WORK"
+(cd "$SRC" && go build -o "$LC" ./cmd/lightcone)
 
 # --- redis-server ------------------------------------------------------------
 
 REDIS_VERSION="$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')"
 BENCH_VERSION="$(redis-benchmark --version | awk '{print $2}')"
 
-run_redis() {
-	local port dir
+# start_redis DIR: start redis-server on a free port; sets PORT.
+start_redis() {
+	local dir="$1"
+	rm -rf "${dir:?}"/*
 	free_port
-	port="$PORT"
-	dir="$WORK/redis"
-	mkdir -p "$dir"
-	log "starting redis-server $REDIS_VERSION on 127.0.0.1:$port"
-	redis-server --bind 127.0.0.1 --port "$port" --appendonly yes --appendfsync everysec \
+	log "starting redis-server $REDIS_VERSION on 127.0.0.1:$PORT"
+	redis-server --bind 127.0.0.1 --port "$PORT" --appendonly yes --appendfsync everysec \
 		--save '' --dir "$dir" --daemonize no --logfile "$dir/redis.log" &
 	SERVER_PID=$!
-	wait_ready "$port" "$dir/redis.log"
-	sanity "$port"
-	bench redis everysec "$port"
+	wait_ready "$PORT" "$dir/redis.log"
+}
+
+run_redis() {
+	local dir="$WORK/redis" try
+	mkdir -p "$dir"
+	for try in 1 2 3; do
+		start_redis "$dir" && break
+		((try < 3)) || die "redis-server did not start"
+	done
+	sanity "$PORT"
+	bench redis everysec "$PORT"
 	stop_server
 }
 
 # --- lightcone ---------------------------------------------------------------
 
-run_lightcone() {
-	local sync="$1" port http dir
+# start_lightcone SYNC DIR: start Lightcone with a fresh data dir on free
+# ports; sets PORT (RESP).
+start_lightcone() {
+	local sync="$1" dir="$2" port http
 	free_port
 	port="$PORT"
 	free_port
 	http="$PORT"
-	dir="$WORK/lightcone-$sync"
-	mkdir -p "$dir"
+	rm -rf "$dir/data"
 	log "starting lightcone --sync $sync on 127.0.0.1:$port (http $http)"
 	"$LC" server --data-dir "$dir/data" --resp-addr "127.0.0.1:$port" \
 		--http-addr "127.0.0.1:$http" --sync "$sync" 2>"$dir/server.log" &
 	SERVER_PID=$!
+	PORT="$port"
 	wait_ready "$port" "$dir/server.log"
-	sanity "$port"
-	bench lightcone "$sync" "$port"
+}
+
+run_lightcone() {
+	local sync="$1" dir="$WORK/lightcone-$1" try
+	mkdir -p "$dir"
+	for try in 1 2 3; do
+		start_lightcone "$sync" "$dir" && break
+		((try < 3)) || die "lightcone --sync $sync did not start"
+	done
+	sanity "$PORT"
+	bench lightcone "$sync" "$PORT"
 	stop_server
 }
 
@@ -250,7 +303,7 @@ FAIL=0
 	echo
 	echo "redis-benchmark $BENCH_VERSION \`-t get,set -n $N -c $CLIENTS -P {$(echo "$PIPELINES" | tr ' ' ',')} --csv\`;" \
 		"redis-server $REDIS_VERSION \`--appendonly yes --appendfsync everysec --save ''\`;" \
-		"Lightcone $(cd "$REPO" && git rev-parse --short HEAD 2>/dev/null || echo '?');" \
+		"Lightcone $LC_REV;" \
 		"$(nproc) CPUs; $(uname -sr)."
 	echo
 	echo "| target | sync policy | pipeline | op | requests/s | p50 ms | p99 ms |"

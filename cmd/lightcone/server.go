@@ -67,6 +67,15 @@ protocol) on 127.0.0.1:6379 and the HTTP admin endpoint (/metrics, /healthz, /re
 			if f.Changed("token") {
 				cfg.Token = c.Token
 			}
+			if f.Changed("node") {
+				cfg.Node = c.Node
+			}
+			if f.Changed("peer-addr") {
+				cfg.PeerAddr = c.PeerAddr
+			}
+			if f.Changed("fault-injection") {
+				cfg.FaultInjection = c.FaultInjection
+			}
 			if f.Changed("read") {
 				cfg.Read = c.Read
 			}
@@ -94,5 +103,8 @@ protocol) on 127.0.0.1:6379 and the HTTP admin endpoint (/metrics, /healthz, /re
 	f.StringVar(&c.Read, "read", "", "default read consistency level (default QUORUM)")
 	f.StringVar(&c.Write, "write", "", "default write consistency level (default QUORUM)")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines instead of text")
+	f.StringVar(&c.Node, "node", "", "this node's name in the config's cluster (<region>-<i>)")
+	f.StringVar(&c.PeerAddr, "peer-addr", "", "node-to-node listen address (default: the cluster config's)")
+	f.BoolVar(&c.FaultInjection, "fault-injection", false, "serve POST /debug/transport to block peers (tests and demos)")
 	return cmd
 }

@@ -5,12 +5,15 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +24,7 @@ import (
 	"github.com/lightcone/lightcone/internal/protocol/quorum"
 	"github.com/lightcone/lightcone/internal/store/disk"
 	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/transport"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -38,6 +42,7 @@ type Config struct {
 	DataDir  string          `yaml:"data_dir"`  // default ./lightcone-data
 	RESPAddr string          `yaml:"resp_addr"` // default 127.0.0.1:6379; "off" disables
 	HTTPAddr string          `yaml:"http_addr"` // default 127.0.0.1:7381; "off" disables
+	PeerAddr string          `yaml:"peer_addr"` // cluster transport; default from the cluster's nodes
 	Sync     disk.SyncPolicy `yaml:"sync"`      // always (default), everysec, never
 	// RequirePass is the RESP password (Redis's requirepass). Default none.
 	RequirePass string `yaml:"requirepass"`
@@ -48,14 +53,52 @@ type Config struct {
 	Read  string `yaml:"read"`
 	Write string `yaml:"write"`
 
+	// Cluster, if set, makes this node one of a multi-node cluster; Node
+	// names which. Without it the server is a standalone single node.
+	Cluster *Cluster `yaml:"cluster"`
+	Node    string   `yaml:"node"`
+	// Keyspace is the default keyspace's policy.
+	Keyspace KeyspacePolicy `yaml:"keyspace"`
+	// FaultInjection serves POST /debug/transport on the HTTP admin
+	// endpoint, to block and unblock peers (tests, demos). Default off.
+	FaultInjection bool `yaml:"fault_injection"`
+
 	Log *slog.Logger `yaml:"-"`
 	// Ready, if set, is told the listening addresses once serving (tests).
 	Ready func(Addrs) `yaml:"-"`
 }
 
+// Cluster describes every node of a cluster; all nodes share it.
+type Cluster struct {
+	Name string `yaml:"name"` // checked when nodes connect; default "lightcone"
+	// World is a preset name or YAML file: the regions, nodes per region
+	// and latency model. Nodes are named <region>-<i>.
+	World string `yaml:"world"`
+	// WANEmulation holds every message for the world's one-way delay
+	// between the two nodes' regions, so a whole world runs on one
+	// machine. Off by default.
+	WANEmulation bool `yaml:"wan_emulation"`
+	// Nodes gives each node's addresses, by node name.
+	Nodes map[string]NodeAddrs `yaml:"nodes"`
+}
+
+// NodeAddrs are one node's listen addresses.
+type NodeAddrs struct {
+	Peer string `yaml:"peer"` // node-to-node transport
+	RESP string `yaml:"resp"`
+	HTTP string `yaml:"http"`
+}
+
+// KeyspacePolicy is the default keyspace's protocol and parameters.
+type KeyspacePolicy struct {
+	Protocol          string        `yaml:"protocol"`            // quorum (default)
+	ReplicasPerRegion int           `yaml:"replicas_per_region"` // default 1
+	MaxClockOffset    time.Duration `yaml:"max_clock_offset"`    // default 2ms
+}
+
 // Addrs are the addresses a running server listens on.
 type Addrs struct {
-	RESP, HTTP string
+	RESP, HTTP, Peer string
 }
 
 // EnsureDefaults fills the zero fields.
@@ -72,31 +115,99 @@ func (c *Config) EnsureDefaults() {
 	if c.Sync == "" {
 		c.Sync = disk.SyncAlways
 	}
-	if c.Log == nil {
-		c.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
 }
 
 // singleNodeWorld is the world of a standalone server: one region, one node.
-func singleNodeWorld() (*topo.Topology, error) {
-	w, err := topo.Parse([]byte("name: standalone\ndescription: a single node\nnodes_per_region: 1\nregions: [{name: local, provider: local}]\n"))
-	if err != nil {
-		return nil, err
+func singleNodeWorld() (*topo.World, error) {
+	return topo.Parse([]byte("name: standalone\ndescription: a single node\nnodes_per_region: 1\nregions: [{name: local, provider: local}]\n"))
+}
+
+// layout is what Run derives from the config: the topology, this node's
+// ID, and every node's peer address.
+type layout struct {
+	topo  *topo.Topology
+	self  wire.NodeID
+	peers map[wire.NodeID]string
+	wan   bool
+	name  string
+}
+
+func (c *Config) layout() (*layout, error) {
+	if c.Cluster == nil {
+		w, err := singleNodeWorld()
+		if err != nil {
+			return nil, err
+		}
+		return &layout{topo: topo.NewTopology(w), name: "standalone"}, nil
 	}
-	return topo.NewTopology(w), nil
+	cl := c.Cluster
+	w, err := topo.Resolve(cl.World)
+	if err != nil {
+		return nil, fmt.Errorf("cluster.world: %w", err)
+	}
+	tp := topo.NewTopology(w)
+	l := &layout{topo: tp, self: -1, peers: map[wire.NodeID]string{}, wan: cl.WANEmulation, name: cl.Name}
+	if l.name == "" {
+		l.name = "lightcone"
+	}
+	var names []string
+	for _, n := range tp.Nodes {
+		names = append(names, n.Name)
+		a, ok := cl.Nodes[n.Name]
+		if !ok || a.Peer == "" {
+			return nil, fmt.Errorf("cluster.nodes: no peer address for node %q (the world %q has nodes %s)", n.Name, w.Name, strings.Join(names, ", "))
+		}
+		l.peers[n.ID] = a.Peer
+		if n.Name == c.Node {
+			l.self = n.ID
+			if c.RESPAddr == "" {
+				c.RESPAddr = a.RESP
+			}
+			if c.HTTPAddr == "" {
+				c.HTTPAddr = a.HTTP
+			}
+			if c.PeerAddr == "" {
+				c.PeerAddr = a.Peer
+			}
+		}
+	}
+	for name := range cl.Nodes {
+		if !slices.Contains(names, name) {
+			return nil, fmt.Errorf("cluster.nodes: %q is not a node of world %q (nodes: %s)", name, w.Name, strings.Join(names, ", "))
+		}
+	}
+	if l.self < 0 {
+		return nil, fmt.Errorf("node: %q is not a node of the cluster (nodes: %s)", c.Node, strings.Join(names, ", "))
+	}
+	return l, nil
 }
 
 // Run serves until ctx is cancelled, then shuts down cleanly: front ends
 // stop accepting, in-flight requests finish or fail, the store syncs and
 // closes.
 func Run(ctx context.Context, cfg Config) (err error) {
-	cfg.EnsureDefaults()
 	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	lay, err := cfg.layout()
+	if err != nil {
+		return err
+	}
+	cfg.EnsureDefaults()
 	policy, err := disk.ParseSyncPolicy(string(cfg.Sync))
 	if err != nil {
 		return err
 	}
-	qc := quorum.Config{}
+	if p := cfg.Keyspace.Protocol; p != "" && p != "quorum" {
+		return fmt.Errorf("keyspace.protocol: unknown protocol %q (valid: quorum)", p)
+	}
+	qc := quorum.Config{MaxClockOffset: cfg.Keyspace.MaxClockOffset}
+	if n := cfg.Keyspace.ReplicasPerRegion; n > 0 {
+		for range lay.topo.World.Regions {
+			qc.ReplicasPerRegion = append(qc.ReplicasPerRegion, n)
+		}
+	}
 	if cfg.Read != "" {
 		if qc.Read, err = wire.ParseLevel(cfg.Read); err != nil {
 			return fmt.Errorf("read: %w", err)
@@ -107,13 +218,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			return fmt.Errorf("write: %w", err)
 		}
 	}
-	tp, err := singleNodeWorld()
-	if err != nil {
-		return err
-	}
+	tp := lay.topo
 	ks, err := quorum.NewKeyspace(tp, qc)
 	if err != nil {
-		return err
+		return fmt.Errorf("keyspace: %w", err)
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("data dir: %w", err)
@@ -124,9 +232,33 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 	defer func() { err = errors.Join(err, eng.Close()) }()
 
-	m := metrics.New(metrics.Labels{Node: tp.Nodes[0].Name, Region: "local", Keyspace: DefaultKeyspace, Protocol: "quorum"})
-	nd, err := node.New(node.Config{ID: 0, Topology: tp, Factory: ks.Factory(), Engine: eng, Observer: m, Log: log})
-	if err != nil {
+	me := tp.Nodes[lay.self]
+	region := tp.World.Regions[me.Region].Name
+	m := metrics.New(metrics.Labels{Node: me.Name, Region: region, Keyspace: DefaultKeyspace, Protocol: "quorum"})
+	eng.SyncLatency = m.Fsync
+	ncfg := node.Config{ID: lay.self, Topology: tp, Factory: ks.Factory(), Engine: eng, Observer: m, Log: log}
+	var nd *node.Node
+	var tr *transport.Transport
+	if lay.peers != nil {
+		codec, err := wire.NewCodec(quorum.MessageTypes())
+		if err != nil {
+			return err
+		}
+		tcfg := transport.Config{Self: lay.self, Cluster: lay.name, Listen: cfg.PeerAddr, Peers: lay.peers, Codec: codec,
+			Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }, Observer: m, Log: log}
+		if lay.wan {
+			tcfg.WAN = &transport.WAN{Topology: tp, Seed: uint64(time.Now().UnixNano())}
+		}
+		// The node must exist before messages arrive: build it first.
+		ncfg.Transport = lazyTransport{&tr}
+		if nd, err = node.New(ncfg); err != nil {
+			return err
+		}
+		if tr, err = transport.New(tcfg); err != nil {
+			return err
+		}
+		defer tr.Close()
+	} else if nd, err = node.New(ncfg); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -183,10 +315,25 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		hs := admin.NewServer(cfg.HTTPAddr, admin.Config{
 			Metrics: m, Token: cfg.Token, Log: log,
 			Status: func() any {
-				return map[string]any{"node": tp.Nodes[0].Name, "protocol": "quorum", "sync": policy, "data_dir": cfg.DataDir,
-					"resp_addr": addrs.RESP, "keyspaces": []string{DefaultKeyspace}}
+				st := map[string]any{"node": me.Name, "region": region, "cluster": lay.name, "protocol": "quorum",
+					"policy": ks.Config(), "sync": policy, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP,
+					"keyspaces": []string{DefaultKeyspace}}
+				if tr != nil {
+					st["peer_addr"] = tr.Addr()
+					st["messages_dropped"] = tr.Dropped()
+					st["wan_emulation"] = lay.wan
+					var blocked []string
+					for _, id := range tr.Blocked() {
+						blocked = append(blocked, tp.Nodes[id].Name)
+					}
+					st["blocked_peers"] = blocked
+				}
+				return st
 			},
 		})
+		if cfg.FaultInjection && tr != nil {
+			hs.Handler = faultHandler(hs.Handler, tr, tp, cfg.Token)
+		}
 		addrs.HTTP = l.Addr().String()
 		closers = append(closers, func() error {
 			sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
@@ -202,11 +349,72 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			}
 		}()
 	}
-	log.Info("lightcone server ready", "resp", addrs.RESP, "http", addrs.HTTP, "data_dir", cfg.DataDir, "sync", policy)
+	if tr != nil {
+		addrs.Peer = tr.Addr()
+	}
+	log.Info("lightcone server ready", "node", me.Name, "resp", addrs.RESP, "http", addrs.HTTP, "peer", addrs.Peer, "data_dir", cfg.DataDir, "sync", policy)
 	if cfg.Ready != nil {
 		cfg.Ready(addrs)
 	}
 	<-ctx.Done()
 	log.Info("lightcone server stopping")
 	return nil
+}
+
+// lazyTransport lets the node be built before its transport exists.
+type lazyTransport struct{ t **transport.Transport }
+
+func (l lazyTransport) Send(to wire.NodeID, m wire.Msg) { (*l.t).Send(to, m) }
+
+// faultHandler adds POST /debug/transport?block=NODE or ?unblock=NODE (or
+// ?unblock=all) to the admin endpoint: the transport drops all traffic to
+// and from the named peers, isolating this node without touching the OS.
+func faultHandler(next http.Handler, tr *transport.Transport, tp *topo.Topology, token string) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", next)
+	mux.HandleFunc("/debug/transport", func(w http.ResponseWriter, r *http.Request) {
+		if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1 {
+			http.Error(w, `{"error":"admin: missing or wrong bearer token"}`, http.StatusUnauthorized)
+			return
+		}
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			http.Error(w, `{"error":"admin: POST only"}`, http.StatusMethodNotAllowed)
+			return
+		}
+		find := func(name string) (wire.NodeID, bool) {
+			for _, n := range tp.Nodes {
+				if n.Name == name {
+					return n.ID, true
+				}
+			}
+			return 0, false
+		}
+		q := r.URL.Query()
+		for _, name := range q["block"] {
+			id, ok := find(name)
+			if !ok {
+				http.Error(w, fmt.Sprintf(`{"error":"admin: unknown node %q"}`, name), http.StatusBadRequest)
+				return
+			}
+			tr.Block(id)
+		}
+		for _, name := range q["unblock"] {
+			if name == "all" {
+				for _, id := range tr.Blocked() {
+					tr.Unblock(id)
+				}
+				continue
+			}
+			id, ok := find(name)
+			if !ok {
+				http.Error(w, fmt.Sprintf(`{"error":"admin: unknown node %q"}`, name), http.StatusBadRequest)
+				return
+			}
+			tr.Unblock(id)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, "{\"blocked\": %d}\n", len(tr.Blocked()))
+	})
+	return mux
 }

@@ -1,0 +1,150 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// cluster starts one process per node of the local3 world (regions a, b, c;
+// one node each) on loopback.
+type cluster struct {
+	t      *testing.T
+	bin    string
+	config string
+	dir    string
+	procs  map[string]*proc
+	addrs  map[string][3]string // peer, resp, http
+}
+
+func newCluster(t *testing.T, wan bool) *cluster {
+	c := &cluster{t: t, bin: buildBinary(t), dir: t.TempDir(), procs: map[string]*proc{}, addrs: map[string][3]string{}}
+	var b strings.Builder
+	fmt.Fprintf(&b, "cluster:\n  name: test\n  world: local3\n  wan_emulation: %v\n  nodes:\n", wan)
+	for _, n := range []string{"a-0", "b-0", "c-0"} {
+		a := [3]string{freeAddr(t), freeAddr(t), freeAddr(t)}
+		c.addrs[n] = a
+		fmt.Fprintf(&b, "    %s: {peer: %q, resp: %q, http: %q}\n", n, a[0], a[1], a[2])
+	}
+	b.WriteString("keyspace:\n  protocol: quorum\n  replicas_per_region: 1\nfault_injection: true\n")
+	c.config = filepath.Join(c.dir, "cluster.yaml")
+	if err := os.WriteFile(c.config, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for n := range c.addrs {
+		c.start(n)
+	}
+	return c
+}
+
+func (c *cluster) start(name string) {
+	a := c.addrs[name]
+	c.procs[name] = start(c.t, c.bin, filepath.Join(c.dir, name), a[1], a[2], "--config", c.config, "--node", name)
+}
+
+func (c *cluster) kill(name string) {
+	p := c.procs[name]
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Wait()
+}
+
+func (c *cluster) client(name string) *redis.Client {
+	cl := redis.NewClient(&redis.Options{Addr: c.addrs[name][1], Protocol: 2, MaxRetries: -1, ReadTimeout: 10 * time.Second})
+	c.t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+func (c *cluster) fault(name, query string) {
+	res, err := http.Post("http://"+c.addrs[name][2]+"/debug/transport?"+query, "", nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		c.t.Fatalf("fault %s %s: %s", name, query, res.Status)
+	}
+}
+
+// TestClusterQuorumSurvivesCrashAndIsolation runs three real processes:
+// writes at ALL on one node are read at ONE on another; with one node
+// killed (-9), QUORUM writes and reads still succeed and the restarted
+// node serves what it had acknowledged; an isolated node (transport fault
+// hooks) cannot complete QUORUM writes but the majority can.
+func TestClusterQuorumSurvivesCrashAndIsolation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	c := newCluster(t, false)
+	ctx := context.Background()
+	a, b, cc := c.client("a-0"), c.client("b-0"), c.client("c-0")
+
+	lcSet := func(cl *redis.Client, k, v, level string) error {
+		return cl.Do(ctx, "LC.SET", k, v, "LEVEL", level).Err()
+	}
+	lcGet := func(cl *redis.Client, k, level string) (string, error) {
+		res, err := cl.Do(ctx, "LC.GET", k, "LEVEL", level).Slice()
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprint(res[0]), nil
+	}
+	// Poll: a node may still be connecting to its peers.
+	deadline := time.Now().Add(15 * time.Second)
+	for lcSet(a, "k1", "v1", "ALL") != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("ALL write never succeeded: the cluster did not connect")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if v, err := lcGet(cc, "k1", "ONE"); err != nil || v != "v1" {
+		t.Fatalf("LC.GET k1 ONE at c-0 = %q, %v; want v1 (written at ALL)", v, err)
+	}
+
+	c.kill("b-0")
+	for i := 0; i < 20; i++ {
+		if err := lcSet(a, fmt.Sprintf("q%d", i), "x", "QUORUM"); err != nil {
+			t.Fatalf("QUORUM write with one node down: %v", err)
+		}
+	}
+	if v, err := lcGet(cc, "q19", "QUORUM"); err != nil || v != "x" {
+		t.Fatalf("QUORUM read with one node down = %q, %v; want x", v, err)
+	}
+	c.start("b-0")
+	if v, err := lcGet(b, "k1", "ONE"); err != nil || v != "v1" {
+		t.Fatalf("after kill -9 and restart, b-0 reads k1 = %q, %v; want v1 (it acknowledged the ALL write)", v, err)
+	}
+
+	// Isolate c-0 in both directions.
+	c.fault("c-0", "block=a-0&block=b-0")
+	c.fault("a-0", "block=c-0")
+	c.fault("b-0", "block=c-0")
+	err := lcSet(cc, "iso", "y", "QUORUM")
+	if err == nil || !strings.Contains(err.Error(), "TIMEOUT") {
+		t.Fatalf("QUORUM write on the isolated node = %v; want a TIMEOUT (outcome unknown) error", err)
+	}
+	if err := lcSet(a, "maj", "z", "QUORUM"); err != nil {
+		t.Fatalf("QUORUM write on the majority side: %v", err)
+	}
+	for _, n := range []string{"a-0", "b-0", "c-0"} {
+		c.fault(n, "unblock=all")
+	}
+	deadline = time.Now().Add(15 * time.Second)
+	for {
+		v, err := lcGet(cc, "maj", "QUORUM")
+		if err == nil && v == "z" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after healing, c-0 reads maj = %q, %v; want z", v, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
