@@ -170,6 +170,18 @@ wait_ready() {
 	die "server on port $port not ready after 15 s"
 }
 
+# cpu_busy_pct: percent of the machine's CPU time busy over one second (all
+# processes). A benchmark on a busy machine measures the contention too: the
+# report records it.
+cpu_busy_pct() {
+	local a b
+	a="$(awk '/^cpu /{i=$5+$6; t=0; for(k=2;k<=NF;k++) t+=$k; print i, t}' /proc/stat)"
+	sleep 1
+	b="$(awk '/^cpu /{i=$5+$6; t=0; for(k=2;k<=NF;k++) t+=$k; print i, t}' /proc/stat)"
+	awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); dt = y[2] - x[2]
+		printf "%d", (dt > 0) ? 100 * (1 - (y[1] - x[1]) / dt) : 0 }'
+}
+
 # sanity PORT: a SET/GET round trip, so that a server answering errors is not
 # benchmarked as a fast one.
 sanity() {
@@ -290,9 +302,14 @@ run_lightcone() {
 	stop_server
 }
 
+BUSY_BEFORE="$(cpu_busy_pct)"
+if ((BUSY_BEFORE > 20)); then
+	log "warning: the machine is already ${BUSY_BEFORE}% busy before the run; results will be skewed (contention)"
+fi
 run_redis
 run_lightcone everysec
 run_lightcone always
+BUSY_AFTER="$(cpu_busy_pct)"
 
 # --- report ------------------------------------------------------------------
 
@@ -305,6 +322,8 @@ FAIL=0
 		"redis-server $REDIS_VERSION \`--appendonly yes --appendfsync everysec --save ''\`;" \
 		"Lightcone $LC_REV;" \
 		"$(nproc) CPUs; $(uname -sr)."
+	echo "CPU busy (other processes, 1 s sample) before the run: ${BUSY_BEFORE}%, after: ${BUSY_AFTER}%;" \
+		"load average after: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
 	echo "| target | sync policy | pipeline | op | requests/s | p50 ms | p99 ms |"
 	echo "| --- | --- | ---: | --- | ---: | ---: | ---: |"
