@@ -456,4 +456,3 @@ func report(out io.Writer, w *topo.World, tp *topo.Topology, results []*phaseRes
 		fmt.Fprintf(out, "%s: %d operations, %d errors\n", r.phase.Name, r.ops, r.errs)
 	}
 }
-
