@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"github.com/lightcone/lightcone/internal/server"
 	"github.com/lightcone/lightcone/internal/store/disk"
@@ -38,14 +35,9 @@ protocol) on 127.0.0.1:6379 and the HTTP admin endpoint (/metrics, /healthz, /re
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg := server.Config{}
 			if configPath != "" {
-				data, err := os.ReadFile(configPath)
-				if err != nil {
-					return fmt.Errorf("config: %w", err)
-				}
-				dec := yaml.NewDecoder(bytes.NewReader(data))
-				dec.KnownFields(true)
-				if err := dec.Decode(&cfg); err != nil && err.Error() != "EOF" {
-					return fmt.Errorf("config %s: %w", configPath, err)
+				var err error
+				if cfg, err = server.LoadConfig(configPath); err != nil {
+					return err
 				}
 			}
 			f := cmd.Flags()

@@ -4,18 +4,23 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/lightcone/lightcone/internal/api/admin"
 	"github.com/lightcone/lightcone/internal/api/resp"
@@ -66,6 +71,25 @@ type Config struct {
 	Log *slog.Logger `yaml:"-"`
 	// Ready, if set, is told the listening addresses once serving (tests).
 	Ready func(Addrs) `yaml:"-"`
+}
+
+// LoadConfig reads a YAML config; unknown fields are errors. A cluster
+// world given as a relative file path is taken relative to the config file.
+func LoadConfig(path string) (Config, error) {
+	var c Config
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
+	if cl := c.Cluster; cl != nil && cl.World != "" && !topo.IsPreset(cl.World) && !filepath.IsAbs(cl.World) {
+		cl.World = filepath.Join(filepath.Dir(path), cl.World)
+	}
+	return c, nil
 }
 
 // Cluster describes every node of a cluster; all nodes share it.

@@ -1,0 +1,62 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDeployConfigsLoad keeps the docker-compose and Kubernetes configs
+// valid: each node of each layout resolves.
+func TestDeployConfigsLoad(t *testing.T) {
+	c, err := LoadConfig("../../deploy/compose/cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"europe-0", "us-0", "asia-0"} {
+		c.Node = n
+		if _, err := c.layout(); err != nil {
+			t.Errorf("compose node %s: %v", n, err)
+		}
+	}
+	// The Kubernetes ConfigMap's two files, extracted.
+	raw, err := os.ReadFile("../../deploy/k8s/lightcone.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := map[string]string{}
+	var cur string
+	for _, line := range strings.Split(string(raw), "\n") {
+		switch {
+		case strings.HasPrefix(line, "  world.yaml: |"):
+			cur = "world.yaml"
+		case strings.HasPrefix(line, "  cluster.yaml: |"):
+			cur = "cluster.yaml"
+		case strings.HasPrefix(line, "    ") && cur != "":
+			files[cur] += strings.TrimPrefix(line, "    ") + "\n"
+		case cur != "" && !strings.HasPrefix(line, "    "):
+			cur = ""
+		}
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, err := LoadConfig(filepath.Join(dir, "cluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"lightcone-0", "lightcone-1", "lightcone-2"} {
+		k.Node = n
+		if _, err := k.layout(); err != nil {
+			t.Errorf("k8s node %s: %v", n, err)
+		}
+	}
+	k.Node = "lightcone-3"
+	if _, err := k.layout(); err == nil || !strings.Contains(err.Error(), "lightcone-0, lightcone-1, lightcone-2") {
+		t.Errorf("unknown node: error %v; want it to list the cluster's nodes", err)
+	}
+}
