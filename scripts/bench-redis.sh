@@ -22,6 +22,8 @@
 #   GET_MIN_RATIO=0.5
 #   KEEP=1          keep the temp dir (binary, data dirs, logs, raw CSV)
 #   OUT=FILE        also write the report (Markdown) to FILE
+#   QUIET_WAIT=120  seconds to wait, before each target, for other work on the
+#                   machine to drop to QUIET_PCT=15 % CPU (then it goes on, noting it)
 #   REF=REV         benchmark git revision REV (git archive) instead of the work tree
 #
 # redis-server and redis-benchmark come from Debian's redis-server and
@@ -35,6 +37,8 @@ GET_MIN_RATIO="${GET_MIN_RATIO:-0.5}"
 KEEP="${KEEP:-0}"
 OUT="${OUT:-}"
 REF="${REF:-}"
+QUIET_WAIT="${QUIET_WAIT:-120}"
+QUIET_PCT="${QUIET_PCT:-15}"
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -182,6 +186,45 @@ cpu_busy_pct() {
 		printf "%d", (dt > 0) ? 100 * (1 - (y[1] - x[1]) / dt) : 0 }'
 }
 
+# cpu_snapshot: sets SNAP to "machine-busy machine-total server children"
+# CPU times, in clock ticks (USER_HZ, 100/s): the machine's from /proc/stat,
+# the server's (SERVER_PID) from /proc/PID/stat, and this shell's finished
+# children's (redis-benchmark, ...) from the times builtin.
+declare -A OTHER_CPU=()
+SNAP=""
+cpu_snapshot() {
+	local m srv=0 kids
+	m="$(awk '/^cpu /{t=0; for(k=2;k<=NF;k++) t+=$k; print t-$5-$6, t}' /proc/stat)"
+	if [[ -n "$SERVER_PID" && -r "/proc/$SERVER_PID/stat" ]]; then
+		srv="$(sed 's/.*) //' "/proc/$SERVER_PID/stat" | awk '{print $12+$13}')"
+	fi
+	times >"$WORK/times" # not in $(...): a subshell's children are not ours
+	kids="$(sed -n 2p "$WORK/times" | awk '{
+		s = 0
+		for (k = 1; k <= 2; k++) { split($k, a, "m"); sub(/s$/, "", a[2]); s += a[1] * 60 + a[2] }
+		printf "%d", s * 100 }')"
+	SNAP="$m $srv $kids"
+}
+
+# await_quiet TARGET: on a shared machine, wait up to QUIET_WAIT seconds for
+# other work to drop to at most QUIET_PCT% CPU before benchmarking TARGET;
+# record what it was in BUSY_NOTES either way.
+BUSY_NOTES=""
+await_quiet() {
+	local target="$1" busy waited=0
+	busy="$(cpu_busy_pct)"
+	while ((busy > QUIET_PCT && waited < QUIET_WAIT)); do
+		((waited == 0)) && log "machine ${busy}% busy; waiting up to ${QUIET_WAIT}s for it to quiet down"
+		sleep 4
+		waited=$((waited + 5))
+		busy="$(cpu_busy_pct)"
+	done
+	if ((busy > QUIET_PCT)); then
+		log "warning: machine still ${busy}% busy; benchmarking $target anyway (results skewed by contention)"
+	fi
+	BUSY_NOTES+="${BUSY_NOTES:+, }$target ${busy}%"
+}
+
 # sanity PORT: a SET/GET round trip, so that a server answering errors is not
 # benchmarked as a fast one.
 sanity() {
@@ -191,7 +234,7 @@ sanity() {
 	[[ "$got" == v1 ]] || die "sanity GET on port $port returned '$got', want v1"
 }
 
-RESULTS="$WORK/results.tsv" # target \t sync \t pipeline \t op \t rps \t p50 \t p99
+RESULTS="$WORK/results.tsv" # target \t sync \t pipeline \t op \t rps \t p50 \t p99 \t other-cpu%
 : >"$RESULTS"
 
 # bench TARGET SYNC PORT: run redis-benchmark for each pipeline depth and
@@ -201,7 +244,16 @@ bench() {
 	for p in $PIPELINES; do
 		csv="$WORK/$target-$sync-P$p.csv"
 		log "$target ($sync): redis-benchmark -t get,set -n $N -c $CLIENTS -P $p"
+		cpu_snapshot
+		local before="$SNAP"
 		redis-benchmark -h 127.0.0.1 -p "$port" -t get,set -n "$N" -c "$CLIENTS" -P "$p" --csv >"$csv"
+		cpu_snapshot
+		# Other work's share of the machine during this run: machine busy time
+		# less the server's and redis-benchmark's.
+		OTHER_CPU["$target/$sync/$p"]="$(awk -v a="$before" -v b="$SNAP" 'BEGIN {
+			split(a, x, " "); split(b, y, " ")
+			dt = y[2] - x[2]; other = (y[1] - x[1]) - (y[3] - x[3]) - (y[4] - x[4])
+			printf "%d", (dt > 0 && other > 0) ? 100 * other / dt : 0 }')"
 		# CSV columns (redis-benchmark 7): test, rps, avg, min, p50, p95, p99, max.
 		awk -F, -v t="$target" -v s="$sync" -v p="$p" -v f="$csv" '
 			NR == 1 {
@@ -219,7 +271,8 @@ bench() {
 				}
 			}
 			END { if (n != 2) { print "expected GET and SET rows in " f > "/dev/stderr"; exit 1 } }
-		' "$csv" >>"$RESULTS"
+		' "$csv" >"$csv.rows"
+		awk -v o="${OTHER_CPU["$target/$sync/$p"]}" '{ print $0 "\t" o }' "$csv.rows" >>"$RESULTS"
 	done
 }
 
@@ -262,6 +315,7 @@ start_redis() {
 run_redis() {
 	local dir="$WORK/redis" try
 	mkdir -p "$dir"
+	await_quiet redis
 	for try in 1 2 3; do
 		start_redis "$dir" && break
 		((try < 3)) || die "redis-server did not start"
@@ -293,6 +347,7 @@ start_lightcone() {
 run_lightcone() {
 	local sync="$1" dir="$WORK/lightcone-$1" try
 	mkdir -p "$dir"
+	await_quiet "lightcone/$sync"
 	for try in 1 2 3; do
 		start_lightcone "$sync" "$dir" && break
 		((try < 3)) || die "lightcone --sync $sync did not start"
@@ -302,14 +357,9 @@ run_lightcone() {
 	stop_server
 }
 
-BUSY_BEFORE="$(cpu_busy_pct)"
-if ((BUSY_BEFORE > 20)); then
-	log "warning: the machine is already ${BUSY_BEFORE}% busy before the run; results will be skewed (contention)"
-fi
 run_redis
 run_lightcone everysec
 run_lightcone always
-BUSY_AFTER="$(cpu_busy_pct)"
 
 # --- report ------------------------------------------------------------------
 
@@ -322,12 +372,16 @@ FAIL=0
 		"redis-server $REDIS_VERSION \`--appendonly yes --appendfsync everysec --save ''\`;" \
 		"Lightcone $LC_REV;" \
 		"$(nproc) CPUs; $(uname -sr)."
-	echo "CPU busy (other processes, 1 s sample) before the run: ${BUSY_BEFORE}%, after: ${BUSY_AFTER}%;" \
-		"load average after: $(cut -d' ' -f1-3 /proc/loadavg)."
+	echo "Machine CPU busy (1 s sample) just before each target started: $BUSY_NOTES;" \
+		"load average after: $(cut -d' ' -f1-3 /proc/loadavg). Anything well above 0% means another" \
+		"workload shared the 2 cores: distrust that run."
 	echo
-	echo "| target | sync policy | pipeline | op | requests/s | p50 ms | p99 ms |"
-	echo "| --- | --- | ---: | --- | ---: | ---: | ---: |"
-	awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }' "$RESULTS"
+	echo "| target | sync policy | pipeline | op | requests/s | p50 ms | p99 ms | other CPU % |"
+	echo "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |"
+	awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8 }' "$RESULTS"
+	echo
+	echo "(other CPU %: the machine's CPU used during that redis-benchmark run by anything but the server and"
+	echo "redis-benchmark, as % of all $(nproc) CPUs; above a few % the run shared the machine: distrust it.)"
 	echo
 	echo "### Ratios Lightcone / Redis (requests/s; Redis is appendfsync everysec)"
 	echo

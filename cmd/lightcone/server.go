@@ -19,13 +19,15 @@ func serverCmd() *cobra.Command {
 		c          server.Config
 		sync       string
 		logJSON    bool
+		clientTLS  server.TLSFiles
+		peerTLS    server.TLSFiles
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a Lightcone node (alone: a single-node store in ./lightcone-data)",
 		Long: `server runs a Lightcone node: its storage, the keyspace protocol, and the front ends.
 With no flags it is a single-node store with data in ./lightcone-data, RESP (Redis
-protocol) on 127.0.0.1:6379 and the HTTP admin endpoint (/metrics, /healthz, /readyz,
+protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint (/metrics, /healthz, /readyz,
 /status) on 127.0.0.1:7381. SIGINT or SIGTERM stops it cleanly.`,
 		Example: `  lightcone server
   redis-cli set k v && redis-cli get k
@@ -46,6 +48,9 @@ protocol) on 127.0.0.1:6379 and the HTTP admin endpoint (/metrics, /healthz, /re
 			}
 			if f.Changed("resp-addr") {
 				cfg.RESPAddr = c.RESPAddr
+			}
+			if f.Changed("grpc-addr") {
+				cfg.GRPCAddr = c.GRPCAddr
 			}
 			if f.Changed("http-addr") {
 				cfg.HTTPAddr = c.HTTPAddr
@@ -68,6 +73,12 @@ protocol) on 127.0.0.1:6379 and the HTTP admin endpoint (/metrics, /healthz, /re
 			if f.Changed("fault-injection") {
 				cfg.FaultInjection = c.FaultInjection
 			}
+			if f.Changed("tls-cert") || f.Changed("tls-key") || f.Changed("tls-client-ca") {
+				cfg.ClientTLS = &server.TLSFiles{CertFile: clientTLS.CertFile, KeyFile: clientTLS.KeyFile, CAFile: clientTLS.CAFile}
+			}
+			if f.Changed("peer-tls-cert") || f.Changed("peer-tls-key") || f.Changed("peer-tls-ca") {
+				cfg.PeerTLS = &server.TLSFiles{CertFile: peerTLS.CertFile, KeyFile: peerTLS.KeyFile, CAFile: peerTLS.CAFile}
+			}
 			if f.Changed("read") {
 				cfg.Read = c.Read
 			}
@@ -88,6 +99,7 @@ protocol) on 127.0.0.1:6379 and the HTTP admin endpoint (/metrics, /healthz, /re
 	f.StringVar(&configPath, "config", "", "YAML file with the server's settings (flags override it)")
 	f.StringVar(&c.DataDir, "data-dir", server.DefaultDataDir, "where the node keeps its data")
 	f.StringVar(&c.RESPAddr, "resp-addr", server.DefaultRESPAddr, `RESP (Redis protocol) listen address; "off" disables`)
+	f.StringVar(&c.GRPCAddr, "grpc-addr", server.DefaultGRPCAddr, `gRPC API listen address (lightcone.v1.KV, grpc.health.v1); "off" disables`)
 	f.StringVar(&c.HTTPAddr, "http-addr", server.DefaultHTTPAddr, `HTTP admin listen address (/metrics, /healthz, /readyz, /status); "off" disables`)
 	f.StringVar(&sync, "sync", string(disk.SyncAlways), "when writes are fsynced: always (before any reply; group commit), everysec, never")
 	f.StringVar(&c.RequirePass, "requirepass", "", "password RESP clients must AUTH with")
@@ -97,6 +109,12 @@ protocol) on 127.0.0.1:6379 and the HTTP admin endpoint (/metrics, /healthz, /re
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines instead of text")
 	f.StringVar(&c.Node, "node", "", "this node's name in the config's cluster (<region>-<i>)")
 	f.StringVar(&c.PeerAddr, "peer-addr", "", "node-to-node listen address (default: the cluster config's)")
+	f.StringVar(&clientTLS.CertFile, "tls-cert", "", "serve RESP and HTTP over TLS with this certificate (PEM)")
+	f.StringVar(&clientTLS.KeyFile, "tls-key", "", "the TLS certificate's private key (PEM)")
+	f.StringVar(&clientTLS.CAFile, "tls-client-ca", "", "require client certificates signed by this CA (mutual TLS)")
+	f.StringVar(&peerTLS.CertFile, "peer-tls-cert", "", "mutual TLS between nodes: this node's certificate (PEM)")
+	f.StringVar(&peerTLS.KeyFile, "peer-tls-key", "", "mutual TLS between nodes: its private key (PEM)")
+	f.StringVar(&peerTLS.CAFile, "peer-tls-ca", "", "mutual TLS between nodes: the cluster CA (PEM)")
 	f.BoolVar(&c.FaultInjection, "fault-injection", false, "serve POST /debug/transport to block peers (tests and demos)")
 	return cmd
 }

@@ -106,11 +106,11 @@ func (o *Options) ensureDefaults() error {
 }
 
 type nodeProc struct {
-	name             string
-	region           int
-	peer, resp, http string
-	cmd              *exec.Cmd
-	client           *redis.Client
+	name                   string
+	region                 int
+	peer, resp, http, grpc string
+	cmd                    *exec.Cmd
+	client                 *redis.Client
 }
 
 // Run runs the demo; ctx cancellation (Ctrl-C) stops it early, still
@@ -200,12 +200,12 @@ func startCluster(ctx context.Context, o Options, w *topo.World, tp *topo.Topolo
 	fmt.Fprintf(&b, "cluster:\n  name: demo\n  world: %q\n  wan_emulation: true\n  nodes:\n", worldPath)
 	for _, n := range tp.Nodes {
 		np := &nodeProc{name: n.Name, region: n.Region}
-		for _, a := range []*string{&np.peer, &np.resp, &np.http} {
+		for _, a := range []*string{&np.peer, &np.resp, &np.http, &np.grpc} {
 			if *a, err = freeAddr(); err != nil {
 				return nodes, err
 			}
 		}
-		fmt.Fprintf(&b, "    %s: {peer: %q, resp: %q, http: %q}\n", np.name, np.peer, np.resp, np.http)
+		fmt.Fprintf(&b, "    %s: {peer: %q, resp: %q, grpc: %q, http: %q}\n", np.name, np.peer, np.resp, np.grpc, np.http)
 		nodes = append(nodes, np)
 	}
 	b.WriteString("keyspace:\n  protocol: quorum\n  replicas_per_region: 1\nsync: everysec\n")

@@ -14,6 +14,14 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
 )
 
 // buildBinary compiles cmd/lightcone once per test binary.
@@ -38,15 +46,15 @@ func freeAddr(t *testing.T) string {
 }
 
 type proc struct {
-	cmd        *exec.Cmd
-	resp, http string
-	log        *strings.Builder
+	cmd              *exec.Cmd
+	resp, http, grpc string
+	log              *strings.Builder
 }
 
 func start(t *testing.T, bin, dataDir, resp, httpAddr string, extra ...string) *proc {
 	t.Helper()
-	p := &proc{resp: resp, http: httpAddr, log: &strings.Builder{}}
-	args := append([]string{"server", "--data-dir", dataDir, "--resp-addr", resp, "--http-addr", httpAddr}, extra...)
+	p := &proc{resp: resp, http: httpAddr, grpc: freeAddr(t), log: &strings.Builder{}}
+	args := append([]string{"server", "--data-dir", dataDir, "--resp-addr", resp, "--http-addr", httpAddr, "--grpc-addr", p.grpc}, extra...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
@@ -133,5 +141,42 @@ func TestKillNineKeepsAcknowledgedWrites(t *testing.T) {
 	}
 	if err := p.cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.log)
+	}
+}
+
+// TestGRPCAPI: the gRPC API serves the same store as RESP, with versions,
+// per-request consistency and the standard health service.
+func TestGRPCAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	bin := buildBinary(t)
+	p := start(t, bin, filepath.Join(t.TempDir(), "data"), freeAddr(t), freeAddr(t), "--token", "s3cret")
+	conn, err := grpc.NewClient(p.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer s3cret")
+	h, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil || h.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health = %v, %v; want SERVING", h, err)
+	}
+	kv := lightconev1.NewKVClient(conn)
+	put, err := kv.Put(ctx, &lightconev1.PutRequest{Key: []byte("g"), Value: []byte("rpc"), Consistency: lightconev1.Consistency_CONSISTENCY_ALL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get, err := kv.Get(ctx, &lightconev1.GetRequest{Key: []byte("g")})
+	if err != nil || !get.Found || string(get.Value) != "rpc" || get.Version.GetWallNanos() != put.Version.GetWallNanos() {
+		t.Fatalf("Get = %v, %v; want rpc at the Put's version %v", get, err, put.Version)
+	}
+	if _, err := kv.Get(context.Background(), &lightconev1.GetRequest{Key: []byte("g")}); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("Get without the token: %v; want Unauthenticated", err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: p.resp, Protocol: 2})
+	defer c.Close()
+	if v, err := c.Get(context.Background(), "g").Result(); err != nil || v != "rpc" {
+		t.Fatalf("RESP GET of a gRPC write = %q, %v; want rpc", v, err)
 	}
 }

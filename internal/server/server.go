@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +23,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
 	"github.com/lightcone/lightcone/internal/api/admin"
+	"github.com/lightcone/lightcone/internal/api/grpcapi"
+	"github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
 	"github.com/lightcone/lightcone/internal/api/resp"
 	"github.com/lightcone/lightcone/internal/metrics"
 	"github.com/lightcone/lightcone/internal/node"
@@ -37,6 +43,7 @@ import (
 const (
 	DefaultDataDir  = "./lightcone-data"
 	DefaultRESPAddr = "127.0.0.1:6379" // Redis's port: redis-cli works unchanged
+	DefaultGRPCAddr = "127.0.0.1:7380"
 	DefaultHTTPAddr = "127.0.0.1:7381"
 	DefaultKeyspace = "default"
 )
@@ -46,13 +53,15 @@ const (
 type Config struct {
 	DataDir  string          `yaml:"data_dir"`  // default ./lightcone-data
 	RESPAddr string          `yaml:"resp_addr"` // default 127.0.0.1:6379; "off" disables
+	GRPCAddr string          `yaml:"grpc_addr"` // default 127.0.0.1:7380; "off" disables
 	HTTPAddr string          `yaml:"http_addr"` // default 127.0.0.1:7381; "off" disables
 	PeerAddr string          `yaml:"peer_addr"` // cluster transport; default from the cluster's nodes
 	Sync     disk.SyncPolicy `yaml:"sync"`      // always (default), everysec, never
 	// RequirePass is the RESP password (Redis's requirepass). Default none.
 	RequirePass string `yaml:"requirepass"`
 	// Token, if set, is required as "Authorization: Bearer <token>" by the
-	// HTTP admin endpoints except /healthz.
+	// gRPC API (except health checks) and the HTTP admin endpoints (except
+	// /healthz).
 	Token string `yaml:"token"`
 	// Read and Write are the default keyspace's consistency levels.
 	Read  string `yaml:"read"`
@@ -64,6 +73,11 @@ type Config struct {
 	Node    string   `yaml:"node"`
 	// Keyspace is the default keyspace's policy.
 	Keyspace KeyspacePolicy `yaml:"keyspace"`
+	// ClientTLS, if set, serves RESP and HTTP over TLS (mutual TLS when it
+	// names a CA). PeerTLS, if set, secures node-to-node traffic with mutual
+	// TLS.
+	ClientTLS *TLSFiles `yaml:"client_tls"`
+	PeerTLS   *TLSFiles `yaml:"peer_tls"`
 	// FaultInjection serves POST /debug/transport on the HTTP admin
 	// endpoint, to block and unblock peers (tests, demos). Default off.
 	FaultInjection bool `yaml:"fault_injection"`
@@ -92,6 +106,9 @@ func LoadConfig(path string) (Config, error) {
 	return c, nil
 }
 
+// Version is the software version servers report.
+const Version = "0.1.0-dev"
+
 // Cluster describes every node of a cluster; all nodes share it.
 type Cluster struct {
 	Name string `yaml:"name"` // checked when nodes connect; default "lightcone"
@@ -110,6 +127,7 @@ type Cluster struct {
 type NodeAddrs struct {
 	Peer string `yaml:"peer"` // node-to-node transport
 	RESP string `yaml:"resp"`
+	GRPC string `yaml:"grpc"`
 	HTTP string `yaml:"http"`
 }
 
@@ -122,7 +140,7 @@ type KeyspacePolicy struct {
 
 // Addrs are the addresses a running server listens on.
 type Addrs struct {
-	RESP, HTTP, Peer string
+	RESP, GRPC, HTTP, Peer string
 }
 
 // EnsureDefaults fills the zero fields.
@@ -135,6 +153,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.HTTPAddr == "" {
 		c.HTTPAddr = DefaultHTTPAddr
+	}
+	if c.GRPCAddr == "" {
+		c.GRPCAddr = DefaultGRPCAddr
 	}
 	if c.Sync == "" {
 		c.Sync = disk.SyncAlways
@@ -190,6 +211,9 @@ func (c *Config) layout() (*layout, error) {
 			if c.HTTPAddr == "" {
 				c.HTTPAddr = a.HTTP
 			}
+			if c.GRPCAddr == "" {
+				c.GRPCAddr = a.GRPC
+			}
 			if c.PeerAddr == "" {
 				c.PeerAddr = a.Peer
 			}
@@ -242,6 +266,14 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			return fmt.Errorf("write: %w", err)
 		}
 	}
+	clientTLS, err := cfg.ClientTLS.clientTLS()
+	if err != nil {
+		return err
+	}
+	peerTLS, err := cfg.PeerTLS.peerTLS()
+	if err != nil {
+		return err
+	}
 	tp := lay.topo
 	ks, err := quorum.NewKeyspace(tp, qc)
 	if err != nil {
@@ -269,7 +301,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			return err
 		}
 		tcfg := transport.Config{Self: lay.self, Cluster: lay.name, Listen: cfg.PeerAddr, Peers: lay.peers, Codec: codec,
-			Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }, Observer: m, Log: log}
+			Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }, Observer: m, Log: log, TLS: peerTLS}
 		if lay.wan {
 			tcfg.WAN = &transport.WAN{Topology: tp, Seed: uint64(time.Now().UnixNano())}
 		}
@@ -312,7 +344,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}()
 
 	if cfg.RESPAddr != "off" {
-		l, err := net.Listen("tcp", cfg.RESPAddr)
+		l, err := listen(cfg.RESPAddr, clientTLS)
 		if err != nil {
 			return fmt.Errorf("resp_addr: %w", err)
 		}
@@ -331,8 +363,34 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			}
 		}()
 	}
+	if cfg.GRPCAddr != "off" {
+		l, err := net.Listen("tcp", cfg.GRPCAddr)
+		if err != nil {
+			return fmt.Errorf("grpc_addr: %w", err)
+		}
+		var opts []grpc.ServerOption
+		if clientTLS != nil {
+			opts = append(opts, grpc.Creds(credentials.NewTLS(clientTLS)))
+		}
+		gs := grpcapi.NewServer(grpcapi.Config{Keyspace: DefaultKeyspace, Token: cfg.Token, Log: log,
+			HasKeyspace: func(name string) bool { return name == DefaultKeyspace },
+			Status: func() *lightconev1.StatusResponse {
+				return &lightconev1.StatusResponse{Node: me.Name, Region: region, Protocol: "quorum", Version: Version,
+					Keyspaces: []*lightconev1.KeyspaceStatus{{Name: DefaultKeyspace, Policy: fmt.Sprintf("%+v", ks.Config())}}}
+			}}, nd, opts...)
+		addrs.GRPC = l.Addr().String()
+		closers = append(closers, func() error { gs.GracefulStop(); return nil })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := gs.Serve(l); err != nil {
+				log.Error("server: grpc", "err", err)
+				cancel()
+			}
+		}()
+	}
 	if cfg.HTTPAddr != "off" {
-		l, err := net.Listen("tcp", cfg.HTTPAddr)
+		l, err := listen(cfg.HTTPAddr, clientTLS)
 		if err != nil {
 			return fmt.Errorf("http_addr: %w", err)
 		}
@@ -376,7 +434,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if tr != nil {
 		addrs.Peer = tr.Addr()
 	}
-	log.Info("lightcone server ready", "node", me.Name, "resp", addrs.RESP, "http", addrs.HTTP, "peer", addrs.Peer, "data_dir", cfg.DataDir, "sync", policy)
+	log.Info("lightcone server ready", "node", me.Name, "resp", addrs.RESP, "grpc", addrs.GRPC, "http", addrs.HTTP, "peer", addrs.Peer, "data_dir", cfg.DataDir, "sync", policy)
 	if cfg.Ready != nil {
 		cfg.Ready(addrs)
 	}
@@ -441,4 +499,12 @@ func faultHandler(next http.Handler, tr *transport.Transport, tp *topo.Topology,
 		fmt.Fprintf(w, "{\"blocked\": %d}\n", len(tr.Blocked()))
 	})
 	return mux
+}
+
+func listen(addr string, c *tls.Config) (net.Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil || c == nil {
+		return l, err
+	}
+	return tls.NewListener(l, c), nil
 }

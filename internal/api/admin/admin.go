@@ -21,7 +21,7 @@ type Config struct {
 	// serves an empty registry.
 	Metrics *metrics.Metrics
 	// Token, if not empty, is the bearer token every endpoint except
-	// /healthz requires.
+	// /healthz and /readyz requires.
 	Token string
 	// Ready reports whether the node is ready to serve clients: nil when
 	// ready, else why not. It is called on every /readyz request, so it
@@ -104,7 +104,7 @@ func NewHandler(cfg Config) http.Handler {
 }
 
 // open lists the paths that need no token.
-var open = map[string]bool{"/healthz": true}
+var open = map[string]bool{"/healthz": true, "/readyz": true}
 
 type handler struct {
 	tokenSum *[sha256.Size]byte // nil: no authentication

@@ -88,7 +88,7 @@ func TestAuth(t *testing.T) {
 		{"/metrics", "s3cret", http.StatusUnauthorized},
 		{"/metrics", "Bearer s3cret", http.StatusOK},
 		{"/metrics", "bearer s3cret", http.StatusOK},
-		{"/readyz", "", http.StatusUnauthorized},
+		{"/readyz", "", http.StatusOK},
 		{"/readyz", "Bearer s3cret", http.StatusOK},
 		{"/status", "", http.StatusUnauthorized},
 		{"/status", "Bearer s3cret", http.StatusOK},

@@ -14,10 +14,11 @@
 // Any other path gets 404. Errors other than /readyz's are JSON objects
 // {"error": "..."}.
 //
-// When Config.Token is set, every endpoint except /healthz requires the
-// header "Authorization: Bearer <token>" and answers 401 otherwise. /healthz
-// stays open so that a load balancer or orchestrator can probe liveness
-// without the secret; it reveals nothing but that the process is up. The
+// When Config.Token is set, every endpoint except /healthz and /readyz
+// requires the header "Authorization: Bearer <token>" and answers 401
+// otherwise. The probes stay open so that a load balancer or orchestrator
+// (a Kubernetes readinessProbe) can check the node without the secret; they
+// reveal nothing but that the process is up and ready. The
 // token is compared in constant time, through SHA-256 digests so that not
 // even its length leaks through timing.
 package admin

@@ -1,0 +1,155 @@
+package server_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+type testPKI struct {
+	dir      string
+	caPool   *x509.CertPool
+	clientKP tls.Certificate
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newPKI makes a CA and, signed by it, a node certificate for 127.0.0.1
+// (server and client use: nodes are both) and a client certificate.
+func newPKI(t *testing.T) *testPKI {
+	dir := t.TempDir()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "lightcone test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	writePEM(t, filepath.Join(dir, "ca.pem"), "CERTIFICATE", caDER)
+	issue := func(name string, serial int64, usage []x509.ExtKeyUsage) tls.Certificate {
+		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: usage, KeyUsage: x509.KeyUsageDigitalSignature}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kder, _ := x509.MarshalECPrivateKey(key)
+		writePEM(t, filepath.Join(dir, name+".pem"), "CERTIFICATE", der)
+		writePEM(t, filepath.Join(dir, name+"-key.pem"), "EC PRIVATE KEY", kder)
+		kp, err := tls.LoadX509KeyPair(filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kp
+	}
+	issue("node", 2, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth})
+	client := issue("client", 3, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth})
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	return &testPKI{dir: dir, caPool: pool, clientKP: client}
+}
+
+// TestMutualTLSCluster: three processes talk to each other over mutual TLS
+// and serve RESP and HTTP over mutual TLS; plaintext clients get nothing.
+func TestMutualTLSCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	pki := newPKI(t)
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	addrs := map[string][3]string{}
+	var b strings.Builder
+	b.WriteString("cluster:\n  name: tls\n  world: local3\n  nodes:\n")
+	for _, n := range []string{"a-0", "b-0", "c-0"} {
+		a := [3]string{freeAddr(t), freeAddr(t), freeAddr(t)}
+		addrs[n] = a
+		fmt.Fprintf(&b, "    %s: {peer: %q, resp: %q, http: %q}\n", n, a[0], a[1], a[2])
+	}
+	f := func(n string) string { return filepath.Join(pki.dir, n) }
+	fmt.Fprintf(&b, "peer_tls: {cert_file: %q, key_file: %q, ca_file: %q}\n", f("node.pem"), f("node-key.pem"), f("ca.pem"))
+	fmt.Fprintf(&b, "client_tls: {cert_file: %q, key_file: %q, ca_file: %q}\n", f("node.pem"), f("node-key.pem"), f("ca.pem"))
+	cfgPath := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(cfgPath, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clientTLS := &tls.Config{RootCAs: pki.caPool, Certificates: []tls.Certificate{pki.clientKP}}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: clientTLS}, Timeout: 2 * time.Second}
+	for n, a := range addrs {
+		cmd := exec.Command(bin, "server", "--config", cfgPath, "--node", n, "--data-dir", filepath.Join(dir, n), "--grpc-addr", "off")
+		var log strings.Builder
+		cmd.Stdout, cmd.Stderr = &log, &log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			res, err := hc.Get("https://" + a[2] + "/readyz")
+			if err == nil {
+				res.Body.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not ready over TLS: %v\n%s", n, err, log.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: addrs["a-0"][1], Protocol: 2, TLSConfig: clientTLS, MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := c.Do(ctx, "LC.SET", "k", "v", "LEVEL", "ALL").Err()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ALL write over mutual-TLS peers never succeeded: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c2 := redis.NewClient(&redis.Options{Addr: addrs["c-0"][1], Protocol: 2, TLSConfig: clientTLS})
+	defer c2.Close()
+	if v, err := c2.Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("GET k at c-0 = %q, %v; want v", v, err)
+	}
+	// Plaintext, or TLS without a client certificate, is refused.
+	plain := redis.NewClient(&redis.Options{Addr: addrs["a-0"][1], Protocol: 2, MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: time.Second})
+	defer plain.Close()
+	if err := plain.Ping(ctx).Err(); err == nil {
+		t.Error("plaintext PING to a TLS listener succeeded")
+	}
+	noCert := redis.NewClient(&redis.Options{Addr: addrs["a-0"][1], Protocol: 2, MaxRetries: -1, TLSConfig: &tls.Config{RootCAs: pki.caPool}})
+	defer noCert.Close()
+	if err := noCert.Ping(ctx).Err(); err == nil {
+		t.Error("PING without a client certificate succeeded under mutual TLS")
+	}
+}
