@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"os"
 	"crypto/sha256"
 	"fmt"
 	"strings"
@@ -168,5 +169,26 @@ func TestDocExamples(t *testing.T) {
 		if res.Check != nil && res.Check.Verdict != "pass" {
 			t.Errorf("%s: check %s: %s", path, res.Check.Verdict, res.Check.Detail)
 		}
+	}
+}
+
+// TestDocSimReference keeps docs/sim.md's example valid.
+func TestDocSimReference(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/sim.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "```yaml\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/sim.md has no yaml block")
+	}
+	c, err := Parse([]byte(block))
+	if err != nil {
+		t.Fatalf("docs/sim.md example: %v", err)
+	}
+	c.Duration = 50 * time.Second
+	if _, err := Run(c); err != nil {
+		t.Fatalf("docs/sim.md example does not run: %v", err)
 	}
 }
