@@ -2,9 +2,9 @@ package scenario
 
 import (
 	"bytes"
-	"os"
 	"crypto/sha256"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
