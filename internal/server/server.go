@@ -291,7 +291,6 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	me := tp.Nodes[lay.self]
 	region := tp.World.Regions[me.Region].Name
 	m := metrics.New(metrics.Labels{Node: me.Name, Region: region, Keyspace: DefaultKeyspace, Protocol: "quorum"})
-	eng.SyncLatency = m.Fsync
 	ncfg := node.Config{ID: lay.self, Topology: tp, Factory: ks.Factory(), Engine: eng, Observer: m, Log: log}
 	var nd *node.Node
 	var tr *transport.Transport
