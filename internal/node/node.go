@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -105,16 +104,17 @@ type Node struct {
 	clients atomic.Int64
 	stopped atomic.Bool
 
-	// Owned by the loop.
-	timers  map[env.TimerID]*time.Timer
+	// Owned by the loop. Timers live in a min-heap by deadline; one
+	// time.Timer wakes the loop for the earliest. A cancelled timer's
+	// payload is deleted and its heap entry skipped when it surfaces.
+	timers  timerHeap
 	payload map[env.TimerID]any
 	nextTID env.TimerID
+	wake    *time.Timer
 	reqs    map[pendingKey]pending
-	self    []event // messages to self, handled in the next batch
+	self    []event // messages to self, handled before the batch's flush
 	outMsgs []outMsg
 	outReps []*wire.Reply
-
-	wg sync.WaitGroup // timer callbacks in flight
 }
 
 type outMsg struct {
@@ -153,8 +153,8 @@ func New(cfg Config) (*Node, error) {
 		rng:     rand.New(rand.NewPCG(seed, uint64(cfg.ID))),
 		log:     cfg.Log,
 		obs:     cfg.Observer,
-		timers:  make(map[env.TimerID]*time.Timer),
 		payload: make(map[env.TimerID]any),
+		wake:    time.NewTimer(time.Hour),
 		reqs:    make(map[pendingKey]pending),
 	}
 	return n, nil
@@ -216,17 +216,16 @@ func (n *Node) Run(ctx context.Context) error {
 	defer n.shutdown()
 	batch := make([]event, 0, n.cfg.MaxBatch)
 	for {
-		batch = batch[:0]
-		if len(n.self) > 0 {
-			batch = append(batch, n.self...)
-			clear(n.self)
-			n.self = n.self[:0]
-		} else {
+		batch = n.dueTimers(batch[:0], time.Now())
+		if len(batch) == 0 {
+			n.armWake()
 			select {
 			case <-ctx.Done():
 				return nil
 			case ev := <-n.inbox:
 				batch = append(batch, ev)
+			case <-n.wake.C:
+				continue
 			}
 		}
 	fill:
@@ -243,6 +242,13 @@ func (n *Node) Run(ctx context.Context) error {
 			n.handle(&batch[i])
 			batch[i] = event{}
 		}
+		// Messages to self never leave the node, so they need not wait for
+		// the sync: handle them now, and what they send in turn.
+		for i := 0; i < len(n.self); i++ {
+			n.handle(&n.self[i])
+			n.self[i] = event{}
+		}
+		n.self = n.self[:0]
 		if err := n.flush(); err != nil {
 			return err
 		}
@@ -250,6 +256,29 @@ func (n *Node) Run(ctx context.Context) error {
 			n.obs.LoopBatch(len(batch), time.Since(start))
 		}
 	}
+}
+
+// dueTimers appends an event for every live timer due by now.
+func (n *Node) dueTimers(batch []event, now time.Time) []event {
+	for len(n.timers) > 0 && !n.timers[0].at.After(now) {
+		t := n.timers.pop()
+		if _, live := n.payload[t.id]; live {
+			batch = append(batch, event{kind: evTimer, timer: t.id})
+		}
+	}
+	return batch
+}
+
+// armWake sets the wake timer for the earliest live timer.
+func (n *Node) armWake() {
+	for len(n.timers) > 0 {
+		if _, live := n.payload[n.timers[0].id]; live {
+			n.wake.Reset(time.Until(n.timers[0].at))
+			return
+		}
+		n.timers.pop()
+	}
+	n.wake.Stop()
 }
 
 func (n *Node) handle(ev *event) {
@@ -262,7 +291,6 @@ func (n *Node) handle(ev *event) {
 			return // cancelled
 		}
 		delete(n.payload, ev.timer)
-		delete(n.timers, ev.timer)
 		n.replica.Timer(n, p)
 	case evFunc:
 		ev.fn()
@@ -285,9 +313,7 @@ func (n *Node) flush() error {
 		n.obs.Fsync(time.Since(start))
 	}
 	for i, o := range n.outMsgs {
-		if o.to == n.cfg.ID {
-			n.self = append(n.self, event{kind: evDeliver, from: n.cfg.ID, msg: o.msg})
-		} else if n.cfg.Transport != nil {
+		if n.cfg.Transport != nil {
 			n.cfg.Transport.Send(o.to, o.msg)
 		}
 		if n.obs != nil {
@@ -324,10 +350,9 @@ func (n *Node) complete(r *wire.Reply) {
 
 func (n *Node) shutdown() {
 	n.stopped.Store(true)
-	for id, t := range n.timers {
-		t.Stop()
-		delete(n.timers, id)
-	}
+	n.wake.Stop()
+	n.timers = nil
+	clear(n.payload)
 	// Answer everything still waiting, including requests queued behind us.
 	for k, p := range n.reqs {
 		delete(n.reqs, k)
@@ -356,7 +381,13 @@ func (n *Node) Self() wire.NodeID { return n.cfg.ID }
 
 func (n *Node) Now() int64 { return time.Now().UnixNano() }
 
-func (n *Node) Send(to wire.NodeID, m wire.Msg) { n.outMsgs = append(n.outMsgs, outMsg{to, m}) }
+func (n *Node) Send(to wire.NodeID, m wire.Msg) {
+	if to == n.cfg.ID {
+		n.self = append(n.self, event{kind: evDeliver, from: to, msg: m})
+		return
+	}
+	n.outMsgs = append(n.outMsgs, outMsg{to, m})
+}
 
 func (n *Node) Reply(r *wire.Reply) { n.outReps = append(n.outReps, r) }
 
@@ -364,27 +395,11 @@ func (n *Node) SetTimer(d time.Duration, payload any) env.TimerID {
 	n.nextTID++
 	id := n.nextTID
 	n.payload[id] = payload
-	n.timers[id] = time.AfterFunc(d, func() {
-		if n.stopped.Load() {
-			return
-		}
-		select {
-		case n.inbox <- event{kind: evTimer, timer: id}:
-		default:
-			// The inbox is full: deliver without holding up the timer wheel.
-			go func() { n.inbox <- event{kind: evTimer, timer: id} }()
-		}
-	})
+	n.timers.push(timerEntry{at: time.Now().Add(d), id: id})
 	return id
 }
 
-func (n *Node) CancelTimer(id env.TimerID) {
-	if t, ok := n.timers[id]; ok {
-		t.Stop()
-		delete(n.timers, id)
-	}
-	delete(n.payload, id)
-}
+func (n *Node) CancelTimer(id env.TimerID) { delete(n.payload, id) }
 
 func (n *Node) Rand() *rand.Rand { return n.rng }
 
@@ -395,3 +410,56 @@ func (n *Node) Topology() *topo.Topology { return n.cfg.Topology }
 func (n *Node) Log() *slog.Logger { return n.log }
 
 var _ env.Env = (*Node)(nil)
+
+type timerEntry struct {
+	at time.Time
+	id env.TimerID
+}
+
+// timerHeap is a binary min-heap by deadline (then ID, for a stable order).
+type timerHeap []timerEntry
+
+func (h timerHeap) less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].id < h[j].id
+}
+
+func (h *timerHeap) push(t timerEntry) {
+	*h = append(*h, t)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !a.less(i, p) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *timerHeap) pop() timerEntry {
+	a := *h
+	top := a[0]
+	last := len(a) - 1
+	a[0] = a[last]
+	a = a[:last]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= len(a) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(a) && a.less(r, l) {
+			m = r
+		}
+		if !a.less(m, i) {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+	return top
+}

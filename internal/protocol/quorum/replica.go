@@ -194,11 +194,27 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 	} else {
 		rec.Value = o.req.Value
 	}
+	local := false
 	for i, n := range o.replicas {
 		o.asked[i] = true
+		if n == r.id {
+			local = true
+			continue
+		}
 		e.Send(n, &Mutate{Op: o.id, Key: o.req.Key, Rec: rec})
 	}
-	o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, opTimer{o.id, timerTimeout})
+	// The coordinator's own replica is written in place, as Cassandra
+	// does, rather than through a message to itself.
+	if local {
+		if err := r.apply(e, o.req.Key, rec); err != nil {
+			e.Log().Error("quorum: cannot apply a write", "key", o.req.Key, "err", err)
+		} else {
+			r.onMutateAck(e, r.id, &MutateAck{Op: o.id, Key: o.req.Key})
+		}
+	}
+	if r.ops[o.id] != nil {
+		o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, opTimer{o.id, timerTimeout})
+	}
 }
 
 // startRead asks the nearest replicas that together satisfy the level.
@@ -227,10 +243,28 @@ func (r *Replica) startRead(e env.Env, o *op) {
 		}
 	}
 	var farthest time.Duration
+	local := false
 	for i, id := range o.replicas {
-		if o.asked[i] {
-			e.Send(id, &Read{Op: o.id, Key: o.req.Key})
-			farthest = max(farthest, r.ks.topo.MeanRTT(r.id, id))
+		if !o.asked[i] {
+			continue
+		}
+		if id == r.id {
+			local = true
+			continue
+		}
+		e.Send(id, &Read{Op: o.id, Key: o.req.Key})
+		farthest = max(farthest, r.ks.topo.MeanRTT(r.id, id))
+	}
+	if local {
+		// Read the coordinator's own replica in place.
+		rec, ok, err := e.Store().Get(o.req.Key)
+		if err != nil {
+			e.Log().Error("quorum: read failed", "key", o.req.Key, "err", err)
+		} else {
+			r.onReadResp(e, r.id, &ReadResp{Op: o.id, Key: o.req.Key, Found: ok, Rec: rec})
+		}
+		if r.ops[o.id] == nil {
+			return // answered from the local replica alone
 		}
 	}
 	spec := r.ks.cfg.SpeculativeRetry
@@ -351,7 +385,18 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 				continue
 			}
 			o.repairs++
-			e.Send(id, &Mutate{Op: o.id, Key: o.req.Key, Rec: o.best, Repair: true})
+			if id != r.id {
+				e.Send(id, &Mutate{Op: o.id, Key: o.req.Key, Rec: o.best, Repair: true})
+			}
+		}
+	}
+	if i := o.index(r.id); i >= 0 && o.answered[i] {
+		// The coordinator's own replica is stale: repair it in place.
+		if err := r.apply(e, o.req.Key, o.best); err != nil {
+			e.Log().Error("quorum: cannot repair", "key", o.req.Key, "err", err)
+		} else {
+			r.onMutateAck(e, r.id, &MutateAck{Op: o.id, Key: o.req.Key})
+			return
 		}
 	}
 	if o.repairs == 0 {
@@ -426,6 +471,9 @@ func (r *Replica) Timer(e env.Env, payload any) {
 		for i, id := range o.replicas {
 			if !o.asked[i] {
 				o.asked[i] = true
+				if id == r.id { // not reached: the coordinator asks itself first
+					continue
+				}
 				e.Send(id, &Read{Op: o.id, Key: o.req.Key})
 			}
 		}

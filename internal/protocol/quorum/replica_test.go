@@ -76,9 +76,9 @@ func TestStaleAnswersAreIgnored(t *testing.T) {
 	e := newFakeEnv(t, 0, tp)
 	r := ks.Factory()(0).(*Replica)
 	r.Start(e)
-	r.Request(e, &wire.Request{ID: 1, Client: 9, Op: wire.OpPut, Key: "k", Value: []byte("v")})
-	if len(e.sent) != 3 {
-		t.Fatalf("a QUORUM put sent %d messages; want 3 (every replica)", len(e.sent))
+	r.Request(e, &wire.Request{ID: 1, Client: 9, Op: wire.OpPut, Key: "k", Value: []byte("v"), Level: wire.All})
+	if len(e.sent) != 2 {
+		t.Fatalf("an ALL put sent %d messages; want 2 (the other replicas; its own is written in place)", len(e.sent))
 	}
 	op := e.sent[0].msg.(*Mutate).Op
 	// A read answer carrying the write's op ID must not be taken as an ack
@@ -94,7 +94,7 @@ func TestStaleAnswersAreIgnored(t *testing.T) {
 	r.Step(e, 1, &MutateAck{Op: op, Key: "k"})
 	r.Step(e, 1, &MutateAck{Op: op, Key: "k"}) // duplicate
 	if len(e.replies) != 0 {
-		t.Fatal("one replica's ack (twice) completed a QUORUM write of three")
+		t.Fatal("the local write and one replica's ack (twice) completed an ALL write of three")
 	}
 	r.Step(e, 2, &MutateAck{Op: op, Key: "k"})
 	e.now += int64(time.Second) // past the commit wait

@@ -99,7 +99,13 @@ func (p *Pebble) flushEverySecond() {
 
 // Get implements Store.
 func (p *Pebble) Get(key string) (store.Record, bool, error) {
-	v, closer, err := p.batch.Get([]byte(dataPrefix + key))
+	// Read the batch only when it holds writes: a read through an indexed
+	// batch opens an iterator, a plain read does not.
+	var rd pebble.Reader = p.db
+	if !p.batch.Empty() {
+		rd = p.batch
+	}
+	v, closer, err := rd.Get([]byte(dataPrefix + key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return store.Record{}, false, nil
 	}

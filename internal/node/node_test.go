@@ -1,0 +1,129 @@
+package node
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// timerReplica answers a request after the delay named by its value,
+// through a timer; "cancel" sets and cancels one; "self" messages itself.
+type timerReplica struct {
+	pending map[env.TimerID]*wire.Request
+}
+
+type selfMsg struct{ req *wire.Request }
+
+func (*selfMsg) Kind() string { return "test.self" }
+
+func (r *timerReplica) Start(e env.Env) { r.pending = map[env.TimerID]*wire.Request{} }
+func (r *timerReplica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
+	req := m.(*selfMsg).req
+	_ = e.Store().Put(req.Key, store.Record{Value: []byte("written")})
+	e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Value: []byte("via self")})
+}
+func (r *timerReplica) Request(e env.Env, req *wire.Request) {
+	switch string(req.Value) {
+	case "self":
+		e.Send(e.Self(), &selfMsg{req})
+	case "cancel":
+		id := e.SetTimer(time.Millisecond, req)
+		e.CancelTimer(id)
+		r.pending[e.SetTimer(30*time.Millisecond, req)] = req
+	default:
+		d, _ := time.ParseDuration(string(req.Value))
+		r.pending[e.SetTimer(d, req)] = req
+	}
+}
+func (r *timerReplica) Timer(e env.Env, p any) {
+	req := p.(*wire.Request)
+	e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Value: []byte(req.Key)})
+}
+
+type syncCounter struct {
+	*store.Mem
+	mu    sync.Mutex
+	syncs int
+}
+
+func (s *syncCounter) Sync() error {
+	s.mu.Lock()
+	s.syncs++
+	s.mu.Unlock()
+	return s.Mem.Sync()
+}
+
+func newTestNode(t *testing.T) (*Node, *syncCounter) {
+	w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := &syncCounter{Mem: store.NewMem()}
+	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return &timerReplica{} }, Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return n, eng
+}
+
+// TestTimersFireInDeadlineOrder: timers fire in deadline order, not set
+// order, and a cancelled timer never fires.
+func TestTimersFireInDeadlineOrder(t *testing.T) {
+	n, _ := newTestNode(t)
+	got := make(chan string, 4)
+	submit := func(key, delay string) {
+		n.Submit(&wire.Request{ID: wire.RequestID(len(key)), Client: n.NewClientID(), Key: key, Value: []byte(delay)},
+			func(r *wire.Reply) { got <- string(r.Value) })
+	}
+	submit("third", "60ms")
+	submit("first", "10ms")
+	submit("second", "cancel") // its 1ms timer is cancelled; its 30ms one fires
+	var order []string
+	for i := 0; i < 3; i++ {
+		select {
+		case v := <-got:
+			order = append(order, v)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("timers fired %v, then nothing for 5s", order)
+		}
+	}
+	if want := []string{"first", "second", "third"}; order[0] != want[0] || order[1] != want[1] || order[2] != want[2] {
+		t.Fatalf("fired %v; want %v", order, want)
+	}
+}
+
+// TestSelfMessagesPersistBeforeReply: a reply sent by a handler of a
+// message to self leaves only after the store synced that handler's write.
+func TestSelfMessagesPersistBeforeReply(t *testing.T) {
+	n, eng := newTestNode(t)
+	got := make(chan *wire.Reply, 1)
+	n.Submit(&wire.Request{ID: 1, Client: n.NewClientID(), Key: "k", Value: []byte("self")}, func(r *wire.Reply) {
+		if eng.Unsynced() != 0 {
+			t.Error("reply released before the write it depends on was synced")
+		}
+		got <- r
+	})
+	select {
+	case r := <-got:
+		if string(r.Value) != "via self" {
+			t.Fatalf("reply %q; want %q", r.Value, "via self")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no reply")
+	}
+}
