@@ -259,13 +259,21 @@ type conn struct {
 
 	// pending holds, in command order, the replies not yet written.
 	pending []pending
-	quit    bool // QUIT received or the server is closing: stop after writing
+
+	// Backend replies arrive on the backend's goroutine into arrived, and
+	// signal wakes the connection (one channel for all its requests, so a
+	// request costs no channel of its own).
+	mu      sync.Mutex
+	arrived map[wire.RequestID]*wire.Reply
+	signal  chan struct{}
+	done    func(*wire.Reply) // c.onReply, bound once
+	quit    bool              // QUIT received or the server is closing: stop after writing
 }
 
 // pending is one command's reply: awaiting the backend replies of calls,
 // then written by write.
 type pending struct {
-	calls []chan *wire.Reply
+	calls []wire.RequestID
 	write func(w *Writer, reps []*wire.Reply)
 }
 
@@ -274,7 +282,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	rd := NewReader(br)
 	rd.MaxBulkBytes = s.cfg.MaxBulkBytes
 	rd.MaxMultibulkLen = s.cfg.MaxMultibulkLen
-	return &conn{
+	c := &conn{
+		arrived:  make(map[wire.RequestID]*wire.Reply),
+		signal:   make(chan struct{}, 1),
 		s:        s,
 		nc:       nc,
 		br:       br,
@@ -285,6 +295,20 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		keyspace: s.cfg.Keyspace,
 		read:     s.cfg.Read,
 		write:    s.cfg.Write,
+	}
+	c.done = c.onReply
+	return c
+}
+
+// onReply records a backend reply; it runs on the backend's goroutine and
+// never blocks.
+func (c *conn) onReply(r *wire.Reply) {
+	c.mu.Lock()
+	c.arrived[r.ID] = r
+	c.mu.Unlock()
+	select {
+	case c.signal <- struct{}{}:
+	default:
 	}
 }
 
@@ -339,8 +363,8 @@ func (c *conn) awaitPending() {
 	for i := range c.pending {
 		p := &c.pending[i]
 		reps := make([]*wire.Reply, len(p.calls))
-		for j, ch := range p.calls {
-			r, ok := c.wait(ch)
+		for j, id := range p.calls {
+			r, ok := c.wait(id)
 			if !ok {
 				c.pending = c.pending[:0]
 				return
@@ -353,33 +377,42 @@ func (c *conn) awaitPending() {
 	c.pending = c.pending[:0]
 }
 
-// wait returns the reply on ch, or false if the server closes first.
-func (c *conn) wait(ch chan *wire.Reply) (*wire.Reply, bool) {
-	select {
-	case r := <-ch:
-		if r == nil {
-			r = &wire.Reply{Err: &wire.Error{Code: wire.ErrUnavailable, Msg: "backend returned no reply"}}
+// wait returns the reply to request id, or false if the server closes
+// first.
+func (c *conn) wait(id wire.RequestID) (*wire.Reply, bool) {
+	for {
+		c.mu.Lock()
+		r, ok := c.arrived[id]
+		if ok {
+			delete(c.arrived, id)
 		}
-		return r, true
-	case <-c.s.quit:
-		c.quit = true
-		return nil, false
+		c.mu.Unlock()
+		if ok {
+			if r == nil {
+				r = &wire.Reply{Err: &wire.Error{Code: wire.ErrUnavailable, Msg: "backend returned no reply"}}
+			}
+			return r, true
+		}
+		select {
+		case <-c.signal:
+		case <-c.s.quit:
+			c.quit = true
+			return nil, false
+		}
 	}
 }
 
-// submit hands req to the backend and returns the channel its reply
-// arrives on. The channel's buffer of one keeps done from blocking the
-// backend's event loop.
-func (c *conn) submit(req *wire.Request) chan *wire.Reply {
+// submit hands req to the backend and returns its ID, under which its
+// reply arrives.
+func (c *conn) submit(req *wire.Request) wire.RequestID {
 	c.nextReq++
 	req.ID = c.nextReq
 	req.Client = c.id
 	if req.Keyspace == "" {
 		req.Keyspace = c.keyspace
 	}
-	ch := make(chan *wire.Reply, 1)
-	c.s.b.Submit(req, func(r *wire.Reply) { ch <- r })
-	return ch
+	c.s.b.Submit(req, c.done)
+	return req.ID
 }
 
 // reply queues a reply that needs no backend call.
@@ -395,7 +428,7 @@ func (c *conn) replyError(msg string) {
 // await submits reqs now and queues write, to run with their replies in
 // the same order once they have all arrived.
 func (c *conn) await(reqs []*wire.Request, write func(w *Writer, reps []*wire.Reply)) {
-	p := pending{calls: make([]chan *wire.Reply, len(reqs)), write: write}
+	p := pending{calls: make([]wire.RequestID, len(reqs)), write: write}
 	for i, r := range reqs {
 		p.calls[i] = c.submit(r)
 	}
@@ -406,13 +439,13 @@ func (c *conn) await(reqs []*wire.Request, write func(w *Writer, reps []*wire.Re
 // it after awaitPending, so they observe this connection's earlier
 // commands. ok is false if the server is closing.
 func (c *conn) call(reqs ...*wire.Request) (reps []*wire.Reply, ok bool) {
-	chs := make([]chan *wire.Reply, len(reqs))
+	ids := make([]wire.RequestID, len(reqs))
 	for i, r := range reqs {
-		chs[i] = c.submit(r)
+		ids[i] = c.submit(r)
 	}
 	reps = make([]*wire.Reply, len(reqs))
-	for i, ch := range chs {
-		if reps[i], ok = c.wait(ch); !ok {
+	for i, id := range ids {
+		if reps[i], ok = c.wait(id); !ok {
 			return nil, false
 		}
 	}
