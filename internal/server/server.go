@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,6 +79,9 @@ type Config struct {
 	// TLS.
 	ClientTLS *TLSFiles `yaml:"client_tls"`
 	PeerTLS   *TLSFiles `yaml:"peer_tls"`
+	// Pprof serves Go's profiler under /debug/pprof/ on the HTTP admin
+	// endpoint (behind the token, if one is set). Default off.
+	Pprof bool `yaml:"pprof"`
 	// FaultInjection serves POST /debug/transport on the HTTP admin
 	// endpoint, to block and unblock peers (tests, demos). Default off.
 	FaultInjection bool `yaml:"fault_injection"`
@@ -415,6 +419,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		if cfg.FaultInjection && tr != nil {
 			hs.Handler = faultHandler(hs.Handler, tr, tp, cfg.Token)
 		}
+		if cfg.Pprof {
+			hs.Handler = pprofHandler(hs.Handler, cfg.Token)
+			hs.WriteTimeout = 0 // profiles stream for as long as asked
+		}
 		addrs.HTTP = l.Addr().String()
 		closers = append(closers, func() error {
 			sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
@@ -506,4 +514,24 @@ func listen(addr string, c *tls.Config) (net.Listener, error) {
 		return l, err
 	}
 	return tls.NewListener(l, c), nil
+}
+
+// pprofHandler adds Go's profiler under /debug/pprof/.
+func pprofHandler(next http.Handler, token string) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", next)
+	prof := http.NewServeMux()
+	prof.HandleFunc("/debug/pprof/", pprof.Index)
+	prof.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	prof.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	prof.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	prof.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/debug/pprof/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1 {
+			http.Error(w, `{"error":"admin: missing or wrong bearer token"}`, http.StatusUnauthorized)
+			return
+		}
+		prof.ServeHTTP(w, r)
+	}))
+	return mux
 }

@@ -376,6 +376,7 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 	}
 	o.phase = phaseRepair
 	if o.hasBest {
+		selfStale := false
 		for j, id := range o.replicas {
 			if !o.answered[j] {
 				continue
@@ -385,16 +386,19 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 				continue
 			}
 			o.repairs++
-			if id != r.id {
-				e.Send(id, &Mutate{Op: o.id, Key: o.req.Key, Rec: o.best, Repair: true})
+			if id == r.id {
+				selfStale = true
+				continue
 			}
+			e.Send(id, &Mutate{Op: o.id, Key: o.req.Key, Rec: o.best, Repair: true})
 		}
-	}
-	if i := o.index(r.id); i >= 0 && o.answered[i] {
-		// The coordinator's own replica is stale: repair it in place.
-		if err := r.apply(e, o.req.Key, o.best); err != nil {
-			e.Log().Error("quorum: cannot repair", "key", o.req.Key, "err", err)
-		} else {
+		if selfStale {
+			// The coordinator's own replica is stale: repair it in place.
+			// Its ack may complete the read.
+			if err := r.apply(e, o.req.Key, o.best); err != nil {
+				e.Log().Error("quorum: cannot repair", "key", o.req.Key, "err", err)
+				return
+			}
 			r.onMutateAck(e, r.id, &MutateAck{Op: o.id, Key: o.req.Key})
 			return
 		}

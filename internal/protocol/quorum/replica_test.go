@@ -128,3 +128,35 @@ func TestUnknownOpIsInvalid(t *testing.T) {
 		t.Fatalf("unknown op: sent %d, replies %+v; want one ErrInvalid and nothing sent", len(e.sent), e.replies)
 	}
 }
+
+// TestReadOfMissingKey: a read of a key no replica has answers "not found"
+// at once and writes nothing (in particular, no empty value by "repair").
+func TestReadOfMissingKey(t *testing.T) {
+	for _, nodes := range []int{1, 3} {
+		tp := threeRegions(t)
+		if nodes == 1 {
+			w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: a}]\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp = topo.NewTopology(w)
+		}
+		ks, err := NewKeyspace(tp, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newFakeEnv(t, 0, tp)
+		r := ks.Factory()(0).(*Replica)
+		r.Start(e)
+		r.Request(e, &wire.Request{ID: 1, Client: 1, Op: wire.OpGet, Key: "nothing", Level: wire.One})
+		if len(e.replies) != 1 || e.replies[0].Found || e.replies[0].Err != nil {
+			t.Fatalf("%d nodes: read of a missing key at ONE: replies %+v; want one not-found", nodes, e.replies)
+		}
+		if _, ok, _ := e.st.Get("nothing"); ok {
+			t.Fatalf("%d nodes: a read of a missing key stored a record", nodes)
+		}
+		if len(r.ops) != 0 {
+			t.Fatalf("%d nodes: %d operations left pending", nodes, len(r.ops))
+		}
+	}
+}
