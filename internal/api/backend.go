@@ -15,3 +15,10 @@ type Backend interface {
 	// NewClientID returns a client ID unique on this node.
 	NewClientID() wire.ClientID
 }
+
+// BatchSubmitter is a Backend that takes several requests in one hand-off
+// (a connection's pipelined commands), which costs its event loop one
+// wake-up instead of one per request. done is called once per request.
+type BatchSubmitter interface {
+	SubmitBatch(reqs []*wire.Request, done func(*wire.Reply))
+}

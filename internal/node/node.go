@@ -180,6 +180,27 @@ func (n *Node) Submit(req *wire.Request, done func(*wire.Reply)) {
 	}}
 }
 
+// SubmitBatch implements api.BatchSubmitter: the requests join the inbox
+// as one event, in order.
+func (n *Node) SubmitBatch(reqs []*wire.Request, done func(*wire.Reply)) {
+	if n.stopped.Load() {
+		for _, req := range reqs {
+			done(&wire.Reply{ID: req.ID, Client: req.Client, Err: errStopped})
+		}
+		return
+	}
+	if n.obs != nil {
+		n.obs.InflightAdd(len(reqs))
+	}
+	start := time.Now()
+	n.inbox <- event{kind: evFunc, fn: func() {
+		for _, req := range reqs {
+			n.reqs[pendingKey{req.Client, req.ID}] = pending{done: done, start: start, op: req.Op, level: req.Level}
+			n.replica.Request(n, req)
+		}
+	}}
+}
+
 // Deliver hands a message from another node to the loop (the transport
 // calls it).
 func (n *Node) Deliver(from wire.NodeID, m wire.Msg) {

@@ -101,8 +101,23 @@ func init() {
 
 // exec runs one command. Its reply is queued in c.pending.
 func (c *conn) exec(args [][]byte) {
-	name := strings.ToLower(string(args[0]))
-	cmd := commands[name]
+	// Lower-case the name in place of an allocation: command names are
+	// short, and a map index by string(bytes) does not allocate.
+	var buf [32]byte
+	var cmd *command
+	if raw := args[0]; len(raw) <= len(buf) {
+		for i, b := range raw {
+			if 'A' <= b && b <= 'Z' {
+				b += 'a' - 'A'
+			}
+			buf[i] = b
+		}
+		cmd = commands[string(buf[:len(raw)])]
+	}
+	name := ""
+	if cmd == nil || cmd.arity > 0 && len(args) != cmd.arity || cmd.arity < 0 && len(args) < -cmd.arity {
+		name = strings.ToLower(string(args[0])) // for the error text
+	}
 	if cmd != nil && cmd.optIn != nil && !cmd.optIn(&c.s.cfg) {
 		cmd = nil
 	}

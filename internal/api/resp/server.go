@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -267,7 +268,11 @@ type conn struct {
 	arrived map[wire.RequestID]*wire.Reply
 	signal  chan struct{}
 	done    func(*wire.Reply) // c.onReply, bound once
-	quit    bool              // QUIT received or the server is closing: stop after writing
+
+	// unsent collects the requests of pipelined commands; they go to the
+	// backend in one hand-off before the connection waits for any reply.
+	unsent []*wire.Request
+	quit   bool // QUIT received or the server is closing: stop after writing
 }
 
 // pending is one command's reply: awaiting the backend replies of calls,
@@ -360,6 +365,7 @@ func (c *conn) flush() error {
 // awaitPending waits for the pending replies and writes them, in order,
 // without flushing. It is the barrier before a multi-step command.
 func (c *conn) awaitPending() {
+	c.sendUnsent()
 	for i := range c.pending {
 		p := &c.pending[i]
 		reps := make([]*wire.Reply, len(p.calls))
@@ -402,8 +408,9 @@ func (c *conn) wait(id wire.RequestID) (*wire.Reply, bool) {
 	}
 }
 
-// submit hands req to the backend and returns its ID, under which its
-// reply arrives.
+// submit queues req for the backend and returns its ID, under which its
+// reply arrives. Requests leave in order, together, when the connection
+// next waits (sendUnsent).
 func (c *conn) submit(req *wire.Request) wire.RequestID {
 	c.nextReq++
 	req.ID = c.nextReq
@@ -411,8 +418,24 @@ func (c *conn) submit(req *wire.Request) wire.RequestID {
 	if req.Keyspace == "" {
 		req.Keyspace = c.keyspace
 	}
-	c.s.b.Submit(req, c.done)
+	c.unsent = append(c.unsent, req)
 	return req.ID
+}
+
+// sendUnsent hands the queued requests to the backend.
+func (c *conn) sendUnsent() {
+	if len(c.unsent) == 0 {
+		return
+	}
+	if bs, ok := c.s.b.(api.BatchSubmitter); ok && len(c.unsent) > 1 {
+		bs.SubmitBatch(slices.Clone(c.unsent), c.done)
+	} else {
+		for _, req := range c.unsent {
+			c.s.b.Submit(req, c.done)
+		}
+	}
+	clear(c.unsent)
+	c.unsent = c.unsent[:0]
 }
 
 // reply queues a reply that needs no backend call.
@@ -443,6 +466,7 @@ func (c *conn) call(reqs ...*wire.Request) (reps []*wire.Reply, ok bool) {
 	for i, r := range reqs {
 		ids[i] = c.submit(r)
 	}
+	c.sendUnsent()
 	reps = make([]*wire.Reply, len(reqs))
 	for i, id := range ids {
 		if reps[i], ok = c.wait(id); !ok {

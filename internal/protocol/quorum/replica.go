@@ -66,6 +66,11 @@ type Replica struct {
 	rank   []int // rank[n]: position of node n by proximity from this node
 	ops    map[uint64]*op
 	nextOp uint64
+	// needs[l] is level l's requirement for a coordinator here (or the
+	// error that makes l unusable here), computed once.
+	needs    [wire.All + 1]need
+	needErrs [wire.All + 1]error
+	scratch  []wire.NodeID
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -88,7 +93,11 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	for i, n := range order {
 		rank[n] = i
 	}
-	return &Replica{ks: ks, id: id, region: t.RegionOf(id), rank: rank, ops: make(map[uint64]*op)}
+	r := &Replica{ks: ks, id: id, region: t.RegionOf(id), rank: rank, ops: make(map[uint64]*op)}
+	for _, l := range wire.Levels() {
+		r.needs[l], r.needErrs[l] = requirement(l, ks.cfg.ReplicasPerRegion, r.region)
+	}
+	return r
 }
 
 // opPhase is where a coordinated operation stands.
@@ -145,7 +154,7 @@ type opTimer struct {
 // issued from here on is newer than every version issued before the crash,
 // and no (timestamp, node) pair is reused for a different value.
 func (r *Replica) Start(e env.Env) {
-	r.nextOp = e.Rand().Uint64() >> 1
+	r.nextOp = e.Rand().Uint64()>>1 | 1 // never 0: op 0 marks fast-path writes
 	now := e.Now()
 	r.clock.Observe(now, hlc.Timestamp{WallNanos: now + 2*int64(r.ks.cfg.MaxClockOffset)})
 }
@@ -164,9 +173,16 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 			level = r.ks.cfg.Read
 		}
 	}
-	nd, err := requirement(level, r.ks.cfg.ReplicasPerRegion, r.region)
+	if level > wire.All {
+		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("quorum: unknown consistency level %s", level)}})
+		return
+	}
+	nd, err := r.needs[level], r.needErrs[level]
 	if err != nil {
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: err.Error()}})
+		return
+	}
+	if r.selfSuffices(nd, req.Key) && r.fastPath(e, req) {
 		return
 	}
 	r.nextOp++
@@ -181,6 +197,64 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 	} else {
 		r.startWrite(e, o)
 	}
+}
+
+// selfSuffices reports whether this node's own replica of key satisfies nd
+// alone (ONE or LOCAL_ONE with a local replica, or a one-replica keyspace).
+func (r *Replica) selfSuffices(nd need, key string) bool {
+	if nd.total > 1 {
+		return false
+	}
+	for reg, m := range nd.min {
+		if m > 0 && (reg != r.region || m > 1) {
+			return false
+		}
+	}
+	r.scratch = r.ks.ring.Replicas(r.scratch[:0], r.region, key, r.ks.cfg.ReplicasPerRegion[r.region])
+	return slices.Contains(r.scratch, r.id)
+}
+
+// fastPath serves a request its own replica satisfies, with no operation
+// state: the same answer the general path gives when the local replica is
+// the first to answer. It declines (false) when commit wait would apply.
+func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
+	if req.Op == wire.OpGet {
+		rec, ok, err := e.Store().Get(req.Key)
+		if err != nil {
+			return false
+		}
+		if ok && r.ks.commitWaitNs > 0 && rec.Version.TS.WallNanos+r.ks.commitWaitNs >= e.Now() {
+			return false // a fresh version: the general path waits it out
+		}
+		rep := &wire.Reply{ID: req.ID, Client: req.Client, Version: rec.Version, Found: ok && !rec.Tombstone}
+		if rep.Found {
+			rep.Value = rec.Value
+		}
+		e.Reply(rep)
+		return true
+	}
+	if r.ks.commitWaitNs > 0 {
+		return false
+	}
+	v := wire.Version{TS: r.clock.Now(e.Now()), Node: r.id}
+	rec := store.Record{Version: v, Tombstone: req.Op == wire.OpDelete}
+	if !rec.Tombstone {
+		rec.Value = req.Value
+	}
+	if err := r.apply(e, req.Key, rec); err != nil {
+		e.Log().Error("quorum: cannot apply a write", "key", req.Key, "err", err)
+		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrUnavailable, Msg: "quorum: local store failed: " + err.Error()}})
+		return true
+	}
+	// The other replicas get the write too; their acks (op 0) match no
+	// operation and are dropped.
+	for _, n := range r.ks.Replicas(r.scratch[:0], req.Key) {
+		if n != r.id {
+			e.Send(n, &Mutate{Key: req.Key, Rec: rec})
+		}
+	}
+	e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Version: v})
+	return true
 }
 
 // startWrite stamps the write with the coordinator's HLC and sends it to

@@ -160,3 +160,25 @@ func TestReadOfMissingKey(t *testing.T) {
 		}
 	}
 }
+
+// TestQuorumReadOfMissingKey is the general path's version: the local
+// replica and one other both lack the key.
+func TestQuorumReadOfMissingKey(t *testing.T) {
+	tp := threeRegions(t)
+	ks, _ := NewKeyspace(tp, Config{})
+	e := newFakeEnv(t, 0, tp)
+	r := ks.Factory()(0).(*Replica)
+	r.Start(e)
+	r.Request(e, &wire.Request{ID: 1, Client: 1, Op: wire.OpGet, Key: "nothing", Level: wire.Quorum})
+	if len(e.sent) != 1 {
+		t.Fatalf("QUORUM read of 3 sent %d messages; want 1 (plus the local read)", len(e.sent))
+	}
+	rd := e.sent[0].msg.(*Read)
+	r.Step(e, e.sent[0].to, &ReadResp{Op: rd.Op, Key: rd.Key})
+	if len(e.replies) != 1 || e.replies[0].Found || e.replies[0].Err != nil {
+		t.Fatalf("replies %+v; want one not-found", e.replies)
+	}
+	if _, ok, _ := e.st.Get("nothing"); ok || len(r.ops) != 0 {
+		t.Fatalf("stored a record (%v) or left %d operations pending", ok, len(r.ops))
+	}
+}

@@ -7,6 +7,7 @@ package disk
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -62,7 +63,15 @@ type Pebble struct {
 	wg     sync.WaitGroup
 	// SyncLatency, if set, observes each fsync'd commit (for /metrics).
 	SyncLatency func(time.Duration)
+	cache       *rowCache
 }
+
+// Row cache bounds: the latest records of up to this many keys, holding at
+// most this many value bytes.
+const (
+	DefaultCacheRows  = 1 << 17
+	DefaultCacheBytes = 64 << 20
+)
 
 // OpenPebble opens (creating if needed) the store in dir.
 func OpenPebble(dir string, policy SyncPolicy) (*Pebble, error) {
@@ -73,7 +82,7 @@ func OpenPebble(dir string, policy SyncPolicy) (*Pebble, error) {
 	if err != nil {
 		return nil, fmt.Errorf("disk: open %s: %w", dir, err)
 	}
-	p := &Pebble{db: db, policy: policy, stop: make(chan struct{})}
+	p := &Pebble{db: db, policy: policy, stop: make(chan struct{}), cache: newRowCache(DefaultCacheRows, DefaultCacheBytes)}
 	p.batch = db.NewIndexedBatch()
 	if policy == SyncEverySec {
 		p.wg.Add(1)
@@ -97,8 +106,12 @@ func (p *Pebble) flushEverySecond() {
 	}
 }
 
-// Get implements Store.
+// Get implements Store. The record's Value is shared with the row cache:
+// callers must not modify it.
 func (p *Pebble) Get(key string) (store.Record, bool, error) {
+	if r, found, ok := p.cache.get(key); ok {
+		return r, found, nil
+	}
 	// Read the batch only when it holds writes: a read through an indexed
 	// batch opens an iterator, a plain read does not.
 	var rd pebble.Reader = p.db
@@ -107,6 +120,7 @@ func (p *Pebble) Get(key string) (store.Record, bool, error) {
 	}
 	v, closer, err := rd.Get([]byte(dataPrefix + key))
 	if errors.Is(err, pebble.ErrNotFound) {
+		p.cache.put(key, store.Record{}, false)
 		return store.Record{}, false, nil
 	}
 	if err != nil {
@@ -117,12 +131,19 @@ func (p *Pebble) Get(key string) (store.Record, bool, error) {
 	if err != nil {
 		return store.Record{}, false, fmt.Errorf("disk: get %q: %w", key, err)
 	}
+	p.cache.put(key, r, true)
 	return r, true, nil
 }
 
 // Put implements Store.
 func (p *Pebble) Put(key string, rec store.Record) error {
-	return p.batch.Set([]byte(dataPrefix+key), AppendRecord(nil, rec), nil)
+	if err := p.batch.Set([]byte(dataPrefix+key), AppendRecord(nil, rec), nil); err != nil {
+		p.cache.drop(key)
+		return err
+	}
+	rec.Value = slices.Clone(rec.Value) // the caller may reuse its buffer
+	p.cache.put(key, rec, true)
+	return nil
 }
 
 // Sync implements Engine: it commits every Put since the last Sync, with
