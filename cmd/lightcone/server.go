@@ -71,6 +71,9 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 			if f.Changed("peer-addr") {
 				cfg.PeerAddr = c.PeerAddr
 			}
+			if f.Changed("ycsb-compat") {
+				cfg.YCSBCompat = c.YCSBCompat
+			}
 			if f.Changed("pprof") {
 				cfg.Pprof = c.Pprof
 			}
@@ -124,6 +127,7 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 	f.StringVar(&peerTLS.CertFile, "peer-tls-cert", "", "mutual TLS between nodes: this node's certificate (PEM)")
 	f.StringVar(&peerTLS.KeyFile, "peer-tls-key", "", "mutual TLS between nodes: its private key (PEM)")
 	f.StringVar(&peerTLS.CAFile, "peer-tls-ca", "", "mutual TLS between nodes: the cluster CA (PEM)")
+	f.BoolVar(&c.YCSBCompat, "ycsb-compat", false, "accept and discard ZADD/ZREM so YCSB's Redis binding runs unmodified (workloads A-D, F)")
 	f.BoolVar(&c.Pprof, "pprof", false, "serve Go's profiler at /debug/pprof/ on the HTTP admin endpoint")
 	f.BoolVar(&c.FaultInjection, "fault-injection", false, "serve POST /debug/transport to block peers (tests and demos)")
 	return cmd

@@ -79,6 +79,10 @@ type Config struct {
 	// TLS.
 	ClientTLS *TLSFiles `yaml:"client_tls"`
 	PeerTLS   *TLSFiles `yaml:"peer_tls"`
+	// YCSBCompat makes RESP accept (and discard) ZADD and ZREM, which YCSB's
+	// Redis binding sends to keep an index only its scan workload (E) uses.
+	// Default off: they are unknown commands.
+	YCSBCompat bool `yaml:"ycsb_compat"`
 	// Pprof serves Go's profiler under /debug/pprof/ on the HTTP admin
 	// endpoint (behind the token, if one is set). Default off.
 	Pprof bool `yaml:"pprof"`
@@ -351,7 +355,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		if err != nil {
 			return fmt.Errorf("resp_addr: %w", err)
 		}
-		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, RequirePass: cfg.RequirePass, Log: log,
+		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, RequirePass: cfg.RequirePass, Log: log, DiscardSortedSetWrites: cfg.YCSBCompat,
 			Info: func() map[string]string {
 				return map[string]string{"lightcone_protocol": "quorum", "lightcone_sync": string(policy), "lightcone_data_dir": cfg.DataDir}
 			}}, nd)
