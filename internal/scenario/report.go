@@ -31,7 +31,22 @@ type Result struct {
 	Messages    []sim.KindCount `json:"messages"`
 	Errors      map[string]int  `json:"errors"`
 	Check       *CheckResult    `json:"check,omitempty"`
-	RealTime    time.Duration   `json:"-"`
+	// Seconds is the time series: per second of the run and operation kind,
+	// completions and latency percentiles.
+	Seconds  []Second      `json:"seconds,omitempty"`
+	RealTime time.Duration `json:"-"`
+	// Histograms holds the service latencies (µs) behind Rows, keyed
+	// "region/op" and "all/all", for CDFs.
+	Histograms map[string]*hdrhistogram.Histogram `json:"-"`
+}
+
+// Second is one second of one operation kind.
+type Second struct {
+	T     int     `json:"t"`
+	Op    string  `json:"op"`
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50_ms"`
+	P99   float64 `json:"p99_ms"`
 }
 
 // Row is the latency of one operation kind in one region (Region "all":
@@ -80,6 +95,7 @@ func (rn *runner) result() *Result {
 		}
 		return w.LightRTT(a, b) / 2
 	}
+	res.Histograms = map[string]*hdrhistogram.Histogram{}
 	allLat, allIntent := newHist(), newHist()
 	for reg, rg := range w.Regions {
 		for k := opClass(0); k < numClasses; k++ {
@@ -98,13 +114,24 @@ func (rn *runner) result() *Result {
 			}
 			// The client's own hop to its gateway, there and back.
 			fl += 2 * w.BaseDelay(reg, reg)
+			res.Histograms[rg.Name+"/"+classNames[k]] = h
 			row := rowOf(rg.Name, classNames[k], h, rn.intent[reg][k], c.ThresholdMs)
 			row.Floor, row.LightFloor = durMs(fl), durMs(lf)
 			res.Rows = append(res.Rows, row)
 		}
 	}
 	if allLat.TotalCount() > 0 {
+		res.Histograms["all/all"] = allLat
 		res.Rows = append(res.Rows, rowOf("all", "all", allLat, allIntent, c.ThresholdMs))
+	}
+	for k := opClass(0); k < numClasses; k++ {
+		for sec, h := range rn.perSecond[k] {
+			if h == nil {
+				continue
+			}
+			res.Seconds = append(res.Seconds, Second{T: sec, Op: classNames[k], Count: h.TotalCount(),
+				P50: ms(h.ValueAtQuantile(50)), P99: ms(h.ValueAtQuantile(99))})
+		}
 	}
 	res.Check = rn.checkHistory()
 	return res

@@ -101,6 +101,9 @@ type runner struct {
 	errs     map[string]int
 	ops      int
 	writes   uint64
+	// perSecond[class][s] holds the latencies of operations completing in
+	// second s of the run (time series), at two significant digits.
+	perSecond [numClasses][]*hdrhistogram.Histogram
 }
 
 func newHist() *hdrhistogram.Histogram {
@@ -297,6 +300,7 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 	if !cl.failed {
 		rn.ops++
 		rn.lat[cl.region][cl.class].RecordValue(max(1, (now-cl.started)/1e3))
+		rn.recordSecond(cl.class, now, max(1, (now-cl.started)/1e3))
 		rn.intent[cl.region][cl.class].RecordValue(max(1, (now-cl.intended)/1e3))
 	}
 	switch {
@@ -358,4 +362,17 @@ func (r *resolved) claimedModel() string {
 		return "valid-reads"
 	}
 	return r.proto.model()
+}
+
+func (rn *runner) recordSecond(k opClass, now, us int64) {
+	sec := int(now / int64(time.Second))
+	ps := rn.perSecond[k]
+	for len(ps) <= sec {
+		ps = append(ps, nil)
+	}
+	if ps[sec] == nil {
+		ps[sec] = hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 2)
+	}
+	_ = ps[sec].RecordValue(us)
+	rn.perSecond[k] = ps
 }
