@@ -19,7 +19,7 @@ and in the real server.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(simCmd(), worldsCmd(), serverCmd(), cliCmd(), demoCmd())
+	root.AddCommand(simCmd(), worldsCmd(), serverCmd(), cliCmd(), demoCmd(), benchCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "lightcone:", err)
 		os.Exit(2)

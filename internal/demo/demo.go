@@ -7,26 +7,18 @@ package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/redis/go-redis/v9"
-	"gopkg.in/yaml.v3"
 
+	"github.com/lightcone/lightcone/internal/localcluster"
 	"github.com/lightcone/lightcone/internal/protocol/quorum"
+	"github.com/lightcone/lightcone/internal/realrun"
+	"github.com/lightcone/lightcone/internal/scenario"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 	"github.com/lightcone/lightcone/internal/workload"
@@ -85,13 +77,6 @@ func (o *Options) ensureDefaults() error {
 	if o.Out == nil {
 		o.Out = os.Stdout
 	}
-	if o.Binary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		o.Binary = exe
-	}
 	switch {
 	case o.NodesPerRegion < 1:
 		return fmt.Errorf("nodes per region: %d; must be at least 1", o.NodesPerRegion)
@@ -105,17 +90,9 @@ func (o *Options) ensureDefaults() error {
 	return nil
 }
 
-type nodeProc struct {
-	name                   string
-	region                 int
-	peer, resp, http, grpc string
-	cmd                    *exec.Cmd
-	client                 *redis.Client
-}
-
 // Run runs the demo; ctx cancellation (Ctrl-C) stops it early, still
 // cleaning up every process and, unless Keep, the data.
-func Run(ctx context.Context, o Options) (err error) {
+func Run(ctx context.Context, o Options) error {
 	if err := o.ensureDefaults(); err != nil {
 		return err
 	}
@@ -124,7 +101,6 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	w.NodesPerRegion = o.NodesPerRegion
-	tp := topo.NewTopology(w)
 	spec, err := workload.Preset(o.Workload)
 	if err != nil {
 		return err
@@ -134,281 +110,80 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := spec.Validate(); err != nil {
 		return err
 	}
-
-	dir, err := os.MkdirTemp("", "lightcone-demo-")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if o.Keep {
-			fmt.Fprintf(o.Out, "kept data and logs in %s\n", dir)
-		} else {
-			_ = os.RemoveAll(dir)
-		}
-	}()
 	out := o.Out
 	fmt.Fprintf(out, "Lightcone demo: world %s, %d regions × %d node(s), WAN emulation on, YCSB workload %s, %d clients/region at %g req/s each\n",
 		w.Name, len(w.Regions), w.NodesPerRegion, o.Workload, o.ClientsPerRegion, o.RatePerClient)
 
-	nodes, err := startCluster(ctx, o, w, tp, dir)
-	defer stopCluster(nodes)
+	c, err := localcluster.Start(ctx, localcluster.Options{World: w, Binary: o.Binary, Keep: o.Keep, Log: out})
 	if err != nil {
 		return err
 	}
-	if err := load(ctx, out, nodes, spec); err != nil {
-		return err
-	}
+	defer c.Stop()
 	var results []*phaseResult
-	for _, ph := range Phases() {
+	for i, ph := range Phases() {
 		if ctx.Err() != nil {
 			break
 		}
-		res, err := runPhase(ctx, o, ph, nodes, tp, spec)
+		res, hists, err := realrun.Run(ctx, c, realrun.Spec{
+			World: w, Workload: spec, ClientsPerRegion: o.ClientsPerRegion, RatePerClient: o.RatePerClient,
+			Duration: o.PhaseDuration, Read: ph.Read, Write: ph.Write, Seed: uint64(i + 1),
+			SkipLoad: i > 0, Progress: out,
+		})
+		if res != nil {
+			results = append(results, &phaseResult{phase: ph, res: res, hists: hists})
+		}
 		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
 			return err
 		}
-		results = append(results, res)
 	}
-	report(out, w, tp, results)
+	report(out, w, results)
 	if ctx.Err() != nil {
 		return fmt.Errorf("demo interrupted: %w (partial results above)", ctx.Err())
 	}
 	return nil
 }
 
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// startCluster writes the cluster config and starts one process per node.
-func startCluster(ctx context.Context, o Options, w *topo.World, tp *topo.Topology, dir string) ([]*nodeProc, error) {
-	worldPath := filepath.Join(dir, "world.yaml")
-	wb, err := yaml.Marshal(w)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(worldPath, wb, 0o644); err != nil {
-		return nil, err
-	}
-	var nodes []*nodeProc
-	var b strings.Builder
-	fmt.Fprintf(&b, "cluster:\n  name: demo\n  world: %q\n  wan_emulation: true\n  nodes:\n", worldPath)
-	for _, n := range tp.Nodes {
-		np := &nodeProc{name: n.Name, region: n.Region}
-		for _, a := range []*string{&np.peer, &np.resp, &np.http, &np.grpc} {
-			if *a, err = freeAddr(); err != nil {
-				return nodes, err
-			}
-		}
-		fmt.Fprintf(&b, "    %s: {peer: %q, resp: %q, grpc: %q, http: %q}\n", np.name, np.peer, np.resp, np.grpc, np.http)
-		nodes = append(nodes, np)
-	}
-	b.WriteString("keyspace:\n  protocol: quorum\n  replicas_per_region: 1\nsync: everysec\n")
-	cfgPath := filepath.Join(dir, "cluster.yaml")
-	if err := os.WriteFile(cfgPath, []byte(b.String()), 0o644); err != nil {
-		return nodes, err
-	}
-	fmt.Fprintf(o.Out, "starting %d nodes (config %s)...\n", len(nodes), cfgPath)
-	for _, np := range nodes {
-		logf, err := os.Create(filepath.Join(dir, np.name+".log"))
-		if err != nil {
-			return nodes, err
-		}
-		np.cmd = exec.Command(o.Binary, "server", "--config", cfgPath, "--node", np.name, "--data-dir", filepath.Join(dir, np.name))
-		np.cmd.Stdout, np.cmd.Stderr = logf, logf
-		np.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the demo
-		if err := np.cmd.Start(); err != nil {
-			return nodes, fmt.Errorf("start %s: %w", np.name, err)
-		}
-		np.client = redis.NewClient(&redis.Options{Addr: np.resp, Protocol: 2, MaxRetries: -1,
-			ReadTimeout: 30 * time.Second, PoolSize: 4 * o.ClientsPerRegion})
-	}
-	// Ready when every node answers and an ALL write from each succeeds
-	// (so every peer link is up).
-	deadline := time.Now().Add(30 * time.Second)
-	for _, np := range nodes {
-		for {
-			if ctx.Err() != nil {
-				return nodes, ctx.Err()
-			}
-			if np.client.Do(ctx, "LC.SET", "demo:ready:"+np.name, "1", "LEVEL", "ALL").Err() == nil {
-				break
-			}
-			if np.cmd.ProcessState != nil {
-				return nodes, fmt.Errorf("node %s exited; see %s.log", np.name, np.name)
-			}
-			if time.Now().After(deadline) {
-				return nodes, fmt.Errorf("cluster not ready after 30s; see the logs in %s", dir)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	fmt.Fprintf(o.Out, "cluster up: %d nodes connected\n", len(nodes))
-	return nodes, nil
-}
-
-func stopCluster(nodes []*nodeProc) {
-	for _, np := range nodes {
-		if np.client != nil {
-			_ = np.client.Close()
-		}
-		if np.cmd != nil && np.cmd.Process != nil {
-			_ = np.cmd.Process.Signal(syscall.SIGTERM)
-		}
-	}
-	for _, np := range nodes {
-		if np.cmd == nil || np.cmd.Process == nil {
-			continue
-		}
-		done := make(chan struct{})
-		go func() { _ = np.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = np.cmd.Process.Kill()
-			<-done
-		}
-	}
-}
-
-// load writes every record at ALL from the first node.
-func load(ctx context.Context, out io.Writer, nodes []*nodeProc, spec workload.Spec) error {
-	g, err := workload.NewGenerator(spec)
-	if err != nil {
-		return err
-	}
-	keys := g.LoadKeys()
-	value := strings.Repeat("x", min(spec.ValueSize, 1024))
-	c := nodes[0].client
-	start := time.Now()
-	const batch = 200
-	for i := 0; i < len(keys); i += batch {
-		pipe := c.Pipeline()
-		for _, k := range keys[i:min(i+batch, len(keys))] {
-			pipe.Do(ctx, "LC.SET", k, value, "LEVEL", "ALL")
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			return fmt.Errorf("load: %w", err)
-		}
-	}
-	fmt.Fprintf(out, "loaded %d records at ALL in %.1fs\n", len(keys), time.Since(start).Seconds())
-	return nil
-}
-
+// phaseResult is what one phase measured.
 type phaseResult struct {
 	phase Phase
-	lat   [][]*hdrhistogram.Histogram // [region][0 read, 1 write] µs
-	ops   int64
-	errs  int64
+	res   *scenario.Result
+	hists map[string]*hdrhistogram.Histogram // "region/op", µs
 }
 
-// runPhase drives the workload from every region's clients for the phase.
-func runPhase(ctx context.Context, o Options, ph Phase, nodes []*nodeProc, tp *topo.Topology, spec workload.Spec) (*phaseResult, error) {
-	g, err := workload.NewGenerator(spec)
-	if err != nil {
-		return nil, err
-	}
-	var genMu sync.Mutex
-	res := &phaseResult{phase: ph, lat: make([][]*hdrhistogram.Histogram, len(tp.World.Regions))}
-	var histMu sync.Mutex
-	for r := range res.lat {
-		res.lat[r] = []*hdrhistogram.Histogram{hdrhistogram.New(1, 60_000_000, 3), hdrhistogram.New(1, 60_000_000, 3)}
-	}
-	var ops, errs atomic.Int64
-	pctx, cancel := context.WithTimeout(ctx, o.PhaseDuration)
-	defer cancel()
-	var wg sync.WaitGroup
-	for _, np := range nodes {
-		for i := 0; i < o.ClientsPerRegion; i++ {
-			wg.Add(1)
-			seed := uint64(np.region*1000 + i + 1)
-			go func(np *nodeProc) {
-				defer wg.Done()
-				rng := rand.New(rand.NewPCG(seed, uint64(len(ph.Name))))
-				next := time.Now()
-				for {
-					next = next.Add(workload.PoissonGap(rng, o.RatePerClient))
-					select {
-					case <-pctx.Done():
-						return
-					case <-time.After(time.Until(next)):
-					}
-					genMu.Lock()
-					op := g.Next(rng)
-					genMu.Unlock()
-					start := time.Now()
-					var err error
-					isWrite := op.Kind == workload.Update || op.Kind == workload.Insert
-					if isWrite {
-						err = np.client.Do(pctx, "LC.SET", op.Key, "v", "LEVEL", ph.Write.String()).Err()
-					} else {
-						err = np.client.Do(pctx, "LC.GET", op.Key, "LEVEL", ph.Read.String()).Err()
-					}
-					d := time.Since(start)
-					if err != nil && !errors.Is(err, redis.Nil) {
-						if pctx.Err() == nil {
-							errs.Add(1)
-						}
-						continue
-					}
-					ops.Add(1)
-					k := 0
-					if isWrite {
-						k = 1
-					}
-					histMu.Lock()
-					_ = res.lat[np.region][k].RecordValue(max(1, d.Microseconds()))
-					histMu.Unlock()
-				}
-			}(np)
-		}
-	}
-	// Progress: a bar on a terminal, a line every 5 s otherwise.
-	tty := isTerminal(o.Out)
-	start := time.Now()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-loop:
-	for {
-		select {
-		case <-pctx.Done():
-			break loop
-		case <-tick.C:
-			el := time.Since(start)
-			if tty {
-				frac := min(1, el.Seconds()/o.PhaseDuration.Seconds())
-				bar := strings.Repeat("█", int(frac*30)) + strings.Repeat("·", 30-int(frac*30))
-				fmt.Fprintf(o.Out, "\r%-22s %s %3.0fs/%.0fs  %6d ops  %4d errors", ph.Name, bar, el.Seconds(), o.PhaseDuration.Seconds(), ops.Load(), errs.Load())
-			} else if int(el.Seconds())%5 == 0 {
-				fmt.Fprintf(o.Out, "%s: %.0fs/%.0fs, %d ops, %d errors\n", ph.Name, el.Seconds(), o.PhaseDuration.Seconds(), ops.Load(), errs.Load())
-			}
-		}
-	}
-	wg.Wait()
-	if tty {
-		fmt.Fprintln(o.Out)
-	}
-	res.ops, res.errs = ops.Load(), errs.Load()
-	return res, nil
+// series is one line of the report: the operation kinds it merges and the
+// levels that set its floor (a read-modify-write pays for both).
+type series struct {
+	name        string
+	ops         []string
+	read, write bool
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
+// allSeries are the report's lines; read and write always, scan and rmw
+// when the workload has them.
+var allSeries = []series{
+	{name: "read", ops: []string{"read"}, read: true},
+	{name: "write", ops: []string{"update", "insert"}, write: true},
+	{name: "scan", ops: []string{"scan"}, read: true},
+	{name: "rmw", ops: []string{"rmw"}, read: true, write: true},
+}
+
+// lat merges the phase's histograms of the series' ops in region.
+func (r *phaseResult) lat(region string, s series) *hdrhistogram.Histogram {
+	h := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+	for _, op := range s.ops {
+		if x := r.hists[region+"/"+op]; x != nil {
+			h.Merge(x)
+		}
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return h
 }
 
 // report prints, per region and operation, each phase's p50/p99 beside the
 // floor of its consistency level.
-func report(out io.Writer, w *topo.World, tp *topo.Topology, results []*phaseResult) {
+func report(out io.Writer, w *topo.World, results []*phaseResult) {
 	if len(results) == 0 {
 		return
 	}
@@ -433,26 +208,37 @@ func report(out io.Writer, w *topo.World, tp *topo.Topology, results []*phaseRes
 	}
 	fmt.Fprintln(tw, head)
 	for reg, rg := range w.Regions {
-		for k, op := range []string{"read", "write"} {
-			line := rg.Name + "\t" + op + "\t"
+		for i, s := range allSeries {
+			line := rg.Name + "\t" + s.name + "\t"
+			seen := i < 2
 			for _, r := range results {
-				h := r.lat[reg][k]
-				l := r.phase.Read
-				if k == 1 {
-					l = r.phase.Write
+				h := r.lat(rg.Name, s)
+				seen = seen || h.TotalCount() > 0
+				var floor time.Duration
+				if s.read {
+					floor += quorum.Floor(per, r.phase.Read, reg, base)
 				}
-				fl := quorum.Floor(per, l, reg, base)
+				if s.write {
+					floor += quorum.Floor(per, r.phase.Write, reg, base)
+				}
+				fl := fmt.Sprintf("%.1f", float64(floor)/1e6)
 				if h.TotalCount() == 0 {
-					line += "-\t-\t" + fmt.Sprintf("%.1f", float64(fl)/1e6) + "\t"
+					line += "-\t-\t" + fl + "\t"
 					continue
 				}
-				line += ms(h.ValueAtQuantile(50)) + "\t" + ms(h.ValueAtQuantile(99)) + "\t" + fmt.Sprintf("%.1f", float64(fl)/1e6) + "\t"
+				line += ms(h.ValueAtQuantile(50)) + "\t" + ms(h.ValueAtQuantile(99)) + "\t" + fl + "\t"
 			}
-			fmt.Fprintln(tw, line)
+			if seen {
+				fmt.Fprintln(tw, line)
+			}
 		}
 	}
 	_ = tw.Flush()
 	for _, r := range results {
-		fmt.Fprintf(out, "%s: %d operations, %d errors\n", r.phase.Name, r.ops, r.errs)
+		errs := 0
+		for _, n := range r.res.Errors {
+			errs += n
+		}
+		fmt.Fprintf(out, "%s: %d operations, %d errors\n", r.phase.Name, r.res.Ops, errs)
 	}
 }

@@ -308,3 +308,25 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// ResolveWorld resolves the config's world (WorldDef, else the preset or file).
+func (c Config) ResolveWorld() (*topo.World, error) {
+	if c.WorldDef != nil {
+		if err := c.WorldDef.Validate(); err != nil {
+			return nil, fmt.Errorf("world: %w", err)
+		}
+		return c.WorldDef, nil
+	}
+	if c.World == "" {
+		c.World = "globlease4"
+	}
+	w, err := topo.Resolve(c.World)
+	if err != nil {
+		return nil, fmt.Errorf("world: %w", err)
+	}
+	return w, nil
+}
+
+// WorkloadSpec is the config's YCSB workload with defaults and overrides
+// applied, validated.
+func (c Config) WorkloadSpec() (workload.Spec, error) { return c.workloadSpec() }

@@ -82,7 +82,7 @@ func ms(us int64) float64 { return float64(us) / 1e3 }
 func (rn *runner) result() *Result {
 	c := rn.r.cfg
 	res := &Result{
-		World: c.World, Policy: rn.r.policyLine(), Workload: rn.r.workload.Name,
+		World: rn.r.world.Name, Policy: rn.r.policyLine(), Workload: rn.r.workload.Name,
 		Seed: c.Seed, Clients: c.Clients, Rate: c.Rate, SimSeconds: c.Duration.Seconds(),
 		Ops: rn.ops, Events: rn.s.Steps(), TraceHash: fmt.Sprintf("%016x", rn.s.TraceHash()),
 		ThresholdMs: c.ThresholdMs, Messages: rn.s.MessageCounts(), Errors: rn.errs,

@@ -376,3 +376,10 @@ func (rn *runner) recordSecond(k opClass, now, us int64) {
 	_ = ps[sec].RecordValue(us)
 	rn.perSecond[k] = ps
 }
+
+// Check validates c as Run would, without running it.
+func Check(c Config) (Config, error) {
+	c.EnsureDefaults()
+	_, err := resolve(c)
+	return c, err
+}

@@ -1,0 +1,160 @@
+// Package bench is Lightcone's experiment harness: every seed claim is an
+// Experiment declared once in the catalog, run by `lightcone bench run` in
+// the simulator (virtual time) or on a real local cluster, and turned into a
+// results directory (raw CSV and JSON, a Markdown report with the seed's
+// published numbers beside ours and the floor, PNG figures).
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/scenario"
+)
+
+// Experiment is one reproducible claim.
+type Experiment struct {
+	Name        string // CLI name: globlease-fig4, quorum-meteor-controlled, ...
+	Title       string
+	Description string
+	// Workload describes the workload in figure captions.
+	Workload string
+	// Reference is what the seed published, shown beside our numbers.
+	Reference Reference
+	// Base is the simulation every series and sweep point starts from.
+	Base scenario.Config
+	// Series are configurations compared in one run (lines of a figure).
+	Series []Series
+	// Sweep, if set, runs every series at each value of one parameter.
+	Sweep *Sweep
+	// Real, if set, is the reduced scale at which --runtime real runs the
+	// experiment on a local multi-process cluster with WAN emulation.
+	Real *RealScale
+	// Figures lists what the report draws; default: a latency CDF per
+	// series and per-region bars, and sweep lines when there is a sweep.
+	Figures []Figure
+}
+
+// Reference is a seed's published result.
+type Reference struct {
+	Source string   // e.g. "GlobLease paper (seed 003) §V.B, Fig. 4"
+	Claims []string // what the seed says, in its words or close to them
+	// Numbers are published values comparable to a metric of ours, by
+	// series label and metric name.
+	Numbers []RefNumber
+}
+
+// RefNumber is one published value.
+type RefNumber struct {
+	Series string  // a Series label ("" for all)
+	Metric string  // a Metric name (MetricAbove, ...)
+	Value  float64 // in the metric's unit
+	Note   string
+}
+
+// Series is one configuration of an experiment.
+type Series struct {
+	Label string
+	Apply func(c *scenario.Config)
+}
+
+// Sweep varies one parameter.
+type Sweep struct {
+	Param  string // e.g. "one-way delay (ms)"
+	Values []float64
+	Apply  func(c *scenario.Config, v float64)
+	// Metrics are plotted against the parameter, one figure each.
+	Metrics []string
+}
+
+// RealScale is an experiment's size on the real runtime.
+type RealScale struct {
+	ClientsPerRegion int
+	RatePerClient    float64 // 0: closed loop
+	Duration         time.Duration
+	Records          int
+	// SweepValues, if set, are the sweep points run for real (a cluster is
+	// started per point); default: all of them.
+	SweepValues []float64
+}
+
+// Figure kinds.
+type Figure string
+
+const (
+	FigCDF        Figure = "cdf"         // latency CDF of all operations, one line per series
+	FigRegionBars Figure = "region-bars" // per region: p50/p99 and floor, per series
+	FigSweep      Figure = "sweep"       // each sweep metric against the parameter
+	FigTimeSeries Figure = "timeseries"  // p99 per second, one line per series
+)
+
+// Metric names a summary number computed from a run.
+const (
+	MetricAbove    = "above_threshold" // share of all operations above the threshold, %
+	MetricP50      = "p50_ms"          // all operations
+	MetricP99      = "p99_ms"
+	MetricReadP50  = "read_p50_ms"
+	MetricReadP99  = "read_p99_ms"
+	MetricWriteP50 = "write_p50_ms"
+	MetricWriteP99 = "write_p99_ms"
+)
+
+// Metrics lists every metric name.
+func Metrics() []string {
+	return []string{MetricAbove, MetricP50, MetricP99, MetricReadP50, MetricReadP99, MetricWriteP50, MetricWriteP99}
+}
+
+// Catalog is a set of experiments by name.
+type Catalog struct {
+	byName map[string]*Experiment
+}
+
+// NewCatalog checks and indexes experiments.
+func NewCatalog(exps ...*Experiment) (*Catalog, error) {
+	c := &Catalog{byName: map[string]*Experiment{}}
+	for _, e := range exps {
+		if e.Name == "" || strings.ContainsAny(e.Name, " /") {
+			return nil, fmt.Errorf("bench: experiment name %q: must be non-empty, without spaces or slashes", e.Name)
+		}
+		if _, dup := c.byName[e.Name]; dup {
+			return nil, fmt.Errorf("bench: experiment %q declared twice", e.Name)
+		}
+		if len(e.Series) == 0 {
+			e.Series = []Series{{Label: "default", Apply: func(*scenario.Config) {}}}
+		}
+		for _, r := range e.Reference.Numbers {
+			if !slices.Contains(Metrics(), r.Metric) {
+				return nil, fmt.Errorf("bench: %s: reference metric %q unknown (valid: %s)", e.Name, r.Metric, strings.Join(Metrics(), ", "))
+			}
+		}
+		if len(e.Figures) == 0 {
+			e.Figures = []Figure{FigCDF, FigRegionBars}
+			if e.Sweep != nil {
+				e.Figures = append(e.Figures, FigSweep)
+			}
+		}
+		c.byName[e.Name] = e
+	}
+	return c, nil
+}
+
+// Names lists the experiments, sorted.
+func (c *Catalog) Names() []string {
+	out := make([]string, 0, len(c.byName))
+	for n := range c.byName {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Get returns an experiment, or an error listing the valid names.
+func (c *Catalog) Get(name string) (*Experiment, error) {
+	if e, ok := c.byName[name]; ok {
+		return e, nil
+	}
+	return nil, fmt.Errorf("bench: unknown experiment %q (valid: %s)", name, strings.Join(c.Names(), ", "))
+}

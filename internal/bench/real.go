@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/lightcone/lightcone/internal/localcluster"
+	"github.com/lightcone/lightcone/internal/realrun"
+	"github.com/lightcone/lightcone/internal/scenario"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// runReal runs the experiment at its reduced real scale: per sweep point, a
+// local cluster (one process per region, WAN emulation) driven through the
+// real client path, once per series.
+func runReal(ctx context.Context, e *Experiment, opts Options, rep *Report, progress func(string, ...any)) error {
+	xs := e.xs()
+	if e.Sweep != nil && len(e.Real.SweepValues) > 0 {
+		xs = e.Real.SweepValues
+	}
+	total, i := len(xs)*len(e.Series), 0
+	for _, x := range xs {
+		c0, err := e.configFor(e.Series[0], x, opts)
+		if err != nil {
+			return err
+		}
+		w, err := c0.ResolveWorld()
+		if err != nil {
+			return err
+		}
+		world := *w
+		world.NodesPerRegion = 1 // reduced scale: one process per region
+		var logw io.Writer
+		if opts.Progress != nil {
+			logw = opts.Progress
+		}
+		progress("real: starting a %d-region cluster%s", len(world.Regions), e.xLabel(x))
+		cl, err := localcluster.Start(ctx, localcluster.Options{World: &world, Binary: opts.Binary, ReplicasPerRegion: 1, Log: logw})
+		if err != nil {
+			return fmt.Errorf("bench: real runtime: %w", err)
+		}
+		for _, s := range e.Series {
+			i++
+			c, err := e.configFor(s, x, opts)
+			if err != nil {
+				cl.Stop()
+				return err
+			}
+			c, err = checkLevels(c)
+			if err != nil {
+				cl.Stop()
+				return err
+			}
+			spec, err := c.WorkloadSpec()
+			if err != nil {
+				cl.Stop()
+				return err
+			}
+			if _, set := opts.Overrides["records"]; !set && e.Real.Records > 0 {
+				spec.RecordCount = e.Real.Records
+			}
+			dur := e.Real.Duration
+			if _, set := opts.Overrides["duration"]; set {
+				dur = c.Duration
+			}
+			read, _ := wire.ParseLevel(c.Quorum.Read)
+			write, _ := wire.ParseLevel(c.Quorum.Write)
+			progress("real %d/%d: %s%s", i, total, s.Label, e.xLabel(x))
+			res, hists, err := realrun.Run(ctx, cl, realrun.Spec{
+				World: &world, Workload: spec, ClientsPerRegion: e.Real.ClientsPerRegion, RatePerClient: e.Real.RatePerClient,
+				Duration: dur, Read: read, Write: write, Seed: opts.Seed, ThresholdMs: c.ThresholdMs, Progress: opts.Progress,
+			})
+			p := Point{Series: s.Label, X: x, Runtime: "real", Result: res, Hists: hists}
+			if err != nil {
+				p.Error = err.Error()
+			}
+			if res != nil || err != nil {
+				rep.Points = append(rep.Points, p)
+			}
+			if err != nil && ctx.Err() != nil {
+				cl.Stop()
+				return ctx.Err()
+			}
+		}
+		cl.Stop()
+	}
+	return nil
+}
+
+// checkLevels fills the default levels (QUORUM) so the real client path
+// can name them on every request.
+func checkLevels(c scenario.Config) (scenario.Config, error) {
+	if c.Quorum.Read == "" {
+		c.Quorum.Read = "QUORUM"
+	}
+	if c.Quorum.Write == "" {
+		c.Quorum.Write = "QUORUM"
+	}
+	for _, l := range []string{c.Quorum.Read, c.Quorum.Write} {
+		if _, err := wire.ParseLevel(l); err != nil {
+			return c, fmt.Errorf("bench: %w", err)
+		}
+	}
+	return c, nil
+}
