@@ -179,6 +179,9 @@ type runner struct {
 	lat    [][numClasses]*hdrhistogram.Histogram // [region][class] service latency, µs
 	intent [][numClasses]*hdrhistogram.Histogram // from the scheduled arrival, µs
 	errs   map[string]int
+	// perSecond[class][s]: service latencies of operations completing in
+	// second s of the run (the time series), at two significant digits.
+	perSecond [numClasses][]*hdrhistogram.Histogram
 
 	ops, failed atomic.Int64
 }
@@ -187,7 +190,9 @@ type runner struct {
 // s.ClientsPerRegion clients in every region for s.Duration. It returns the
 // per region × operation latencies with their floors and an "all/all" row,
 // and the raw service-latency histograms (µs) keyed "region/op" (and
-// "all/all"), for CDFs; both hold only operation kinds that completed.
+// "all/all"), for CDFs; both hold only operation kinds that completed. The
+// Result also carries the histograms (Histograms) and the per-second time
+// series (Seconds), as the simulator's does.
 //
 // If ctx ends first, Run returns what was measured so far (a Result with
 // no rows if it ended during the load) and an error wrapping ctx.Err().
@@ -424,8 +429,23 @@ func (r *runner) client(ctx context.Context, rc *redis.Client, region int, rng *
 		r.mu.Lock()
 		_ = r.lat[region][class].RecordValue(min(maxLatencyUs, max(1, done.Sub(sent).Microseconds())))
 		_ = r.intent[region][class].RecordValue(min(maxLatencyUs, max(1, done.Sub(intended).Microseconds())))
+		r.recordSecond(class, int(done.Sub(start)/time.Second), done.Sub(sent))
 		r.mu.Unlock()
 	}
+}
+
+// recordSecond adds a latency to second sec's series, as the simulator
+// does. r.mu must be held.
+func (r *runner) recordSecond(class, sec int, d time.Duration) {
+	ps := r.perSecond[class]
+	for len(ps) <= sec {
+		ps = append(ps, nil)
+	}
+	if ps[sec] == nil {
+		ps[sec] = hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 2)
+	}
+	_ = ps[sec].RecordValue(min(int64(time.Minute/time.Microsecond), max(1, d.Microseconds())))
+	r.perSecond[class] = ps
 }
 
 // next draws the next operation from the shared generator (inserts must
@@ -618,6 +638,16 @@ func (r *runner) result(measured time.Duration) (*scenario.Result, map[string]*h
 		res.Rows = append(res.Rows, rowOf("all", "all", allLat, allIntent, s.ThresholdMs))
 		hists["all/all"] = allLat
 	}
+	for k := range numClasses {
+		for sec, h := range r.perSecond[k] {
+			if h == nil {
+				continue
+			}
+			res.Seconds = append(res.Seconds, scenario.Second{T: sec, Op: classNames[k], Count: h.TotalCount(),
+				P50: ms(h.ValueAtQuantile(50)), P99: ms(h.ValueAtQuantile(99))})
+		}
+	}
+	res.Histograms = hists
 	return res, hists
 }
 

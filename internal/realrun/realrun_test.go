@@ -89,6 +89,9 @@ func TestRunOnLocal3(t *testing.T) {
 				t.Errorf("Result header = world %s, clients %d, %gs, seed %d, rate %g; want local3, 6, 2s, 1, %g",
 					res.World, res.Clients, res.SimSeconds, res.Seed, res.Rate, 6*tc.rate)
 			}
+			if len(res.Seconds) == 0 || len(res.Histograms) != len(hists) {
+				t.Errorf("Result has %d seconds of time series and %d histograms; want some, and %d", len(res.Seconds), len(res.Histograms), len(hists))
+			}
 			var got []string
 			for _, r := range res.Rows {
 				got = append(got, r.Region+"/"+r.Op)

@@ -78,7 +78,8 @@ type Transport struct {
 	cfg      Config
 	ln       net.Listener
 	peers    map[wire.NodeID]*peer
-	rng      *rand.Rand // WAN jitter; used only from Send's goroutine
+	rngMu    sync.Mutex // guards rng and peers' lastRel: Send and the pinger share them
+	rng      *rand.Rand // WAN jitter
 	log      *slog.Logger
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -92,7 +93,25 @@ type Transport struct {
 
 type outbound struct {
 	msg     wire.Msg
+	ctrl    []byte    // a control frame (ping, pong) instead of msg
 	release time.Time // WAN emulation: not before
+}
+
+// Control frames start with ctrlMarker, which no codec message does
+// (they start with wire.CodecVersion, never 0).
+const (
+	ctrlMarker = 0
+	ctrlPing   = 1
+	ctrlPong   = 2
+	// PingInterval is how often each link measures its round-trip time.
+	PingInterval = time.Second
+)
+
+// RTT summarises a link's measured round trips (ping to pong, including
+// WAN emulation when on).
+type RTT struct {
+	Last, Min, Mean time.Duration
+	Count           int64
 }
 
 type peer struct {
@@ -100,6 +119,10 @@ type peer struct {
 	addr    string
 	q       chan outbound
 	lastRel time.Time // latest release time queued, for FIFO under jitter
+
+	rttMu  sync.Mutex
+	rtt    RTT
+	rttSum time.Duration
 }
 
 // New listens on cfg.Listen and starts a sender per peer.
@@ -142,8 +165,9 @@ func New(cfg Config) (*Transport, error) {
 		t.wg.Add(1)
 		go t.sendLoop(p)
 	}
-	t.wg.Add(1)
+	t.wg.Add(2)
 	go t.acceptLoop()
+	go t.pingLoop()
 	return t, nil
 }
 
@@ -173,29 +197,105 @@ func (t *Transport) isBlocked(id wire.NodeID) bool {
 }
 
 // Send queues m for node to. It never blocks: when the peer's queue is
-// full the message is dropped. Call it from one goroutine (the node's
-// event loop).
+// full the message is dropped.
 func (t *Transport) Send(to wire.NodeID, m wire.Msg) {
+	t.enqueue(to, outbound{msg: m})
+}
+
+func (t *Transport) enqueue(to wire.NodeID, o outbound) {
 	p := t.peers[to]
 	if p == nil || t.isBlocked(to) {
 		t.dropped.Add(1)
 		return
 	}
-	o := outbound{msg: m}
 	if w := t.cfg.WAN; w != nil {
 		tp := w.Topology
+		t.rngMu.Lock()
 		d := tp.World.Delay(tp.RegionOf(t.cfg.Self), tp.RegionOf(to), t.rng)
 		o.release = time.Now().Add(d)
 		if o.release.Before(p.lastRel) {
 			o.release = p.lastRel // FIFO: never overtake an earlier message
 		}
 		p.lastRel = o.release
+		t.rngMu.Unlock()
 	}
 	select {
 	case p.q <- o:
 	default:
 		t.dropped.Add(1)
 	}
+}
+
+// pingLoop measures every link's round trip once per PingInterval.
+func (t *Transport) pingLoop() {
+	defer t.wg.Done()
+	tick := time.NewTicker(PingInterval)
+	defer tick.Stop()
+	ids := make([]wire.NodeID, 0, len(t.peers))
+	for id := range t.peers {
+		ids = append(ids, id)
+	}
+	for {
+		select {
+		case <-t.ctx.Done():
+			return
+		case <-tick.C:
+			now := time.Now().UnixNano()
+			for _, id := range ids {
+				t.enqueue(id, outbound{ctrl: ctrlFrame(ctrlPing, now)})
+			}
+		}
+	}
+}
+
+func ctrlFrame(kind byte, nanos int64) []byte {
+	return wire.AppendVarint([]byte{ctrlMarker, kind}, nanos)
+}
+
+// handleCtrl answers a ping with a pong carrying its timestamp, and turns
+// a pong into a round-trip sample.
+func (t *Transport) handleCtrl(from wire.NodeID, b []byte) error {
+	if len(b) < 2 {
+		return errors.New("short control frame")
+	}
+	d := wire.NewDecoder(b[2:])
+	sent := d.Varint()
+	if d.Err() != nil || d.Len() != 0 {
+		return errors.New("malformed control frame")
+	}
+	switch b[1] {
+	case ctrlPing:
+		t.enqueue(from, outbound{ctrl: ctrlFrame(ctrlPong, sent)})
+	case ctrlPong:
+		rtt := time.Duration(time.Now().UnixNano() - sent)
+		if rtt < 0 {
+			return nil
+		}
+		p := t.peers[from]
+		p.rttMu.Lock()
+		p.rtt.Last = rtt
+		if p.rtt.Count == 0 || rtt < p.rtt.Min {
+			p.rtt.Min = rtt
+		}
+		p.rtt.Count++
+		p.rttSum += rtt
+		p.rtt.Mean = p.rttSum / time.Duration(p.rtt.Count)
+		p.rttMu.Unlock()
+	default:
+		return fmt.Errorf("unknown control frame %d", b[1])
+	}
+	return nil
+}
+
+// RTTs returns each peer's measured round trips.
+func (t *Transport) RTTs() map[wire.NodeID]RTT {
+	out := make(map[wire.NodeID]RTT, len(t.peers))
+	for id, p := range t.peers {
+		p.rttMu.Lock()
+		out[id] = p.rtt
+		p.rttMu.Unlock()
+	}
+	return out
 }
 
 // Close stops the transport and waits for its goroutines.
@@ -266,8 +366,9 @@ func (t *Transport) sendLoop(p *peer) {
 				t.dropped.Add(1)
 				continue
 			}
-			buf, err = t.cfg.Codec.Append(buf[:0], o.msg)
-			if err != nil {
+			if o.ctrl != nil {
+				buf = append(buf[:0], o.ctrl...)
+			} else if buf, err = t.cfg.Codec.Append(buf[:0], o.msg); err != nil {
 				t.log.Error("transport: cannot encode", "kind", o.msg.Kind(), "err", err)
 				err = nil
 				continue
@@ -282,7 +383,7 @@ func (t *Transport) sendLoop(p *peer) {
 			}
 			if err != nil {
 				t.dropped.Add(1)
-			} else if t.cfg.Observer != nil {
+			} else if t.cfg.Observer != nil && o.msg != nil {
 				t.cfg.Observer.MessageSent(o.msg.Kind(), n+len(buf))
 			}
 		}
@@ -393,12 +494,18 @@ func (t *Transport) readLoop(conn net.Conn) error {
 		if _, err := io.ReadFull(r, buf); err != nil {
 			return err
 		}
+		if t.isBlocked(from) {
+			continue
+		}
+		if len(buf) > 0 && buf[0] == ctrlMarker {
+			if err := t.handleCtrl(from, buf); err != nil {
+				return err
+			}
+			continue
+		}
 		m, err := t.cfg.Codec.Decode(buf)
 		if err != nil {
 			return err // a peer that sends garbage loses its connection
-		}
-		if t.isBlocked(from) {
-			continue
 		}
 		t.received.Add(1)
 		if t.cfg.Observer != nil {

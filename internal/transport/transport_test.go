@@ -186,3 +186,18 @@ func TestGarbageOnThePeerPort(t *testing.T) {
 		t.Fatalf("got %v; want [7]", in.got)
 	}
 }
+
+// TestPingMeasuresEmulatedRTT: the links' pings see the WAN emulation's
+// round trip (what the calibration experiment checks).
+func TestPingMeasuresEmulatedRTT(t *testing.T) {
+	w, err := topo.Parse([]byte("name: w\nnodes_per_region: 1\nregions: [{name: a}, {name: b}]\nlinks: [{from: a, to: b, one_way_ms: 40}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _, _ := pair(t, &WAN{Topology: topo.NewTopology(w), Seed: 1})
+	waitFor(t, "a round-trip sample", func() bool { return a.RTTs()[1].Count > 0 })
+	r := a.RTTs()[1]
+	if r.Min < 80*time.Millisecond || r.Min > 120*time.Millisecond {
+		t.Fatalf("measured RTT %s; want ≈ 80ms (2 × 40ms one-way)", r.Min)
+	}
+}
