@@ -143,7 +143,7 @@ writes what it measured, marked incomplete.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&all, "all", false, "run the whole catalog")
-	f.StringVar(&opts.Runtime, "runtime", "sim", "sim (virtual time), real (local cluster with WAN emulation), or both")
+	f.StringVar(&opts.Runtime, "runtime", "", "sim (virtual time), real (local cluster with WAN emulation), or both; default sim (real for calibration-*)")
 	f.Uint64Var(&opts.Seed, "seed", 1, "seed of every random choice")
 	f.StringVar(&out, "out", "", "results directory (default bench-results/NAME; with several experiments, one subdirectory each)")
 	f.BoolVar(&asJSON, "json", false, "print a machine-readable summary instead of the Markdown report")

@@ -74,6 +74,9 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 			if f.Changed("ycsb-compat") {
 				cfg.YCSBCompat = c.YCSBCompat
 			}
+			if f.Changed("ping-interval") {
+				cfg.PingInterval = c.PingInterval
+			}
 			if f.Changed("pprof") {
 				cfg.Pprof = c.Pprof
 			}
@@ -128,6 +131,7 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 	f.StringVar(&peerTLS.KeyFile, "peer-tls-key", "", "mutual TLS between nodes: its private key (PEM)")
 	f.StringVar(&peerTLS.CAFile, "peer-tls-ca", "", "mutual TLS between nodes: the cluster CA (PEM)")
 	f.BoolVar(&c.YCSBCompat, "ycsb-compat", false, "accept and discard ZADD/ZREM so YCSB's Redis binding runs unmodified (workloads A-D, F)")
+	f.DurationVar(&c.PingInterval, "ping-interval", 0, "how often each peer link's round trip is measured (default 1s; see /status peer_rtt)")
 	f.BoolVar(&c.Pprof, "pprof", false, "serve Go's profiler at /debug/pprof/ on the HTTP admin endpoint")
 	f.BoolVar(&c.FaultInjection, "fault-injection", false, "serve POST /debug/transport to block peers (tests and demos)")
 	return cmd

@@ -17,6 +17,17 @@ func Default() *Catalog {
 		quorumGlobLeaseFig4(),
 		quorumGlobLeaseFig5(),
 		quorumMeteorControlled(),
+		calibration("dir2", Reference{
+			Source: "Directory-coherence thesis (seed 002) §5.1.1, Table 5.1",
+			Claims: []string{
+				"Table 5.1: Simulated Datacenter 201.2 ms mean, 190.6 min, 244.2 max, 9.9 std dev; Simulated Directory 101.3 mean, 95.6 min, 129.6 max, 5.6 std dev (200 pings).",
+				"We chose to use a one way 100ms delay between datacenters and a 50ms delay from the Directory to each datacenter.",
+			},
+		}),
+		calibration("globlease4", Reference{
+			Source: "GlobLease paper (seed 003) §V.A; globlease4 preset (lightcone worlds globlease4)",
+			Claims: []string{"Latency connecting data centers varies from 50 ms to 250 ms, which result in 100 ms to 500 ms round trip."},
+		}),
 	)
 	if err != nil {
 		panic(err) // the shipped catalog is checked by its tests
@@ -166,5 +177,22 @@ func quorumMeteorControlled() *Experiment {
 			Metrics: []string{MetricReadP50, MetricReadP99, MetricWriteP50},
 		},
 		Real: &RealScale{ClientsPerRegion: 4, Duration: 10 * time.Second, Records: 500, SweepValues: []float64{25, 100}},
+	}
+}
+
+// calibration checks the real runtime's WAN emulation against a world:
+// every region pair's measured round trip beside the configured one.
+func calibration(world string, ref Reference) *Experiment {
+	return &Experiment{
+		Name:  "calibration-" + world,
+		Title: "WAN emulation calibration: measured vs configured round trips, world " + world,
+		Description: "Starts the world's cluster on this machine (one process per region, WAN emulation on), pings " +
+			"every link through the transport every 100 ms, and compares the measured round trips with the world's " +
+			"latency model, as seed 002 checked its netem setup with pings (Table 5.1).",
+		Workload:  "none (link pings only)",
+		Reference: ref,
+		Base:      scenario.Config{World: world, Protocol: "quorum"},
+		Calibrate: true,
+		Real:      &RealScale{Duration: 10 * time.Second},
 	}
 }

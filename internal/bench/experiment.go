@@ -33,6 +33,10 @@ type Experiment struct {
 	// Real, if set, is the reduced scale at which --runtime real runs the
 	// experiment on a local multi-process cluster with WAN emulation.
 	Real *RealScale
+	// Calibrate makes this a calibration of the real runtime's WAN
+	// emulation instead of a workload run: it measures every region pair's
+	// round trip and compares it with the world's (real runtime only).
+	Calibrate bool
 	// Figures lists what the report draws; default: a latency CDF per
 	// series and per-region bars, and sweep lines when there is a sweep.
 	Figures []Figure

@@ -86,6 +86,11 @@ func (rep *Report) Write(dir string) error {
 	if err != nil {
 		return err
 	}
+	if f, err := rep.writeCalibrationFigure(dir); err != nil {
+		return err
+	} else if f != "" {
+		figs = append(figs, f)
+	}
 	return rep.writeMarkdown(filepath.Join(dir, "report.md"), figs)
 }
 
@@ -137,7 +142,17 @@ func (rep *Report) writeCSVs(dir string) error {
 	if err := write("seconds.csv", []string{"runtime", "series", "x", "t_s", "op", "count", "p50_ms", "p99_ms"}, secs); err != nil {
 		return err
 	}
-	return write("cdf.csv", []string{"runtime", "series", "x", "key", "latency_ms", "fraction"}, cdf)
+	if err := write("cdf.csv", []string{"runtime", "series", "x", "key", "latency_ms", "fraction"}, cdf); err != nil {
+		return err
+	}
+	if len(rep.Calibration) == 0 {
+		return nil
+	}
+	var cal [][]string
+	for _, p := range rep.Calibration {
+		cal = append(cal, []string{p.From, p.To, f2(p.BaseMs), f2(p.ConfiguredMs), strconv.FormatInt(p.Count, 10), f2(p.MeanMs), f2(p.MinMs), f2(p.MaxMs), f2(p.StdMs), strconv.FormatBool(p.OK)})
+	}
+	return write("calibration.csv", []string{"from", "to", "base_rtt_ms", "configured_mean_rtt_ms", "pings", "mean_ms", "min_ms", "max_ms", "std_ms", "ok"}, cal)
 }
 
 func errorsJoin(a, b error) error {
@@ -197,6 +212,9 @@ func (rep *Report) caption(extra string) string {
 	}
 	if rep.Experiment.Workload != "" {
 		wl = rep.Experiment.Workload
+	}
+	if world == "" {
+		world = rep.Experiment.Base.World
 	}
 	c := fmt.Sprintf("Experiment %s; world %s; workload %s; seed %d; runtime %s.", rep.Name, world, wl, rep.Seed, rep.Runtime)
 	if extra != "" {
@@ -450,11 +468,42 @@ func (rep *Report) WriteMarkdown(w io.Writer, figs []string) error {
 	for _, c := range e.Reference.Claims {
 		fmt.Fprintf(&b, "> %s\n\n", c)
 	}
+	if e.Calibrate {
+		b.WriteString("## Measured round trips\n\n")
+		b.WriteString("Each link pinged every 100 ms through the transport, WAN emulation included; configured = base delay plus mean jitter, both ways. A pair passes within 10% + 3 ms.\n\n")
+		b.WriteString("| pair | base RTT | configured mean | pings | mean | min | max | std dev | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		for _, p := range rep.Calibration {
+			v := "ok"
+			if !p.OK {
+				v = "**off**"
+			}
+			fmt.Fprintf(&b, "| %s–%s | %.1f | %.1f | %d | %.1f | %.1f | %.1f | %.1f | %s |\n", p.From, p.To, p.BaseMs, p.ConfiguredMs, p.Count, p.MeanMs, p.MinMs, p.MaxMs, p.StdMs, v)
+		}
+		if len(e.Reference.Numbers) == 0 && len(e.Reference.Claims) > 0 {
+			b.WriteString("\nThe seed's own check is quoted above.\n")
+		}
+	}
+	if len(rep.Points) > 0 {
+		rep.writeResults(&b)
+	}
+	if len(figs) > 0 {
+		b.WriteString("\n## Figures\n\n")
+		for _, f := range figs {
+			fmt.Fprintf(&b, "![%s](%s)\n\n", f, f)
+		}
+	}
+	fmt.Fprintf(&b, "Raw data: `results.json` and the CSV files beside it. %s\n", rep.caption(""))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (rep *Report) writeResults(b *strings.Builder) {
+	e := rep.Experiment
 	// Summary: one line per point.
 	b.WriteString("## Results\n\n")
 	b.WriteString("| runtime | series |")
 	if e.Sweep != nil {
-		fmt.Fprintf(&b, " %s |", e.Sweep.Param)
+		fmt.Fprintf(b, " %s |", e.Sweep.Param)
 	}
 	b.WriteString(" ops | p50 ms | p99 ms | p99.9 ms | > threshold | seed's number | check |\n|---|---|")
 	if e.Sweep != nil {
@@ -462,12 +511,12 @@ func (rep *Report) WriteMarkdown(w io.Writer, figs []string) error {
 	}
 	b.WriteString("---:|---:|---:|---:|---:|---|---|\n")
 	for _, p := range rep.Points {
-		fmt.Fprintf(&b, "| %s | %s |", p.Runtime, p.Series)
+		fmt.Fprintf(b, "| %s | %s |", p.Runtime, p.Series)
 		if e.Sweep != nil {
-			fmt.Fprintf(&b, " %g |", p.X)
+			fmt.Fprintf(b, " %g |", p.X)
 		}
 		if p.Result == nil {
-			fmt.Fprintf(&b, " – | – | – | – | – | – | error: %s |\n", p.Error)
+			fmt.Fprintf(b, " – | – | – | – | – | – | error: %s |\n", p.Error)
 			continue
 		}
 		var all scenario.Row
@@ -491,13 +540,13 @@ func (rep *Report) WriteMarkdown(w io.Writer, figs []string) error {
 		if p.Error != "" {
 			check += " (" + p.Error + ")"
 		}
-		fmt.Fprintf(&b, " %d | %.1f | %.1f | %.1f | %.2f%% (> %g ms) | %s | %s |\n", p.Result.Ops, all.P50, all.P99, all.P999, 100*all.Above, p.Result.ThresholdMs, ref, check)
+		fmt.Fprintf(b, " %d | %.1f | %.1f | %.1f | %.2f%% (> %g ms) | %s | %s |\n", p.Result.Ops, all.P50, all.P99, all.P999, 100*all.Above, p.Result.ThresholdMs, ref, check)
 	}
 	// Per region, for the first sweep value.
 	x0 := uniqueXs(rep.Points)[0]
 	b.WriteString("\n## By client region and operation\n\n")
 	if e.Sweep != nil {
-		fmt.Fprintf(&b, "At %s = %g. ", e.Sweep.Param, x0)
+		fmt.Fprintf(b, "At %s = %g. ", e.Sweep.Param, x0)
 	}
 	b.WriteString("Floor: the network time the operation cannot avoid (the round trip to the nearest replicas its level needs); light: the same replicas at the speed of light in fibre.\n\n")
 	b.WriteString("| runtime | series | region | op | count | p50 | p90 | p99 | p99.9 | max | floor | light |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -509,19 +558,10 @@ func (rep *Report) WriteMarkdown(w io.Writer, figs []string) error {
 			if r.Region == "all" {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
 				p.Runtime, p.Series, r.Region, r.Op, r.Count, r.P50, r.P90, r.P99, r.P999, r.Max, r.Floor, r.LightFloor)
 		}
 	}
-	if len(figs) > 0 {
-		b.WriteString("\n## Figures\n\n")
-		for _, f := range figs {
-			fmt.Fprintf(&b, "![%s](%s)\n\n", f, f)
-		}
-	}
-	fmt.Fprintf(&b, "Raw data: `results.json`, `rows.csv`, `seconds.csv`, `cdf.csv`. %s\n", rep.caption(""))
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // Summary is the machine-readable digest `bench run --json` prints.

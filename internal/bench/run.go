@@ -65,15 +65,16 @@ type Point struct {
 
 // Report is an experiment's results.
 type Report struct {
-	Experiment *Experiment `json:"-"`
-	Name       string      `json:"experiment"`
-	Runtime    string      `json:"runtime"`
-	Seed       uint64      `json:"seed"`
-	Overrides  map[string]string
-	Points     []Point   `json:"points"`
-	Incomplete bool      `json:"incomplete"`
-	Started    time.Time `json:"started"`
-	Elapsed    string    `json:"elapsed"`
+	Experiment  *Experiment `json:"-"`
+	Name        string      `json:"experiment"`
+	Runtime     string      `json:"runtime"`
+	Seed        uint64      `json:"seed"`
+	Overrides   map[string]string
+	Points      []Point   `json:"points"`
+	Calibration []PairRTT `json:"calibration,omitempty"`
+	Incomplete  bool      `json:"incomplete"`
+	Started     time.Time `json:"started"`
+	Elapsed     string    `json:"elapsed"`
 }
 
 // applyOverrides sets the --set parameters on c.
@@ -169,9 +170,15 @@ func (e *Experiment) configFor(s Series, x float64, opts Options) (scenario.Conf
 func (e *Experiment) Validate(opts *Options) error {
 	if opts.Runtime == "" {
 		opts.Runtime = "sim"
+		if e.Calibrate {
+			opts.Runtime = "real"
+		}
 	}
 	if !slices.Contains(Runtimes(), opts.Runtime) {
 		return fmt.Errorf("bench: unknown runtime %q (valid: %s)", opts.Runtime, strings.Join(Runtimes(), ", "))
+	}
+	if e.Calibrate && opts.Runtime != "real" {
+		return fmt.Errorf("bench: %s measures the real runtime's WAN emulation: use --runtime real", e.Name)
 	}
 	if opts.Runtime != "sim" && e.Real == nil {
 		return fmt.Errorf("bench: %s has no real-runtime scale; run it with --runtime sim", e.Name)
@@ -214,6 +221,13 @@ func Run(ctx context.Context, e *Experiment, opts Options) (*Report, error) {
 		if opts.Progress != nil {
 			fmt.Fprintf(opts.Progress, "[%6.1fs] "+format+"\n", append([]any{time.Since(rep.Started).Seconds()}, args...)...)
 		}
+	}
+	if e.Calibrate {
+		if err := calibrate(ctx, e, opts, rep, progress); err != nil {
+			rep.Incomplete = true
+			return rep, err
+		}
+		return rep, nil
 	}
 	xs := e.xs()
 	total := len(xs) * len(e.Series)

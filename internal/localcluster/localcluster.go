@@ -62,6 +62,9 @@ type Options struct {
 	// StartTimeout bounds how long Start waits for the cluster to be ready.
 	// Default 30s.
 	StartTimeout time.Duration
+	// ServerArgs are extra `lightcone server` flags for every node (e.g.
+	// --ping-interval 100ms).
+	ServerArgs []string
 	// Log receives progress lines (starting, ready, kept directory).
 	// Default: discarded.
 	Log io.Writer
@@ -300,7 +303,8 @@ func (c *Cluster) spawn(n *Node, cfgPath string) error {
 	}
 	// The child has its own copy of the descriptor once started.
 	defer logf.Close()
-	cmd := exec.Command(c.opts.Binary, "server", "--config", cfgPath, "--node", n.Name, "--data-dir", filepath.Join(c.dir, n.Name))
+	args := append([]string{"server", "--config", cfgPath, "--node", n.Name, "--data-dir", filepath.Join(c.dir, n.Name)}, c.opts.ServerArgs...)
+	cmd := exec.Command(c.opts.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Never outlive this process, even if it is killed before Stop runs.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -83,6 +83,9 @@ type Config struct {
 	// Redis binding sends to keep an index only its scan workload (E) uses.
 	// Default off: they are unknown commands.
 	YCSBCompat bool `yaml:"ycsb_compat"`
+	// PingInterval is how often the transport measures each link's round
+	// trip (reported on /status). Default 1s.
+	PingInterval time.Duration `yaml:"ping_interval"`
 	// Pprof serves Go's profiler under /debug/pprof/ on the HTTP admin
 	// endpoint (behind the token, if one is set). Default off.
 	Pprof bool `yaml:"pprof"`
@@ -144,6 +147,16 @@ type KeyspacePolicy struct {
 	Protocol          string        `yaml:"protocol"`            // quorum (default)
 	ReplicasPerRegion int           `yaml:"replicas_per_region"` // default 1
 	MaxClockOffset    time.Duration `yaml:"max_clock_offset"`    // default 2ms
+}
+
+// PeerRTT is a link's measured round trips, as /status reports them.
+type PeerRTT struct {
+	Count  int64   `json:"count"`
+	LastMs float64 `json:"last_ms"`
+	MinMs  float64 `json:"min_ms"`
+	MaxMs  float64 `json:"max_ms"`
+	MeanMs float64 `json:"mean_ms"`
+	StdMs  float64 `json:"std_ms"`
 }
 
 // Addrs are the addresses a running server listens on.
@@ -308,7 +321,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			return err
 		}
 		tcfg := transport.Config{Self: lay.self, Cluster: lay.name, Listen: cfg.PeerAddr, Peers: lay.peers, Codec: codec,
-			Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }, Observer: m, Log: log, TLS: peerTLS}
+			Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }, Observer: m, Log: log, TLS: peerTLS,
+			PingInterval: cfg.PingInterval}
 		if lay.wan {
 			tcfg.WAN = &transport.WAN{Topology: tp, Seed: uint64(time.Now().UnixNano())}
 		}
@@ -416,6 +430,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 						blocked = append(blocked, tp.Nodes[id].Name)
 					}
 					st["blocked_peers"] = blocked
+					rtts := map[string]PeerRTT{}
+					for id, r := range tr.RTTs() {
+						ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+						rtts[tp.Nodes[id].Name] = PeerRTT{Count: r.Count, LastMs: ms(r.Last), MinMs: ms(r.Min), MaxMs: ms(r.Max), MeanMs: ms(r.Mean), StdMs: ms(r.Std)}
+					}
+					st["peer_rtt"] = rtts
 				}
 				return st
 			},

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -60,8 +61,9 @@ type Config struct {
 	// tls.RequireAndVerifyClientCert and both Certificates and RootCAs /
 	// ClientCAs for mutual TLS between nodes.
 	TLS           *tls.Config
-	QueueLen      int // default DefaultQueueLen
-	MaxFrameBytes int // default DefaultMaxFrameBytes
+	PingInterval  time.Duration // default DefaultPingInterval
+	QueueLen      int           // default DefaultQueueLen
+	MaxFrameBytes int           // default DefaultMaxFrameBytes
 	Observer      Observer
 	Log           *slog.Logger
 }
@@ -103,15 +105,15 @@ const (
 	ctrlMarker = 0
 	ctrlPing   = 1
 	ctrlPong   = 2
-	// PingInterval is how often each link measures its round-trip time.
-	PingInterval = time.Second
+	// DefaultPingInterval is how often each link measures its round trip.
+	DefaultPingInterval = time.Second
 )
 
 // RTT summarises a link's measured round trips (ping to pong, including
 // WAN emulation when on).
 type RTT struct {
-	Last, Min, Mean time.Duration
-	Count           int64
+	Last, Min, Max, Mean, Std time.Duration
+	Count                     int64
 }
 
 type peer struct {
@@ -120,9 +122,10 @@ type peer struct {
 	q       chan outbound
 	lastRel time.Time // latest release time queued, for FIFO under jitter
 
-	rttMu  sync.Mutex
-	rtt    RTT
-	rttSum time.Duration
+	rttMu sync.Mutex
+	rtt   RTT
+	m2    float64 // Welford's running sum of squared deviations, ns²
+	mean  float64 // running mean, ns
 }
 
 // New listens on cfg.Listen and starts a sender per peer.
@@ -132,6 +135,9 @@ func New(cfg Config) (*Transport, error) {
 	}
 	if cfg.QueueLen == 0 {
 		cfg.QueueLen = DefaultQueueLen
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = DefaultPingInterval
 	}
 	if cfg.MaxFrameBytes == 0 {
 		cfg.MaxFrameBytes = DefaultMaxFrameBytes
@@ -229,7 +235,7 @@ func (t *Transport) enqueue(to wire.NodeID, o outbound) {
 // pingLoop measures every link's round trip once per PingInterval.
 func (t *Transport) pingLoop() {
 	defer t.wg.Done()
-	tick := time.NewTicker(PingInterval)
+	tick := time.NewTicker(t.cfg.PingInterval)
 	defer tick.Stop()
 	ids := make([]wire.NodeID, 0, len(t.peers))
 	for id := range t.peers {
@@ -277,9 +283,16 @@ func (t *Transport) handleCtrl(from wire.NodeID, b []byte) error {
 		if p.rtt.Count == 0 || rtt < p.rtt.Min {
 			p.rtt.Min = rtt
 		}
+		p.rtt.Max = max(p.rtt.Max, rtt)
 		p.rtt.Count++
-		p.rttSum += rtt
-		p.rtt.Mean = p.rttSum / time.Duration(p.rtt.Count)
+		x := float64(rtt)
+		delta := x - p.mean
+		p.mean += delta / float64(p.rtt.Count)
+		p.m2 += delta * (x - p.mean)
+		p.rtt.Mean = time.Duration(p.mean)
+		if p.rtt.Count > 1 {
+			p.rtt.Std = time.Duration(math.Sqrt(p.m2 / float64(p.rtt.Count-1)))
+		}
 		p.rttMu.Unlock()
 	default:
 		return fmt.Errorf("unknown control frame %d", b[1])
