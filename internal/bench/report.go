@@ -186,16 +186,16 @@ func cdfPoints(h *hdrhistogram.Histogram) [][2]float64 {
 // cdfQuantiles are dense where tails matter.
 var cdfQuantiles = func() []float64 {
 	var qs []float64
-	for q := 0.5; q < 90; q += 0.5 {
+	for q := 1.0; q < 90; q++ {
 		qs = append(qs, q)
 	}
-	for q := 90.0; q < 99; q += 0.1 {
+	for q := 90.0; q < 99; q += 0.25 {
 		qs = append(qs, q)
 	}
-	for q := 99.0; q < 99.99; q += 0.01 {
+	for q := 99.0; q < 99.9; q += 0.05 {
 		qs = append(qs, q)
 	}
-	return append(qs, 99.99, 99.999, 100)
+	return append(qs, 99.9, 99.95, 99.99, 99.999, 100)
 }()
 
 // caption names experiment, world, workload and seed, as every figure must.

@@ -17,7 +17,8 @@ const logFloorFallbackMs = 1e-3
 // CDF plots cumulative distributions. Each series is a quantile curve of
 // latency samples: X is latency in ms, nondecreasing; Y is the cumulative
 // fraction, nondecreasing within [0, 1]. With logX the x axis is logarithmic,
-// spanning whole decades around the data (0.1 ms to seconds), and
+// from 1, 2 or 5 times a power of ten below the data to one above it (the
+// data may run from 0.1 ms to seconds), and
 // nonpositive X values are clamped to the smallest positive X of any series,
 // so zero-latency samples pile up at the left edge instead of vanishing.
 func CDF(path string, m Meta, series []Series, logX bool) error {
@@ -60,8 +61,7 @@ func CDF(path string, m Meta, series []Series, logX bool) error {
 	if logX {
 		f.p.X.Scale = gplot.LogScale{}
 		f.p.X.Tick.Marker = logTicks{}
-		f.p.X.Min = math.Pow(10, math.Floor(math.Log10(xmin)))
-		f.p.X.Max = math.Pow(10, math.Ceil(math.Log10(xmax)))
+		f.p.X.Min, f.p.X.Max = floor125(xmin), ceil125(xmax)
 		if f.p.X.Max <= f.p.X.Min {
 			f.p.X.Max = f.p.X.Min * 10
 		}

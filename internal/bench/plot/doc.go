@@ -13,9 +13,9 @@
 //
 // Series are told apart by color and by dash pattern (and, in Lines, by
 // glyph shape) taken from a fixed palette, so figures stay readable when
-// printed in grayscale. The legend goes into the first corner of the data
-// area (top-left, top-right, bottom-right, bottom-left) that no data crosses,
-// and to the right of the axes when every corner is taken.
+// printed in grayscale. The legend goes into the first place in the data area
+// that no data crosses (corners first, then edge middles, then the center),
+// and to the right of the axes when there is none.
 //
 // Input policy: NaN and ±Inf values are rejected with an error rather than
 // skipped, because a non-finite latency or throughput in a benchmark result

@@ -77,9 +77,10 @@ func (f *figure) legendSize(entries []legendEntry) (w, h vg.Length) {
 
 // placeLegend decides where the legend goes and returns the canvas left for
 // the plot (title, axes and data) and the legend's rectangle, nil when no
-// series is labeled. The first data-area corner that no data crosses wins, in
-// reading order: top-left, top-right, bottom-right, bottom-left. When all are
-// taken the legend goes to the right of the axes, shrinking the plot; if it is
+// series is labeled. The first data-area position that no data crosses wins:
+// the corners (top-left, top-right, bottom-right, bottom-left), then the
+// middles of the edges (top, right, bottom, left), then the center, which is
+// often free between the curves of a log-scale CDF. When all are taken the legend goes to the right of the axes, shrinking the plot; if it is
 // too wide for that it goes top-left over the data, on its opaque box.
 func (f *figure) placeLegend(area draw.Canvas) (draw.Canvas, *vg.Rectangle) {
 	entries := f.labeled()
@@ -94,11 +95,13 @@ func (f *figure) placeLegend(area draw.Canvas) (draw.Canvas, *vg.Rectangle) {
 	corners := func(dc draw.Canvas) []vg.Rectangle {
 		l, r := dc.Min.X+legendInset, dc.Max.X-legendInset-w
 		b, t := dc.Min.Y+legendInset, dc.Max.Y-legendInset-h
+		cx, cy := (l+r)/2, (b+t)/2
+		at := func(x, y vg.Length) vg.Rectangle {
+			return vg.Rectangle{Min: vg.Point{X: x, Y: y}, Max: vg.Point{X: x + w, Y: y + h}}
+		}
 		return []vg.Rectangle{
-			{Min: vg.Point{X: l, Y: t}, Max: vg.Point{X: l + w, Y: t + h}},
-			{Min: vg.Point{X: r, Y: t}, Max: vg.Point{X: r + w, Y: t + h}},
-			{Min: vg.Point{X: r, Y: b}, Max: vg.Point{X: r + w, Y: b + h}},
-			{Min: vg.Point{X: l, Y: b}, Max: vg.Point{X: l + w, Y: b + h}},
+			at(l, t), at(r, t), at(r, b), at(l, b), // corners
+			at(cx, t), at(r, cy), at(cx, b), at(l, cy), at(cx, cy), // edges, center
 		}
 	}
 	fits := w+2*legendInset <= dc.Size().X && h+2*legendInset <= dc.Size().Y

@@ -12,7 +12,10 @@ import (
 
 // Lines plots Y against X for each series as a line through marked points,
 // for sweep curves (read ratio, lease length, delay, load). Points are joined
-// in the order given, so sort X when the sweep is not already ordered.
+// in the order given, so sort X when the sweep is not already ordered. The y
+// axis starts at zero when all Y are nonnegative and the smallest is at most
+// half the largest, so that differences are not exaggerated; otherwise it
+// fits the data.
 func Lines(path string, m Meta, series []Series) error {
 	const kind = "Lines"
 	if err := validateSeries(kind, series); err != nil {
@@ -30,6 +33,7 @@ func Lines(path string, m Meta, series []Series) error {
 		f.p.Add(l, sc)
 		f.legend = append(f.legend, legendEntry{text: s.Label, thumbs: []gplot.Thumbnailer{l, sc}})
 	}
+	includeZero(f.p)
 	f.obstacles = func(dc draw.Canvas, r vg.Rectangle) bool {
 		return polylinesHit(f.p, dc, series, grow(r, vg.Points(glyphRadius)))
 	}
@@ -38,8 +42,9 @@ func Lines(path string, m Meta, series []Series) error {
 
 // TimeSeries plots Y against time in seconds (X) as plain lines, for latency
 // spikes and elasticity runs. Each mark is a dashed vertical line with its
-// label at the top of the data area, such as a load step at t=50s; the x axis
-// is widened to show every mark.
+// label just above the data area, such as a load step at t=50s; the x axis
+// is widened to show every mark. As in Lines, the y axis starts at zero when
+// the data is nonnegative and its minimum is at most half its maximum.
 func TimeSeries(path string, m Meta, series []Series, marks []Mark) error {
 	const kind = "TimeSeries"
 	if err := validateSeries(kind, series); err != nil {
@@ -60,9 +65,14 @@ func TimeSeries(path string, m Meta, series []Series, marks []Mark) error {
 		f.p.Add(l)
 		f.legend = append(f.legend, legendEntry{text: s.Label, thumbs: []gplot.Thumbnailer{l}})
 	}
+	includeZero(f.p)
 	for _, mk := range marks {
 		f.p.X.Min = math.Min(f.p.X.Min, mk.X)
 		f.p.X.Max = math.Max(f.p.X.Max, mk.X)
+		if mk.Label != "" {
+			// Labels go in a band above the data so they never hide it.
+			f.topBand = markRowHeight()
+		}
 	}
 	f.obstacles = func(dc draw.Canvas, r vg.Rectangle) bool {
 		if polylinesHit(f.p, dc, series, r) {
@@ -92,14 +102,27 @@ const (
 	markLabelPad = vg.Length(1.5)
 )
 
+// includeZero extends the y axis down to zero when the data is nonnegative
+// and zero is not far from it.
+func includeZero(p *gplot.Plot) {
+	if p.Y.Min >= 0 && p.Y.Min <= p.Y.Max/2 {
+		p.Y.Min = 0
+	}
+}
+
+func markRowHeight() vg.Length {
+	return markStyle.Rectangle("Mg").Size().Y + 2*markLabelPad
+}
+
 // markBoxes returns, for each mark, the rectangle covering its line and
 // label: the line spans the data area's height, the label sits right of the
-// line at the top (left of it if it would leave the data area) and moves down
-// a row while it overlaps an earlier label.
+// line in the band above the data area (left of the line if it would run past
+// the right edge) and moves down a row while it overlaps an earlier label.
+// The line boxes come first, then the label boxes of labeled marks.
 func markBoxes(p *gplot.Plot, dc draw.Canvas, marks []Mark) []vg.Rectangle {
 	trX, _ := p.Transforms(&dc)
 	var boxes, labels []vg.Rectangle
-	rowH := markStyle.Rectangle("Mg").Size().Y + 2*markLabelPad
+	rowH := markRowHeight()
 	for _, mk := range marks {
 		x := trX(mk.X)
 		boxes = append(boxes, vg.Rectangle{Min: vg.Point{X: x - 1, Y: dc.Min.Y}, Max: vg.Point{X: x + 1, Y: dc.Max.Y}})
@@ -112,8 +135,7 @@ func markBoxes(p *gplot.Plot, dc draw.Canvas, marks []Mark) []vg.Rectangle {
 		if lx+w > dc.Max.X {
 			lx = x - markLabelGap - w
 		}
-		top := dc.Max.Y - markLabelGap
-		r := vg.Rectangle{Min: vg.Point{X: lx, Y: top - rowH}, Max: vg.Point{X: lx + w, Y: top}}
+		r := vg.Rectangle{Min: vg.Point{X: lx, Y: dc.Max.Y}, Max: vg.Point{X: lx + w, Y: dc.Max.Y + rowH}}
 		for moved := true; moved; {
 			moved = false
 			for _, prev := range labels {

@@ -142,6 +142,9 @@ type figure struct {
 	overlay func(dc draw.Canvas)
 	// grid is the background grid, drawn first.
 	grid *plotter.Grid
+	// topBand is kept free between the title and the data area (for mark
+	// labels).
+	topBand vg.Length
 	// thumbW overrides the legend thumbnail width when nonzero.
 	thumbW vg.Length
 }
@@ -219,6 +222,13 @@ func (f *figure) render(w, h vg.Length) (c *vgimg.Canvas, err error) {
 		area = draw.Crop(area, 0, 0, capH, 0)
 	}
 
+	if f.topBand > 0 {
+		if f.p.Title.Text != "" {
+			f.p.Title.Padding += f.topBand
+		} else {
+			area = draw.Crop(area, 0, 0, 0, -f.topBand)
+		}
+	}
 	plotArea, leg := f.placeLegend(area)
 	dc := f.p.DataCanvas(plotArea)
 	if f.beforeDraw != nil {

@@ -100,6 +100,13 @@ func examples() map[string]func(path string) error {
 		"cdf_log.png": func(p string) error {
 			return CDF(p, testMeta("Read latency CDF by protocol", "latency (ms, log scale)", "fraction of reads"), cdf, true)
 		},
+		"cdf_log_wide.png": func(p string) error {
+			wide := []Series{
+				latencyCDF("local read", 4, 1000, 0.3, 0.3),
+				latencyCDF("cross-region write", 5, 1000, 180, 0.35),
+			}
+			return CDF(p, testMeta("Latency from 0.2 ms to 600 ms", "latency (ms, log scale)", "fraction of ops"), wide, true)
+		},
 		"cdf_linear.png": func(p string) error {
 			return CDF(p, testMeta("Read latency CDF by protocol", "latency (ms)", "fraction of reads"), cdf, false)
 		},

@@ -137,6 +137,7 @@ func newFigure(kind string, m Meta) *figure {
 		ax.Tick.Color = colorAxis
 		ax.Width = vg.Points(0.8)
 		ax.Tick.Width = vg.Points(0.8)
+		ax.Tick.Marker = niceTicks{}
 	}
 	p.X.Label.Text = m.XLabel
 	p.Y.Label.Text = m.YLabel
