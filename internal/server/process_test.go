@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -178,5 +179,47 @@ func TestGRPCAPI(t *testing.T) {
 	defer c.Close()
 	if v, err := c.Get(context.Background(), "g").Result(); err != nil || v != "rpc" {
 		t.Fatalf("RESP GET of a gRPC write = %q, %v; want rpc", v, err)
+	}
+}
+
+// TestKeyspaces: a server with two keyspaces keeps their data apart and
+// refuses a keyspace it does not serve, naming the ones it does.
+func TestKeyspaces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "server.yaml")
+	if err := os.WriteFile(cfg, []byte("keyspaces:\n  - {name: cache, read: ONE, write: ONE}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, bin, filepath.Join(dir, "data"), freeAddr(t), freeAddr(t), "--config", cfg)
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: p.resp, Protocol: 2, PoolSize: 1})
+	defer c.Close()
+	if err := c.Set(ctx, "k", "default-value", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "LC.KEYSPACE", "cache").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Get(ctx, "k").Result(); err != redis.Nil {
+		t.Fatalf("GET k in keyspace cache = %q, %v; want nil (keyspaces are separate)", v, err)
+	}
+	if err := c.Set(ctx, "k", "cache-value", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "LC.KEYSPACE", "nope").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, "k").Err(); err == nil || !strings.Contains(err.Error(), "keyspaces: default, cache") {
+		t.Fatalf("GET in an unknown keyspace: %v; want an error naming the keyspaces", err)
+	}
+	if err := c.Do(ctx, "LC.KEYSPACE", "default").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Get(ctx, "k").Result(); err != nil || v != "default-value" {
+		t.Fatalf("GET k in default = %q, %v; want default-value", v, err)
 	}
 }

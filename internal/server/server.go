@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +32,7 @@ import (
 	"github.com/lightcone/lightcone/internal/api/grpcapi"
 	"github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
 	"github.com/lightcone/lightcone/internal/api/resp"
+	"github.com/lightcone/lightcone/internal/keyspace"
 	"github.com/lightcone/lightcone/internal/metrics"
 	"github.com/lightcone/lightcone/internal/node"
 	"github.com/lightcone/lightcone/internal/protocol/quorum"
@@ -72,8 +74,13 @@ type Config struct {
 	// names which. Without it the server is a standalone single node.
 	Cluster *Cluster `yaml:"cluster"`
 	Node    string   `yaml:"node"`
-	// Keyspace is the default keyspace's policy.
+	// Keyspace is the default keyspace's policy (its levels are Read and
+	// Write below unless it names its own).
 	Keyspace KeyspacePolicy `yaml:"keyspace"`
+	// Keyspaces are further keyspaces, each with its own policy, served
+	// beside the default one. Clients name them (RESP LC.KEYSPACE, gRPC's
+	// keyspace field).
+	Keyspaces []KeyspacePolicy `yaml:"keyspaces"`
 	// ClientTLS, if set, serves RESP and HTTP over TLS (mutual TLS when it
 	// names a CA). PeerTLS, if set, secures node-to-node traffic with mutual
 	// TLS.
@@ -142,11 +149,75 @@ type NodeAddrs struct {
 	HTTP string `yaml:"http"`
 }
 
-// KeyspacePolicy is the default keyspace's protocol and parameters.
+// KeyspacePolicy is a keyspace's protocol and parameters.
 type KeyspacePolicy struct {
+	Name              string        `yaml:"name"`                // default keyspace: "default"
 	Protocol          string        `yaml:"protocol"`            // quorum (default)
 	ReplicasPerRegion int           `yaml:"replicas_per_region"` // default 1
+	Read              string        `yaml:"read"`                // default QUORUM
+	Write             string        `yaml:"write"`               // default QUORUM
 	MaxClockOffset    time.Duration `yaml:"max_clock_offset"`    // default 2ms
+}
+
+// servedKeyspace is a built keyspace.
+type servedKeyspace struct {
+	name string
+	ks   *quorum.Keyspace
+}
+
+// buildKeyspaces builds the default keyspace and the others, in order.
+func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
+	def := c.Keyspace
+	if def.Name == "" {
+		def.Name = DefaultKeyspace
+	}
+	if def.Read == "" {
+		def.Read = c.Read
+	}
+	if def.Write == "" {
+		def.Write = c.Write
+	}
+	var out []servedKeyspace
+	for i, p := range append([]KeyspacePolicy{def}, c.Keyspaces...) {
+		field := "keyspace"
+		if i > 0 {
+			field = fmt.Sprintf("keyspaces[%d]", i-1)
+		}
+		if p.Name == "" {
+			return nil, fmt.Errorf("%s.name: required", field)
+		}
+		if p.Protocol != "" && p.Protocol != "quorum" {
+			return nil, fmt.Errorf("%s.protocol: unknown protocol %q (valid: quorum)", field, p.Protocol)
+		}
+		qc := quorum.Config{MaxClockOffset: p.MaxClockOffset}
+		if n := p.ReplicasPerRegion; n > 0 {
+			for range tp.World.Regions {
+				qc.ReplicasPerRegion = append(qc.ReplicasPerRegion, n)
+			}
+		}
+		var err error
+		if p.Read != "" {
+			if qc.Read, err = wire.ParseLevel(p.Read); err != nil {
+				return nil, fmt.Errorf("%s.read: %w", field, err)
+			}
+		}
+		if p.Write != "" {
+			if qc.Write, err = wire.ParseLevel(p.Write); err != nil {
+				return nil, fmt.Errorf("%s.write: %w", field, err)
+			}
+		}
+		ks, err := quorum.NewKeyspace(tp, qc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		for _, o := range out {
+			if o.name == p.Name {
+				return nil, fmt.Errorf("%s.name: %q is already a keyspace", field, p.Name)
+			}
+		}
+		out = append(out, servedKeyspace{name: p.Name, ks: ks})
+	}
+	return out, nil
 }
 
 // PeerRTT is a link's measured round trips, as /status reports them.
@@ -268,25 +339,6 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return err
 	}
-	if p := cfg.Keyspace.Protocol; p != "" && p != "quorum" {
-		return fmt.Errorf("keyspace.protocol: unknown protocol %q (valid: quorum)", p)
-	}
-	qc := quorum.Config{MaxClockOffset: cfg.Keyspace.MaxClockOffset}
-	if n := cfg.Keyspace.ReplicasPerRegion; n > 0 {
-		for range lay.topo.World.Regions {
-			qc.ReplicasPerRegion = append(qc.ReplicasPerRegion, n)
-		}
-	}
-	if cfg.Read != "" {
-		if qc.Read, err = wire.ParseLevel(cfg.Read); err != nil {
-			return fmt.Errorf("read: %w", err)
-		}
-	}
-	if cfg.Write != "" {
-		if qc.Write, err = wire.ParseLevel(cfg.Write); err != nil {
-			return fmt.Errorf("write: %w", err)
-		}
-	}
 	clientTLS, err := cfg.ClientTLS.clientTLS()
 	if err != nil {
 		return err
@@ -296,9 +348,30 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	tp := lay.topo
-	ks, err := quorum.NewKeyspace(tp, qc)
+	keyspaces, err := cfg.buildKeyspaces(tp)
 	if err != nil {
-		return fmt.Errorf("keyspace: %w", err)
+		return err
+	}
+	// Every node runs its keyspaces behind the keyspace mux, so a request
+	// naming a keyspace the cluster lacks is refused rather than served by
+	// another one.
+	var defs []keyspace.Def
+	var ksNames []string
+	for _, k := range keyspaces {
+		defs = append(defs, keyspace.Def{Name: k.name, Factory: k.ks.Factory()})
+		ksNames = append(ksNames, k.name)
+	}
+	factory, err := keyspace.NewFactory(defs)
+	if err != nil {
+		return err
+	}
+	inner, err := wire.NewCodec(quorum.MessageTypes())
+	if err != nil {
+		return err
+	}
+	codec, err := keyspace.Codec(inner)
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("data dir: %w", err)
@@ -311,15 +384,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 
 	me := tp.Nodes[lay.self]
 	region := tp.World.Regions[me.Region].Name
-	m := metrics.New(metrics.Labels{Node: me.Name, Region: region, Keyspace: DefaultKeyspace, Protocol: "quorum"})
-	ncfg := node.Config{ID: lay.self, Topology: tp, Factory: ks.Factory(), Engine: eng, Observer: m, Log: log}
+	m := metrics.New(metrics.Labels{Node: me.Name, Region: region, Keyspace: strings.Join(ksNames, ","), Protocol: "quorum"})
+	ncfg := node.Config{ID: lay.self, Topology: tp, Factory: factory, Engine: eng, Observer: m, Log: log}
 	var nd *node.Node
 	var tr *transport.Transport
 	if lay.peers != nil {
-		codec, err := wire.NewCodec(quorum.MessageTypes())
-		if err != nil {
-			return err
-		}
 		tcfg := transport.Config{Self: lay.self, Cluster: lay.name, Listen: cfg.PeerAddr, Peers: lay.peers, Codec: codec,
 			Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }, Observer: m, Log: log, TLS: peerTLS,
 			PingInterval: cfg.PingInterval}
@@ -369,7 +438,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		if err != nil {
 			return fmt.Errorf("resp_addr: %w", err)
 		}
-		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, RequirePass: cfg.RequirePass, Log: log, DiscardSortedSetWrites: cfg.YCSBCompat,
+		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], RequirePass: cfg.RequirePass, Log: log, DiscardSortedSetWrites: cfg.YCSBCompat,
 			Info: func() map[string]string {
 				return map[string]string{"lightcone_protocol": "quorum", "lightcone_sync": string(policy), "lightcone_data_dir": cfg.DataDir}
 			}}, nd)
@@ -393,11 +462,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		if clientTLS != nil {
 			opts = append(opts, grpc.Creds(credentials.NewTLS(clientTLS)))
 		}
-		gs := grpcapi.NewServer(grpcapi.Config{Keyspace: DefaultKeyspace, Token: cfg.Token, Log: log,
-			HasKeyspace: func(name string) bool { return name == DefaultKeyspace },
+		gs := grpcapi.NewServer(grpcapi.Config{Keyspace: ksNames[0], Token: cfg.Token, Log: log,
+			HasKeyspace: func(name string) bool { return slices.Contains(ksNames, name) },
 			Status: func() *lightconev1.StatusResponse {
 				return &lightconev1.StatusResponse{Node: me.Name, Region: region, Protocol: "quorum", Version: Version,
-					Keyspaces: []*lightconev1.KeyspaceStatus{{Name: DefaultKeyspace, Policy: fmt.Sprintf("%+v", ks.Config())}}}
+					Keyspaces: keyspaceStatus(keyspaces)}
 			}}, nd, opts...)
 		addrs.GRPC = l.Addr().String()
 		closers = append(closers, func() error { gs.GracefulStop(); return nil })
@@ -419,8 +488,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			Metrics: m, Token: cfg.Token, Log: log,
 			Status: func() any {
 				st := map[string]any{"node": me.Name, "region": region, "cluster": lay.name, "protocol": "quorum",
-					"policy": ks.Config(), "sync": policy, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP,
-					"keyspaces": []string{DefaultKeyspace}}
+					"sync": policy, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP,
+					"keyspaces": keyspaceStatus(keyspaces)}
 				if tr != nil {
 					st["peer_addr"] = tr.Addr()
 					st["messages_dropped"] = tr.Dropped()
@@ -558,4 +627,15 @@ func pprofHandler(next http.Handler, token string) http.Handler {
 		prof.ServeHTTP(w, r)
 	}))
 	return mux
+}
+
+func keyspaceStatus(kss []servedKeyspace) []*lightconev1.KeyspaceStatus {
+	var out []*lightconev1.KeyspaceStatus
+	for _, k := range kss {
+		c := k.ks.Config()
+		out = append(out, &lightconev1.KeyspaceStatus{Name: k.name, Policy: fmt.Sprintf("quorum read=%s write=%s replicas_per_region=%v max_clock_offset=%s",
+			c.Read, c.Write, c.ReplicasPerRegion, c.MaxClockOffset)})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

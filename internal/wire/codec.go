@@ -64,16 +64,21 @@ func (c *Codec) Kinds() []string {
 
 // Append appends m's encoding: version, kind, payload.
 func (c *Codec) Append(dst []byte, m Msg) ([]byte, error) {
+	if _, ok := c.types[registeredKind(m)]; !ok {
+		return dst, fmt.Errorf("wire: message kind %q not registered", registeredKind(m))
+	}
+	return AppendMsg(dst, m)
+}
+
+// AppendMsg appends m's encoding (as Codec.Append, without checking that a
+// codec knows the kind): for messages that carry other messages.
+func AppendMsg(dst []byte, m Msg) ([]byte, error) {
 	e, ok := m.(Encodable)
 	if !ok {
 		return dst, fmt.Errorf("wire: message %T (%s) cannot be encoded", m, m.Kind())
 	}
-	k := registeredKind(e)
-	if _, ok := c.types[k]; !ok {
-		return dst, fmt.Errorf("wire: message kind %q not registered", k)
-	}
 	dst = append(dst, CodecVersion)
-	dst = AppendString(dst, k)
+	dst = AppendString(dst, registeredKind(e))
 	return e.AppendPayload(dst), nil
 }
 
@@ -164,6 +169,9 @@ func (d *Decoder) Err() error { return d.err }
 
 // Len returns the bytes not yet read.
 func (d *Decoder) Len() int { return len(d.b) }
+
+// Fail records a decoding error found by a payload's own checks.
+func (d *Decoder) Fail(err error) { d.fail(err) }
 
 func (d *Decoder) fail(err error) {
 	if d.err == nil {
