@@ -161,7 +161,7 @@ type prefixed struct {
 }
 
 func (p prefixed) Get(key string) (store.Record, bool, error) { return p.s.Get(p.prefix + key) }
-func (p prefixed) Put(key string, r store.Record) error      { return p.s.Put(p.prefix+key, r) }
+func (p prefixed) Put(key string, r store.Record) error       { return p.s.Put(p.prefix+key, r) }
 
 // Envelope carries a keyspace's message between nodes.
 type Envelope struct {
