@@ -70,7 +70,11 @@ func calibrate(ctx context.Context, e *Experiment, opts Options, rep *Report, pr
 		var st struct {
 			PeerRTT map[string]server.PeerRTT `json:"peer_rtt"`
 		}
-		res, err := http.Get("http://" + n.HTTP + "/status")
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.HTTP+"/status", nil)
+		if err != nil {
+			return err
+		}
+		res, err := statusClient.Do(req)
 		if err != nil {
 			return fmt.Errorf("bench: calibration: %s /status: %w", n.Name, err)
 		}
@@ -97,8 +101,8 @@ func calibrate(ctx context.Context, e *Experiment, opts Options, rep *Report, pr
 				MeanMs:       (m1.MeanMs*float64(m1.Count) + m2.MeanMs*float64(m2.Count)) / float64(n),
 				MinMs:        math.Min(nz(m1.MinMs, m2.MinMs), nz(m2.MinMs, m1.MinMs)),
 				MaxMs:        math.Max(m1.MaxMs, m2.MaxMs),
-				StdMs:        math.Max(m1.StdMs, m2.StdMs),
 			}
+			p.StdMs = pooledStd(m1, m2, p.MeanMs)
 			p.OK = calibrationOK(p.MeanMs, p.ConfiguredMs)
 			rep.Calibration = append(rep.Calibration, p)
 		}
@@ -138,4 +142,24 @@ func (rep *Report) writeCalibrationFigure(dir string) (string, error) {
 	err := plot.Bars(filepath.Join(dir, name), plot.Meta{Title: "WAN emulation: configured vs measured round trips",
 		Caption: rep.caption(""), YLabel: "RTT (ms)"}, cats, []plot.Series{conf, meas})
 	return name, err
+}
+
+var statusClient = &http.Client{Timeout: 10 * time.Second}
+
+// pooledStd combines two directions' samples (count, mean, std dev) into
+// the standard deviation of all of them around mean.
+func pooledStd(a, b server.PeerRTT, mean float64) float64 {
+	n := float64(a.Count + b.Count)
+	if n < 2 {
+		return 0
+	}
+	ss := 0.0
+	for _, d := range []server.PeerRTT{a, b} {
+		if d.Count == 0 {
+			continue
+		}
+		c := float64(d.Count)
+		ss += (c-1)*d.StdMs*d.StdMs + c*(d.MeanMs-mean)*(d.MeanMs-mean)
+	}
+	return math.Sqrt(ss / (n - 1))
 }

@@ -217,6 +217,9 @@ func (rep *Report) caption(extra string) string {
 		world = rep.Experiment.Base.World
 	}
 	c := fmt.Sprintf("Experiment %s; world %s; workload %s; seed %d; runtime %s.", rep.Name, world, wl, rep.Seed, rep.Runtime)
+	if r := rep.Experiment.Real; r != nil && (rep.Runtime == "real" || rep.Runtime == "both") && !rep.Experiment.Calibrate {
+		c += fmt.Sprintf(" Real runs at reduced scale: one node per region, %d clients per region.", r.ClientsPerRegion)
+	}
 	if extra != "" {
 		c += " " + extra
 	}

@@ -142,12 +142,29 @@ func (s *subEnv) SetTimer(d time.Duration, p any) env.TimerID {
 	return s.Env.SetTimer(d, timerWrap{s.ks, p})
 }
 
+// Store is the keyspace's slice of the node's store. Named keyspaces live
+// under "k/<name>/"; the default keyspace keeps its keys as they are, except
+// that a key starting "k/" is stored as "k//..." — no keyspace name is empty,
+// so it cannot collide with another keyspace's keys.
 func (s *subEnv) Store() store.Store {
 	if s.prefix == "" {
-		return s.Env.Store()
+		return escaped{s.Env.Store()}
 	}
 	return prefixed{s.Env.Store(), s.prefix}
 }
+
+// escaped is the default keyspace's store.
+type escaped struct{ s store.Store }
+
+func escape(key string) string {
+	if strings.HasPrefix(key, "k/") {
+		return "k//" + key[2:]
+	}
+	return key
+}
+
+func (e escaped) Get(key string) (store.Record, bool, error) { return e.s.Get(escape(key)) }
+func (e escaped) Put(key string, r store.Record) error       { return e.s.Put(escape(key), r) }
 
 // The rest of Env passes through; listed so the type documents itself.
 func (s *subEnv) Rand() *rand.Rand         { return s.Env.Rand() }

@@ -46,6 +46,7 @@ func TestTwoKeyspacesOneCluster(t *testing.T) {
 	}
 	submit(1, "", wire.OpPut, "k", "in-default")
 	submit(2, "safe", wire.OpPut, "k", "in-safe")
+	submit(6, "", wire.OpPut, "k/safe/k", "default-key-that-looks-prefixed")
 	s.Run(int64(time.Second))
 	submit(3, "default", wire.OpGet, "k", "")
 	submit(4, "safe", wire.OpGet, "k", "")
@@ -66,7 +67,10 @@ func TestTwoKeyspacesOneCluster(t *testing.T) {
 		t.Errorf("default keyspace stored %q, %v under k", rec.Value, ok)
 	}
 	if rec, ok, _ := s.Engine(0).Get("k/safe/k"); !ok || string(rec.Value) != "in-safe" {
-		t.Errorf("keyspace safe stored %q, %v under k/safe/k", rec.Value, ok)
+		t.Errorf("keyspace safe stored %q, %v under k/safe/k (a default key must not overwrite it)", rec.Value, ok)
+	}
+	if rec, ok, _ := s.Engine(0).Get("k//safe/k"); !ok || string(rec.Value) != "default-key-that-looks-prefixed" {
+		t.Errorf("the default key k/safe/k is stored escaped as k//safe/k; got %q, %v", rec.Value, ok)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,11 +36,9 @@ type Transport interface {
 }
 
 // Observer receives the runtime's measurements; *metrics.Metrics is one.
+// (Messages are counted by the transport, fsyncs by the storage engine.)
 type Observer interface {
 	Request(op, level string, d time.Duration, code string)
-	MessageSent(kind string, bytes int)
-	MessageReceived(kind string, bytes int)
-	Fsync(d time.Duration)
 	InflightAdd(delta int)
 	LoopBatch(events int, d time.Duration)
 }
@@ -75,7 +74,9 @@ type event struct {
 	kind  eventKind
 	from  wire.NodeID
 	msg   wire.Msg
-	req   *wire.Request
+	reqs  []*wire.Request   // evRequest
+	done  func(*wire.Reply) // evRequest
+	start time.Time         // evRequest: when submitted
 	timer env.TimerID
 	fn    func()
 }
@@ -102,7 +103,14 @@ type Node struct {
 	obs     Observer
 
 	clients atomic.Int64
+	// gate orders entries into the inbox against shutdown: senders hold it
+	// shared while they check stopped and send; shutdown closes closing (to
+	// free blocked senders), then takes it exclusively and sets stopped, so
+	// no event joins the inbox after shutdown has drained it.
+	gate    sync.RWMutex
+	closing chan struct{}
 	stopped atomic.Bool
+	failed  bool // the store failed: nothing may leave any more
 
 	// Owned by the loop. Timers live in a min-heap by deadline; one
 	// time.Timer wakes the loop for the earliest. A cancelled timer's
@@ -156,6 +164,7 @@ func New(cfg Config) (*Node, error) {
 		payload: make(map[env.TimerID]any),
 		wake:    time.NewTimer(time.Hour),
 		reqs:    make(map[pendingKey]pending),
+		closing: make(chan struct{}),
 	}
 	return n, nil
 }
@@ -163,58 +172,64 @@ func New(cfg Config) (*Node, error) {
 // NewClientID implements api.Backend.
 func (n *Node) NewClientID() wire.ClientID { return wire.ClientID(n.clients.Add(1)) }
 
+// enqueue hands an event to the loop; false if the node has stopped.
+func (n *Node) enqueue(ev event) bool {
+	n.gate.RLock()
+	defer n.gate.RUnlock()
+	if n.stopped.Load() {
+		return false
+	}
+	select {
+	case n.inbox <- ev:
+		return true
+	case <-n.closing:
+		return false
+	}
+}
+
 // Submit implements api.Backend: the request joins the loop's inbox; done
 // runs on the loop when the protocol replies.
 func (n *Node) Submit(req *wire.Request, done func(*wire.Reply)) {
-	if n.stopped.Load() {
-		done(&wire.Reply{ID: req.ID, Client: req.Client, Err: errStopped})
-		return
-	}
-	if n.obs != nil {
-		n.obs.InflightAdd(1)
-	}
-	start := time.Now()
-	n.inbox <- event{kind: evFunc, fn: func() {
-		n.reqs[pendingKey{req.Client, req.ID}] = pending{done: done, start: start, op: req.Op, level: req.Level}
-		n.replica.Request(n, req)
-	}}
+	n.SubmitBatch([]*wire.Request{req}, done)
 }
 
 // SubmitBatch implements api.BatchSubmitter: the requests join the inbox
 // as one event, in order.
 func (n *Node) SubmitBatch(reqs []*wire.Request, done func(*wire.Reply)) {
-	if n.stopped.Load() {
-		for _, req := range reqs {
-			done(&wire.Reply{ID: req.ID, Client: req.Client, Err: errStopped})
-		}
-		return
-	}
 	if n.obs != nil {
 		n.obs.InflightAdd(len(reqs))
 	}
-	start := time.Now()
-	n.inbox <- event{kind: evFunc, fn: func() {
-		for _, req := range reqs {
-			n.reqs[pendingKey{req.Client, req.ID}] = pending{done: done, start: start, op: req.Op, level: req.Level}
-			n.replica.Request(n, req)
-		}
-	}}
+	if !n.enqueue(event{kind: evRequest, reqs: reqs, done: done, start: time.Now()}) {
+		n.refuse(reqs, done)
+	}
+}
+
+// refuse answers requests that never reached the protocol.
+func (n *Node) refuse(reqs []*wire.Request, done func(*wire.Reply)) {
+	if n.obs != nil {
+		n.obs.InflightAdd(-len(reqs))
+	}
+	for _, req := range reqs {
+		done(&wire.Reply{ID: req.ID, Client: req.Client, Err: errStopped})
+	}
 }
 
 // Deliver hands a message from another node to the loop (the transport
-// calls it).
+// calls it). It returns at once once the node has stopped.
 func (n *Node) Deliver(from wire.NodeID, m wire.Msg) {
-	if n.stopped.Load() {
-		return
-	}
-	n.inbox <- event{kind: evDeliver, from: from, msg: m}
+	n.enqueue(event{kind: evDeliver, from: from, msg: m})
 }
 
 // Do runs fn on the loop and waits for it (status queries, tests).
 func (n *Node) Do(ctx context.Context, fn func()) error {
 	done := make(chan struct{})
+	ok := make(chan bool, 1)
+	go func() { ok <- n.enqueue(event{kind: evFunc, fn: func() { fn(); close(done) }}) }()
 	select {
-	case n.inbox <- event{kind: evFunc, fn: func() { fn(); close(done) }}:
+	case sent := <-ok:
+		if !sent {
+			return errors.New("node: stopped")
+		}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -229,14 +244,18 @@ func (n *Node) Do(ctx context.Context, fn func()) error {
 // Run starts the replica and runs the event loop until ctx is cancelled or
 // the store fails. Requests still pending then get ErrUnavailable.
 func (n *Node) Run(ctx context.Context) error {
+	defer n.shutdown()
 	n.replica = n.cfg.Factory(n.cfg.ID)
 	n.replica.Start(n)
+	n.handleSelf()
 	if err := n.flush(); err != nil {
 		return err
 	}
-	defer n.shutdown()
 	batch := make([]event, 0, n.cfg.MaxBatch)
 	for {
+		if ctx.Err() != nil {
+			return nil
+		}
 		batch = n.dueTimers(batch[:0], time.Now())
 		if len(batch) == 0 {
 			n.armWake()
@@ -263,13 +282,7 @@ func (n *Node) Run(ctx context.Context) error {
 			n.handle(&batch[i])
 			batch[i] = event{}
 		}
-		// Messages to self never leave the node, so they need not wait for
-		// the sync: handle them now, and what they send in turn.
-		for i := 0; i < len(n.self); i++ {
-			n.handle(&n.self[i])
-			n.self[i] = event{}
-		}
-		n.self = n.self[:0]
+		n.handleSelf()
 		if err := n.flush(); err != nil {
 			return err
 		}
@@ -277,6 +290,16 @@ func (n *Node) Run(ctx context.Context) error {
 			n.obs.LoopBatch(len(batch), time.Since(start))
 		}
 	}
+}
+
+// handleSelf handles the messages the node sent itself, and what they send
+// in turn: they never leave the node, so they need not wait for the sync.
+func (n *Node) handleSelf() {
+	for i := 0; i < len(n.self); i++ {
+		n.handle(&n.self[i])
+		n.self[i] = event{}
+	}
+	n.self = n.self[:0]
 }
 
 // dueTimers appends an event for every live timer due by now.
@@ -313,6 +336,11 @@ func (n *Node) handle(ev *event) {
 		}
 		delete(n.payload, ev.timer)
 		n.replica.Timer(n, p)
+	case evRequest:
+		for _, req := range ev.reqs {
+			n.reqs[pendingKey{req.Client, req.ID}] = pending{done: ev.done, start: ev.start, op: req.Op, level: req.Level}
+			n.replica.Request(n, req)
+		}
 	case evFunc:
 		ev.fn()
 	}
@@ -325,20 +353,23 @@ func (n *Node) flush() error {
 		// Nothing leaves: the writes can wait for the next sync.
 		return nil
 	}
-	start := time.Now()
+	if n.failed {
+		return errors.New("node: store failed earlier")
+	}
 	if err := n.cfg.Engine.Sync(); err != nil {
+		// Nothing that depends on the unsynced writes may leave, now or
+		// during shutdown: drop it all.
+		n.failed = true
+		clear(n.outMsgs)
+		n.outMsgs = n.outMsgs[:0]
+		clear(n.outReps)
+		n.outReps = n.outReps[:0]
 		n.log.Error("node: store sync failed; stopping so no unpersisted state is acknowledged", "err", err)
 		return fmt.Errorf("node: sync: %w", err)
-	}
-	if n.obs != nil {
-		n.obs.Fsync(time.Since(start))
 	}
 	for i, o := range n.outMsgs {
 		if n.cfg.Transport != nil {
 			n.cfg.Transport.Send(o.to, o.msg)
-		}
-		if n.obs != nil {
-			n.obs.MessageSent(o.msg.Kind(), 0)
 		}
 		n.outMsgs[i] = outMsg{}
 	}
@@ -369,30 +400,41 @@ func (n *Node) complete(r *wire.Reply) {
 	p.done(r)
 }
 
+// shutdown stops the node: no event enters the inbox any more; requests
+// still queued are refused (they never reached the protocol: ErrUnavailable),
+// and requests the protocol had taken but not answered get ErrTimeout (they
+// may have taken effect). After a store failure nothing more leaves.
 func (n *Node) shutdown() {
+	close(n.closing)
+	n.gate.Lock()
 	n.stopped.Store(true)
+	n.gate.Unlock()
 	n.wake.Stop()
 	n.timers = nil
 	clear(n.payload)
-	// Answer everything still waiting, including requests queued behind us.
-	for k, p := range n.reqs {
-		delete(n.reqs, k)
-		p.done(&wire.Reply{ID: k.id, Client: k.client, Err: errStopped})
+	if !n.failed {
+		_ = n.flush() // answers the protocol already produced
 	}
 	for {
 		select {
 		case ev := <-n.inbox:
-			if ev.kind == evFunc {
-				ev.fn() // registers the request; the replica may still answer it
+			switch ev.kind {
+			case evRequest:
+				n.refuse(ev.reqs, ev.done)
+			case evFunc:
+				ev.fn()
 			}
+			continue
 		default:
-			_ = n.flush()
-			for k, p := range n.reqs {
-				delete(n.reqs, k)
-				p.done(&wire.Reply{ID: k.id, Client: k.client, Err: errStopped})
-			}
-			return
 		}
+		break
+	}
+	keys := make([]pendingKey, 0, len(n.reqs))
+	for k := range n.reqs {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		n.complete(&wire.Reply{ID: k.id, Client: k.client, Err: &wire.Error{Code: wire.ErrTimeout, Msg: "node: stopped before answering; the outcome is unknown"}})
 	}
 }
 

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -125,5 +126,110 @@ func TestSelfMessagesPersistBeforeReply(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no reply")
+	}
+}
+
+// failingEngine fails every Sync after the first n.
+type failingEngine struct {
+	*store.Mem
+	ok int
+}
+
+func (f *failingEngine) Sync() error {
+	if f.ok <= 0 {
+		return errors.New("disk on fire")
+	}
+	f.ok--
+	return f.Mem.Sync()
+}
+
+type recordingTransport struct {
+	mu   sync.Mutex
+	sent int
+}
+
+func (r *recordingTransport) Send(wire.NodeID, wire.Msg) { r.mu.Lock(); r.sent++; r.mu.Unlock() }
+
+// sender writes and messages the other node on every request.
+type sender struct{}
+
+func (sender) Start(env.Env)                       {}
+func (sender) Step(env.Env, wire.NodeID, wire.Msg) {}
+func (sender) Timer(env.Env, any)                  {}
+func (sender) Request(e env.Env, req *wire.Request) {
+	_ = e.Store().Put(req.Key, store.Record{Value: []byte("x")})
+	e.Send(1, &selfMsg{req})
+	e.Reply(&wire.Reply{ID: req.ID, Client: req.Client})
+}
+
+// TestFailedSyncReleasesNothing: when the store cannot sync, the handler's
+// message and reply never leave — not even during shutdown — and the
+// client learns the outcome is unknown.
+func TestFailedSyncReleasesNothing(t *testing.T) {
+	w, _ := topo.Parse([]byte("name: two\nnodes_per_region: 2\nregions: [{name: r}]\n"))
+	tr := &recordingTransport{}
+	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return sender{} },
+		Engine: &failingEngine{Mem: store.NewMem()}, Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.Run(context.Background()) }()
+	got := make(chan *wire.Reply, 1)
+	n.Submit(&wire.Request{ID: 1, Client: 1, Op: wire.OpPut, Key: "k"}, func(r *wire.Reply) { got <- r })
+	if err := <-done; err == nil {
+		t.Fatal("Run returned no error after the store failed")
+	}
+	r := <-got
+	if r.Err == nil || r.Err.Code != wire.ErrTimeout {
+		t.Fatalf("reply %+v; want ErrTimeout (outcome unknown)", r)
+	}
+	if tr.sent != 0 {
+		t.Fatalf("%d messages left after the failed sync; want 0", tr.sent)
+	}
+}
+
+// TestShutdownAnswersEveryRequest: requests racing with shutdown each get
+// exactly one answer.
+func TestShutdownAnswersEveryRequest(t *testing.T) {
+	for round := 0; round < 50; round++ {
+		w, _ := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
+		n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return &timerReplica{} }, Engine: store.NewMem(), InboxSize: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		ran := make(chan struct{})
+		go func() { _ = n.Run(ctx); close(ran) }()
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		answers := map[wire.RequestID]int{}
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				for i := 0; i < 20; i++ {
+					id := wire.RequestID(g*100 + i)
+					n.Submit(&wire.Request{ID: id, Client: 1, Key: "k", Value: []byte("1h")}, func(*wire.Reply) {
+						mu.Lock()
+						answers[id]++
+						mu.Unlock()
+					})
+				}
+			}(g)
+		}
+		cancel()
+		wg.Wait()
+		<-ran
+		mu.Lock()
+		if len(answers) != 80 {
+			t.Fatalf("round %d: %d of 80 requests answered", round, len(answers))
+		}
+		for id, c := range answers {
+			if c != 1 {
+				t.Fatalf("round %d: request %d answered %d times", round, id, c)
+			}
+		}
+		mu.Unlock()
 	}
 }

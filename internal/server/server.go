@@ -339,6 +339,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return err
 	}
+	if (cfg.FaultInjection || cfg.Pprof) && cfg.Token == "" && !loopbackAddr(cfg.HTTPAddr) {
+		return fmt.Errorf("fault_injection and pprof on a non-loopback http_addr (%s) need a token: anyone who reaches it could partition the node or read its command line", cfg.HTTPAddr)
+	}
 	clientTLS, err := cfg.ClientTLS.clientTLS()
 	if err != nil {
 		return err
@@ -385,6 +388,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	me := tp.Nodes[lay.self]
 	region := tp.World.Regions[me.Region].Name
 	m := metrics.New(metrics.Labels{Node: me.Name, Region: region, Keyspace: strings.Join(ksNames, ","), Protocol: "quorum"})
+	eng.SyncLatency = m.Fsync // real fsyncs only (policy always)
 	ncfg := node.Config{ID: lay.self, Topology: tp, Factory: factory, Engine: eng, Observer: m, Log: log}
 	var nd *node.Node
 	var tr *transport.Transport
@@ -638,4 +642,17 @@ func keyspaceStatus(kss []servedKeyspace) []*lightconev1.KeyspaceStatus {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// loopbackAddr reports whether addr listens on loopback only.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -313,7 +313,9 @@ func (t *Transport) RTTs() map[wire.NodeID]RTT {
 
 // Close stops the transport and waits for its goroutines.
 func (t *Transport) Close() error {
+	t.mu.Lock()
 	t.cancel()
+	t.mu.Unlock()
 	err := t.ln.Close()
 	t.mu.Lock()
 	for c := range t.conns {
@@ -324,9 +326,15 @@ func (t *Transport) Close() error {
 	return err
 }
 
+// track registers a live connection so Close can close it; after Close
+// has begun it closes the connection instead, so none escapes Close.
 func (t *Transport) track(c net.Conn, on bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if on && t.ctx.Err() != nil {
+		_ = c.Close()
+		return
+	}
 	if on {
 		t.conns[c] = struct{}{}
 	} else {

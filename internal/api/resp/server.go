@@ -283,11 +283,15 @@ type pending struct {
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
-	br := bufio.NewReaderSize(nc, 16<<10)
+	c := &conn{}
+	// Before the reader blocks on the socket, queued requests go to the
+	// backend: a command whose rest has not arrived must not hold back the
+	// complete ones before it.
+	br := bufio.NewReaderSize(submitFirst{c, nc}, 16<<10)
 	rd := NewReader(br)
 	rd.MaxBulkBytes = s.cfg.MaxBulkBytes
 	rd.MaxMultibulkLen = s.cfg.MaxMultibulkLen
-	c := &conn{
+	*c = conn{
 		arrived:  make(map[wire.RequestID]*wire.Reply),
 		signal:   make(chan struct{}, 1),
 		s:        s,
@@ -303,6 +307,18 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	}
 	c.done = c.onReply
 	return c
+}
+
+// submitFirst sends a connection's queued requests before each read from
+// its socket.
+type submitFirst struct {
+	c *conn
+	r io.Reader
+}
+
+func (s submitFirst) Read(p []byte) (int, error) {
+	s.c.sendUnsent()
+	return s.r.Read(p)
 }
 
 // onReply records a backend reply; it runs on the backend's goroutine and

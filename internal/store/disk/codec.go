@@ -54,7 +54,8 @@ func DecodeRecord(b []byte) (store.Record, error) {
 		},
 	}
 	if len(b) > recordHeader {
-		r.Value = append([]byte(nil), b[recordHeader:]...)
+		v := append([]byte(nil), b[recordHeader:]...)
+		r.Value = v[:len(v):len(v)] // shared via the row cache: no spare capacity to append into
 	}
 	return r, nil
 }

@@ -27,11 +27,13 @@ const (
 	// acknowledged write survives a crash of the process or the machine.
 	SyncAlways SyncPolicy = "always"
 	// SyncEverySec fsyncs the WAL once a second (Redis appendfsync
-	// everysec): an acknowledged write survives a process crash, but a
-	// machine crash can lose the last second.
+	// everysec). Acknowledged writes not yet fsynced sit in Pebble's WAL
+	// buffer or the OS page cache: a process crash can lose the last few
+	// milliseconds of them, a machine crash up to the last second.
 	SyncEverySec SyncPolicy = "everysec"
-	// SyncNever leaves flushing to the OS (Redis appendfsync no): a process
-	// crash loses nothing written to the OS; a machine crash can lose more.
+	// SyncNever leaves flushing to Pebble and the OS (Redis appendfsync
+	// no): a process crash can lose the last few milliseconds of
+	// acknowledged writes, a machine crash more.
 	SyncNever SyncPolicy = "never"
 )
 
@@ -64,6 +66,7 @@ type Pebble struct {
 	// SyncLatency, if set, observes each fsync'd commit (for /metrics).
 	SyncLatency func(time.Duration)
 	cache       *rowCache
+	failed      error // a failed commit: the store refuses everything after it
 }
 
 // Row cache bounds: the latest records of up to this many keys, holding at
@@ -149,6 +152,9 @@ func (p *Pebble) Put(key string, rec store.Record) error {
 // Sync implements Engine: it commits every Put since the last Sync, with
 // an fsync under SyncAlways.
 func (p *Pebble) Sync() error {
+	if p.failed != nil {
+		return p.failed
+	}
 	if p.batch.Empty() {
 		return nil
 	}
@@ -164,7 +170,12 @@ func (p *Pebble) Sync() error {
 	p.batch.Close()
 	p.batch = p.db.NewIndexedBatch()
 	if err != nil {
-		return fmt.Errorf("disk: commit: %w", err)
+		// The batch's writes are gone; so must be their cached copies, and
+		// the failure sticks: a store that lost writes must not pretend
+		// later ones are safe.
+		p.cache = newRowCache(DefaultCacheRows, DefaultCacheBytes)
+		p.failed = fmt.Errorf("disk: commit failed: %w", err)
+		return p.failed
 	}
 	return nil
 }
