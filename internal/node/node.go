@@ -374,15 +374,18 @@ func (n *Node) flush() error {
 		n.outMsgs[i] = outMsg{}
 	}
 	n.outMsgs = n.outMsgs[:0]
+	now := time.Now() // one clock read for the batch's latencies
 	for i, r := range n.outReps {
-		n.complete(r)
+		n.completeAt(r, now)
 		n.outReps[i] = nil
 	}
 	n.outReps = n.outReps[:0]
 	return nil
 }
 
-func (n *Node) complete(r *wire.Reply) {
+func (n *Node) complete(r *wire.Reply) { n.completeAt(r, time.Now()) }
+
+func (n *Node) completeAt(r *wire.Reply, now time.Time) {
 	k := pendingKey{r.Client, r.ID}
 	p, ok := n.reqs[k]
 	if !ok {
@@ -395,7 +398,7 @@ func (n *Node) complete(r *wire.Reply) {
 			code = r.Err.Code.String()
 		}
 		n.obs.InflightAdd(-1)
-		n.obs.Request(p.op.String(), p.level.String(), time.Since(p.start), code)
+		n.obs.Request(p.op.String(), p.level.String(), now.Sub(p.start), code)
 	}
 	p.done(r)
 }
