@@ -130,30 +130,13 @@ func (s *Spec) ensureDefaults(c *localcluster.Cluster) error {
 	return nil
 }
 
-// Operation classes, as the simulator's rows name them.
-const (
-	classRead = iota
-	classUpdate
-	classInsert
-	classScan
-	classRMW
-	numClasses
-)
-
-var classNames = [numClasses]string{"read", "update", "insert", "scan", "rmw"}
+// Operation classes: the simulator's report series, shared so that the
+// two runtimes' rows line up.
+const numClasses = scenario.NumOpClasses
 
 func classOf(k workload.OpKind) int {
-	switch k {
-	case workload.Update:
-		return classUpdate
-	case workload.Insert:
-		return classInsert
-	case workload.Scan:
-		return classScan
-	case workload.ReadModifyWrite:
-		return classRMW
-	}
-	return classRead
+	c, _ := scenario.OpClass(k)
+	return c
 }
 
 // step is one request of an operation (a scan or a read-modify-write takes
@@ -458,7 +441,7 @@ func (r *runner) next(rng *rand.Rand) (int, []step) {
 	case workload.Update, workload.Insert:
 		return classOf(op.Kind), []step{{write: true, key: op.Key}}
 	case workload.ReadModifyWrite:
-		return classRMW, []step{{key: op.Key}, {write: true, key: op.Key}}
+		return classOf(op.Kind), []step{{key: op.Key}, {write: true, key: op.Key}}
 	case workload.Scan:
 		// As in the simulator: the protocol has no range read, so a scan is
 		// ScanLen sequential reads of consecutive records.
@@ -467,9 +450,9 @@ func (r *runner) next(rng *rand.Rand) (int, []step) {
 		for i, k := range keys {
 			steps[i] = step{key: k}
 		}
-		return classScan, steps
+		return classOf(op.Kind), steps
 	}
-	return classRead, []step{{key: op.Key}}
+	return classOf(workload.Read), []step{{key: op.Key}}
 }
 
 // do sends an operation's requests in order and reports whether all
@@ -610,10 +593,10 @@ func (r *runner) result(measured time.Duration) (*scenario.Result, map[string]*h
 		return w.LightRTT(a, b) / 2
 	}
 	floor := func(reg, class int, oneWay func(a, b int) time.Duration) time.Duration {
-		switch class {
-		case classUpdate, classInsert:
+		switch scenario.OpClassName(class) {
+		case "update", "insert":
 			return quorum.Floor(r.perRegion, r.write, reg, oneWay)
-		case classRMW:
+		case "rmw":
 			return quorum.Floor(r.perRegion, r.read, reg, oneWay) + quorum.Floor(r.perRegion, r.write, reg, oneWay)
 		}
 		return quorum.Floor(r.perRegion, r.read, reg, oneWay)
@@ -628,14 +611,14 @@ func (r *runner) result(measured time.Duration) (*scenario.Result, map[string]*h
 			}
 			allLat.Merge(h)
 			allIntent.Merge(in)
-			row := rowOf(rg.Name, classNames[k], h, in, s.ThresholdMs)
+			row := scenario.RowOf(rg.Name, scenario.OpClassName(k), h, in, s.ThresholdMs)
 			row.Floor, row.LightFloor = durMs(floor(reg, k, base)), durMs(floor(reg, k, light))
 			res.Rows = append(res.Rows, row)
-			hists[rg.Name+"/"+classNames[k]] = hdrhistogram.Import(h.Export())
+			hists[rg.Name+"/"+scenario.OpClassName(k)] = hdrhistogram.Import(h.Export())
 		}
 	}
 	if allLat.TotalCount() > 0 {
-		res.Rows = append(res.Rows, rowOf("all", "all", allLat, allIntent, s.ThresholdMs))
+		res.Rows = append(res.Rows, scenario.RowOf("all", "all", allLat, allIntent, s.ThresholdMs))
 		hists["all/all"] = allLat
 	}
 	for k := range numClasses {
@@ -643,7 +626,7 @@ func (r *runner) result(measured time.Duration) (*scenario.Result, map[string]*h
 			if h == nil {
 				continue
 			}
-			res.Seconds = append(res.Seconds, scenario.Second{T: sec, Op: classNames[k], Count: h.TotalCount(),
+			res.Seconds = append(res.Seconds, scenario.Second{T: sec, Op: scenario.OpClassName(k), Count: h.TotalCount(),
 				P50: ms(h.ValueAtQuantile(50)), P99: ms(h.ValueAtQuantile(99))})
 		}
 	}
@@ -654,24 +637,3 @@ func (r *runner) result(measured time.Duration) (*scenario.Result, map[string]*h
 func durMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func ms(us int64) float64 { return float64(us) / 1e3 }
-
-// rowOf is scenario's row of one latency series.
-func rowOf(region, op string, h, intent *hdrhistogram.Histogram, thresholdMs float64) scenario.Row {
-	above := 0.0
-	limit := int64(thresholdMs * 1e3)
-	for _, b := range h.Distribution() {
-		if b.From > limit {
-			above += float64(b.Count)
-		} else if b.To > limit {
-			// The bar straddles the threshold: count the part above it.
-			above += float64(b.Count) * float64(b.To-limit) / float64(b.To-b.From+1)
-		}
-	}
-	return scenario.Row{
-		Region: region, Op: op, Count: h.TotalCount(),
-		P50: ms(h.ValueAtQuantile(50)), P90: ms(h.ValueAtQuantile(90)), P99: ms(h.ValueAtQuantile(99)),
-		P999: ms(h.ValueAtQuantile(99.9)), Max: ms(h.Max()),
-		Above:       above / float64(h.TotalCount()),
-		IntendedP50: ms(intent.ValueAtQuantile(50)), IntendedP99: ms(intent.ValueAtQuantile(99)),
-	}
-}

@@ -115,14 +115,14 @@ func (rn *runner) result() *Result {
 			// The client's own hop to its gateway, there and back.
 			fl += 2 * w.BaseDelay(reg, reg)
 			res.Histograms[rg.Name+"/"+classNames[k]] = h
-			row := rowOf(rg.Name, classNames[k], h, rn.intent[reg][k], c.ThresholdMs)
+			row := RowOf(rg.Name, classNames[k], h, rn.intent[reg][k], c.ThresholdMs)
 			row.Floor, row.LightFloor = durMs(fl), durMs(lf)
 			res.Rows = append(res.Rows, row)
 		}
 	}
 	if allLat.TotalCount() > 0 {
 		res.Histograms["all/all"] = allLat
-		res.Rows = append(res.Rows, rowOf("all", "all", allLat, allIntent, c.ThresholdMs))
+		res.Rows = append(res.Rows, RowOf("all", "all", allLat, allIntent, c.ThresholdMs))
 	}
 	for k := opClass(0); k < numClasses; k++ {
 		for sec, h := range rn.perSecond[k] {
@@ -139,7 +139,9 @@ func (rn *runner) result() *Result {
 
 func durMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func rowOf(region, op string, h, intent *hdrhistogram.Histogram, thresholdMs float64) Row {
+// RowOf summarises one latency series (µs histograms: service latency and
+// intended latency) as a report row; the real-runtime driver uses it too.
+func RowOf(region, op string, h, intent *hdrhistogram.Histogram, thresholdMs float64) Row {
 	above := 0.0
 	limit := int64(thresholdMs * 1e3)
 	for _, b := range h.Distribution() {

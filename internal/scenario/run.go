@@ -58,6 +58,19 @@ func classOf(k workload.OpKind) opClass {
 
 var classNames = [numClasses]string{"read", "update", "insert", "scan", "rmw"}
 
+// NumOpClasses is how many operation kinds a report distinguishes.
+const NumOpClasses = int(numClasses)
+
+// OpClass returns the report series of a workload operation: its index
+// (below NumOpClasses) and name ("read", "update", "insert", "scan", "rmw").
+func OpClass(k workload.OpKind) (int, string) {
+	c := classOf(k)
+	return int(c), classNames[c]
+}
+
+// OpClassName names series i.
+func OpClassName(i int) string { return classNames[i] }
+
 // step is one request of a logical operation (a scan or a read-modify-write
 // takes several).
 type step struct {
