@@ -193,7 +193,7 @@ func (res *Result) WriteText(out io.Writer, timing bool) error {
 	b.WriteString("\nmessages:")
 	total := 0
 	for _, m := range res.Messages {
-		fmt.Fprintf(&b, " %s=%d", m.Kind, m.Count)
+		fmt.Fprintf(&b, " %s=%d (%s)", m.Kind, m.Count, byteSize(m.Bytes))
 		total += m.Count
 	}
 	fmt.Fprintf(&b, " (total %d)\n", total)
@@ -238,4 +238,17 @@ func (r *resolved) policyLine() string {
 		p += fmt.Sprintf(" (clocks stray up to %s, beyond the bound: only valid reads are claimed)", r.clockError())
 	}
 	return p
+}
+
+// byteSize prints a byte count for people.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }

@@ -84,7 +84,8 @@ type Sim struct {
 	hash    uint64 // running FNV-1a of the trace
 	steps   uint64
 	same    int // events run at the current instant
-	counts  map[string]int
+	counts  map[string]*KindCount
+	scratch []byte // encodes messages to count their bytes
 	log     *slog.Logger
 }
 
@@ -100,7 +101,7 @@ func New(cfg Config) *Sim {
 		blocked: make([]uint16, n*n),
 		clients: make(map[wire.ClientID]int),
 		hash:    14695981039346656037,
-		counts:  make(map[string]int),
+		counts:  make(map[string]*KindCount),
 		log:     cfg.Log,
 	}
 	if s.log == nil {
@@ -151,8 +152,8 @@ func (s *Sim) Engine(id wire.NodeID) *store.Mem { return s.nodes[id].engine }
 // MessageCounts returns how many messages of each kind were sent, sorted by kind.
 func (s *Sim) MessageCounts() []KindCount {
 	out := make([]KindCount, 0, len(s.counts))
-	for k, n := range s.counts {
-		out = append(out, KindCount{Kind: k, Count: n})
+	for _, c := range s.counts { // sorted below
+		out = append(out, *c)
 	}
 	slices.SortFunc(out, func(a, b KindCount) int {
 		if a.Kind < b.Kind {
@@ -166,10 +167,14 @@ func (s *Sim) MessageCounts() []KindCount {
 	return out
 }
 
-// KindCount is a message count of one kind.
+// KindCount is the messages of one kind sent: how many, and their size on
+// the wire in the real runtime's encoding (0 for messages it cannot encode).
+// Sizes are of the values the run actually writes: the scenario runner's
+// clients write short unique tags, not value_size bytes.
 type KindCount struct {
-	Kind  string
-	Count int
+	Kind  string `json:"kind"`
+	Count int    `json:"count"`
+	Bytes int64  `json:"bytes"`
 }
 
 // At schedules fn at true time t (or now, if t is in the past). Clients and
@@ -272,7 +277,16 @@ func (s *Sim) traceEvent(e event, what string) {
 
 // send routes a message through the network model, leaving at time at.
 func (s *Sim) send(at int64, from, to wire.NodeID, m wire.Msg) {
-	s.counts[m.Kind()]++
+	c := s.counts[m.Kind()]
+	if c == nil {
+		c = &KindCount{Kind: m.Kind()}
+		s.counts[m.Kind()] = c
+	}
+	c.Count++
+	if b, err := wire.AppendMsg(s.scratch[:0], m); err == nil {
+		s.scratch = b
+		c.Bytes += int64(len(b))
+	}
 	n := len(s.nodes)
 	link := int(from)*n + int(to)
 	if s.blocked[link] > 0 {
