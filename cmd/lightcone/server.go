@@ -43,58 +43,35 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 					return err
 				}
 			}
-			f := cmd.Flags()
-			if f.Changed("data-dir") {
-				cfg.DataDir = c.DataDir
-			}
-			if f.Changed("resp-addr") {
-				cfg.RESPAddr = c.RESPAddr
-			}
-			if f.Changed("grpc-addr") {
-				cfg.GRPCAddr = c.GRPCAddr
-			}
-			if f.Changed("http-addr") {
-				cfg.HTTPAddr = c.HTTPAddr
-			}
-			if f.Changed("sync") {
-				cfg.Sync = disk.SyncPolicy(sync)
-			}
-			if f.Changed("requirepass") {
-				cfg.RequirePass = c.RequirePass
-			}
-			if f.Changed("token") {
-				cfg.Token = c.Token
-			}
-			if f.Changed("node") {
-				cfg.Node = c.Node
-			}
-			if f.Changed("peer-addr") {
-				cfg.PeerAddr = c.PeerAddr
-			}
-			if f.Changed("ycsb-compat") {
-				cfg.YCSBCompat = c.YCSBCompat
-			}
-			if f.Changed("ping-interval") {
-				cfg.PingInterval = c.PingInterval
-			}
-			if f.Changed("pprof") {
-				cfg.Pprof = c.Pprof
-			}
-			if f.Changed("fault-injection") {
-				cfg.FaultInjection = c.FaultInjection
-			}
-			if f.Changed("tls-cert") || f.Changed("tls-key") || f.Changed("tls-client-ca") {
+			setClientTLS := func() {
 				cfg.ClientTLS = &server.TLSFiles{CertFile: clientTLS.CertFile, KeyFile: clientTLS.KeyFile, CAFile: clientTLS.CAFile}
 			}
-			if f.Changed("peer-tls-cert") || f.Changed("peer-tls-key") || f.Changed("peer-tls-ca") {
+			setPeerTLS := func() {
 				cfg.PeerTLS = &server.TLSFiles{CertFile: peerTLS.CertFile, KeyFile: peerTLS.KeyFile, CAFile: peerTLS.CAFile}
 			}
-			if f.Changed("read") {
-				cfg.Read = c.Read
-			}
-			if f.Changed("write") {
-				cfg.Write = c.Write
-			}
+			applyChanged(cmd.Flags(), map[string]func(){
+				"data-dir":        func() { cfg.DataDir = c.DataDir },
+				"resp-addr":       func() { cfg.RESPAddr = c.RESPAddr },
+				"grpc-addr":       func() { cfg.GRPCAddr = c.GRPCAddr },
+				"http-addr":       func() { cfg.HTTPAddr = c.HTTPAddr },
+				"sync":            func() { cfg.Sync = disk.SyncPolicy(sync) },
+				"requirepass":     func() { cfg.RequirePass = c.RequirePass },
+				"token":           func() { cfg.Token = c.Token },
+				"node":            func() { cfg.Node = c.Node },
+				"peer-addr":       func() { cfg.PeerAddr = c.PeerAddr },
+				"ycsb-compat":     func() { cfg.YCSBCompat = c.YCSBCompat },
+				"ping-interval":   func() { cfg.PingInterval = c.PingInterval },
+				"pprof":           func() { cfg.Pprof = c.Pprof },
+				"fault-injection": func() { cfg.FaultInjection = c.FaultInjection },
+				"tls-cert":        setClientTLS,
+				"tls-key":         setClientTLS,
+				"tls-client-ca":   setClientTLS,
+				"peer-tls-cert":   setPeerTLS,
+				"peer-tls-key":    setPeerTLS,
+				"peer-tls-ca":     setPeerTLS,
+				"read":            func() { cfg.Read = c.Read },
+				"write":           func() { cfg.Write = c.Write },
+			})
 			var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 			if logJSON {
 				h = slog.NewJSONHandler(os.Stderr, nil)

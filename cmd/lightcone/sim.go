@@ -44,33 +44,29 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 				}
 				cfg.Faults = append(cfg.Faults, fc.Faults...)
 			}
-			f := cmd.Flags()
-			set := func(name string, apply func()) {
-				if f.Changed(name) {
-					apply()
-				}
-			}
-			set("seed", func() { cfg.Seed = c.Seed })
-			set("world", func() { cfg.World = c.World })
-			set("protocol", func() { cfg.Protocol = c.Protocol })
-			set("read", func() { cfg.Quorum.Read = c.Quorum.Read })
-			set("write", func() { cfg.Quorum.Write = c.Quorum.Write })
-			set("replicas-per-region", func() { cfg.Quorum.ReplicasPerRegion = c.Quorum.ReplicasPerRegion })
-			set("max-clock-offset", func() { cfg.Quorum.MaxClockOffset = c.Quorum.MaxClockOffset })
-			set("workload", func() { cfg.WorkloadPreset = c.WorkloadPreset })
-			set("clients", func() { cfg.Clients = c.Clients })
-			set("rate", func() { cfg.Rate = c.Rate })
-			set("closed-loop", func() { cfg.ClosedLoop = c.ClosedLoop })
-			set("duration", func() { cfg.Duration = c.Duration })
-			set("client-timeout", func() { cfg.ClientTimeout = c.ClientTimeout })
-			set("threshold-ms", func() { cfg.ThresholdMs = c.ThresholdMs })
-			set("clock-max-offset", func() { cfg.Clock.MaxOffset = c.Clock.MaxOffset })
-			set("clock-max-drift-ppm", func() { cfg.Clock.MaxDriftPPM = c.Clock.MaxDriftPPM })
-			set("loss", func() { cfg.Net.Loss = c.Net.Loss })
-			set("duplicate", func() { cfg.Net.Duplicate = c.Net.Duplicate })
-			set("reorder", func() { cfg.Net.Reorder = c.Net.Reorder })
-			set("random-faults", func() { cfg.RandomFaults = c.RandomFaults })
-			set("check", func() { cfg.Check = c.Check })
+			applyChanged(cmd.Flags(), map[string]func(){
+				"seed":                func() { cfg.Seed = c.Seed },
+				"world":               func() { cfg.World = c.World },
+				"protocol":            func() { cfg.Protocol = c.Protocol },
+				"read":                func() { cfg.Quorum.Read = c.Quorum.Read },
+				"write":               func() { cfg.Quorum.Write = c.Quorum.Write },
+				"replicas-per-region": func() { cfg.Quorum.ReplicasPerRegion = c.Quorum.ReplicasPerRegion },
+				"max-clock-offset":    func() { cfg.Quorum.MaxClockOffset = c.Quorum.MaxClockOffset },
+				"workload":            func() { cfg.WorkloadPreset = c.WorkloadPreset },
+				"clients":             func() { cfg.Clients = c.Clients },
+				"rate":                func() { cfg.Rate = c.Rate },
+				"closed-loop":         func() { cfg.ClosedLoop = c.ClosedLoop },
+				"duration":            func() { cfg.Duration = c.Duration },
+				"client-timeout":      func() { cfg.ClientTimeout = c.ClientTimeout },
+				"threshold-ms":        func() { cfg.ThresholdMs = c.ThresholdMs },
+				"clock-max-offset":    func() { cfg.Clock.MaxOffset = c.Clock.MaxOffset },
+				"clock-max-drift-ppm": func() { cfg.Clock.MaxDriftPPM = c.Clock.MaxDriftPPM },
+				"loss":                func() { cfg.Net.Loss = c.Net.Loss },
+				"duplicate":           func() { cfg.Net.Duplicate = c.Net.Duplicate },
+				"reorder":             func() { cfg.Net.Reorder = c.Net.Reorder },
+				"random-faults":       func() { cfg.RandomFaults = c.RandomFaults },
+				"check":               func() { cfg.Check = c.Check },
+			})
 			res, err := scenario.Run(cfg)
 			if err != nil {
 				return err
