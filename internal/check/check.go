@@ -7,7 +7,7 @@ import (
 )
 
 // Models lists the model names Check accepts.
-var Models = []string{"linearizable", "sequential", "regular", "valid-reads", "none"}
+var Models = []string{"linearizable", "sequential", "sequential-per-key", "regular", "valid-reads", "none"}
 
 // Option tunes Check.
 type Option func(*options)
@@ -36,6 +36,8 @@ func Check(model string, h History, opts ...Option) (Result, error) {
 		return Linearizable(h, o.timeout), nil
 	case "sequential":
 		return Sequential(h, o.budget), nil
+	case "sequential-per-key":
+		return SequentialPerKey(h, o.budget), nil
 	case "regular":
 		return Regular(h), nil
 	case "valid-reads":

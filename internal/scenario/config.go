@@ -119,7 +119,7 @@ func Protocols() []string { return []string{"quorum"} }
 
 // Models lists the accepted values of Check.
 func Models() []string {
-	return []string{"auto", "linearizable", "sequential", "regular", "valid-reads", "none"}
+	return append([]string{"auto"}, check.Models...)
 }
 
 // Load reads a YAML config; unknown fields are errors.
@@ -244,7 +244,6 @@ func resolve(c Config) (*resolved, error) {
 		}
 		r.faults = append(r.faults, rf)
 	}
-	_ = check.Pass
 	return r, nil
 }
 

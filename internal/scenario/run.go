@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -334,18 +333,9 @@ func (rn *runner) checkHistory() *CheckResult {
 	if model == "auto" {
 		model = rn.r.claimedModel()
 	}
-	var res check.Result
-	switch model {
-	case "linearizable":
-		res = check.Linearizable(rn.hist, 60*time.Second)
-	case "sequential":
-		res = check.Sequential(rn.hist, 5_000_000)
-	case "regular":
-		res = check.Regular(rn.hist)
-	case "valid-reads":
-		res = check.ValidReads(rn.hist)
-	default:
-		panic(fmt.Sprintf("unreachable: model %q", model))
+	res, err := check.Check(model, rn.hist, check.WithTimeout(60*time.Second), check.WithBudget(5_000_000))
+	if err != nil {
+		panic(err) // models are validated in resolve
 	}
 	return &CheckResult{Model: model, Verdict: res.Verdict.String(), Key: res.Key, Detail: res.Detail, Ops: len(rn.hist.Ops)}
 }
