@@ -25,6 +25,7 @@ type Config struct {
 	WorldDef *topo.World  `yaml:"-"`
 	Protocol string       `yaml:"protocol"` // default quorum
 	Quorum   QuorumPolicy `yaml:"quorum"`
+	Lease    LeasePolicy  `yaml:"lease"`
 	// Workload is a YCSB core workload: `preset: a`..`f` plus any of
 	// workload.Spec's fields to override (record_count, read_proportion, ...).
 	Workload yaml.Node `yaml:"workload"`
@@ -73,6 +74,17 @@ type QuorumPolicy struct {
 	SpeculativeRetry  time.Duration `yaml:"speculative_retry"`   // default: from RTTs
 }
 
+// LeasePolicy is the lease (GlobLease) protocol's keyspace policy (see
+// internal/protocol/lease).
+type LeasePolicy struct {
+	LeaseLength  time.Duration `yaml:"lease_length"`  // default 60s
+	MaxDriftPPM  float64       `yaml:"max_drift_ppm"` // default 200
+	RenewTimeout time.Duration `yaml:"renew_timeout"` // default 2s
+	ReadTimeout  time.Duration `yaml:"read_timeout"`  // default 5s
+	WriteTimeout time.Duration `yaml:"write_timeout"` // default 5s
+	Passive      bool          `yaml:"passive"`       // passive update when no lease is valid
+}
+
 // Clock draws node clock errors (sim.ClockConfig).
 type Clock struct {
 	MaxOffset   time.Duration `yaml:"max_offset"`
@@ -115,7 +127,7 @@ type Skew struct {
 }
 
 // Protocols lists the protocols `lightcone sim` runs.
-func Protocols() []string { return []string{"quorum"} }
+func Protocols() []string { return []string{"quorum", "lease"} }
 
 // Models lists the accepted values of Check.
 func Models() []string {
