@@ -56,13 +56,14 @@ type GrantAck struct {
 	Nonce uint64
 }
 
-// Update carries a write to a replica; WithLease renews the replica's lease
-// with it (active update), otherwise it is a lazy update.
+// Update carries a write to a replica. Active marks an active update, which
+// the replica acknowledges (the write waits for those acks); otherwise it is
+// a lazy update. Neither starts or extends a lease: only grants do.
 type Update struct {
 	Op        uint64
 	Key       string
 	Rec       store.Record
-	WithLease bool
+	Active bool
 }
 
 // UpdateAck confirms an active update: the replica has the value and its
@@ -81,7 +82,7 @@ func (*Renew) Kind() string      { return "lease.renew" }
 func (*Grant) Kind() string      { return "lease.grant" }
 func (*GrantAck) Kind() string   { return "lease.grant_ack" }
 func (m *Update) Kind() string {
-	if m.WithLease {
+	if m.Active {
 		return "lease.update"
 	}
 	return "lease.lazy_update"

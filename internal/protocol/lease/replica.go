@@ -249,7 +249,7 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		r.onGrantAck(e, from, m)
 	case *Update:
 		r.apply(e, m.Key, m.Rec)
-		if m.WithLease {
+		if m.Active {
 			r.send(e, from, &UpdateAck{Op: m.Op, Key: m.Key})
 		}
 	case *UpdateAck:
@@ -409,7 +409,7 @@ func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
 	r.writes[w.id] = w
 	w.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, leaseTimer{kind: timerWriteTimeout, op: w.id})
 	for _, n := range others {
-		r.send(e, n, &Update{Op: w.id, Key: m.Key, Rec: rec, WithLease: true})
+		r.send(e, n, &Update{Op: w.id, Key: m.Key, Rec: rec, Active: true})
 	}
 	if r.writes[w.id] != nil {
 		r.check(e, w)
