@@ -60,9 +60,9 @@ type GrantAck struct {
 // the replica acknowledges (the write waits for those acks); otherwise it is
 // a lazy update. Neither starts or extends a lease: only grants do.
 type Update struct {
-	Op        uint64
-	Key       string
-	Rec       store.Record
+	Op     uint64
+	Key    string
+	Rec    store.Record
 	Active bool
 }
 
