@@ -25,7 +25,7 @@ type cluster struct {
 	addrs  map[string][3]string // peer, resp, http
 }
 
-func newCluster(t *testing.T, wan bool) *cluster {
+func newCluster(t *testing.T, wan bool, extraYAML ...string) *cluster {
 	c := &cluster{t: t, bin: buildBinary(t), dir: t.TempDir(), procs: map[string]*proc{}, addrs: map[string][3]string{}}
 	var b strings.Builder
 	fmt.Fprintf(&b, "cluster:\n  name: test\n  world: local3\n  wan_emulation: %v\n  nodes:\n", wan)
@@ -35,6 +35,9 @@ func newCluster(t *testing.T, wan bool) *cluster {
 		fmt.Fprintf(&b, "    %s: {peer: %q, resp: %q, http: %q}\n", n, a[0], a[1], a[2])
 	}
 	b.WriteString("keyspace:\n  protocol: quorum\n  replicas_per_region: 1\nfault_injection: true\n")
+	for _, y := range extraYAML {
+		b.WriteString(y)
+	}
 	c.config = filepath.Join(c.dir, "cluster.yaml")
 	if err := os.WriteFile(c.config, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -146,5 +149,43 @@ func TestClusterQuorumSurvivesCrashAndIsolation(t *testing.T) {
 			t.Fatalf("after healing, c-0 reads maj = %q, %v; want z", v, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestLeaseKeyspaceOnRealServers: a GlobLease keyspace beside the quorum
+// default one, on three real processes: a write at one node is read at the
+// others (the first read renews a lease from the key's master).
+func TestLeaseKeyspaceOnRealServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	c := newCluster(t, false, "keyspaces:\n  - {name: glob, protocol: lease, lease_length: 10s}\n")
+	ctx := context.Background()
+	clients := map[string]*redis.Client{}
+	for _, n := range []string{"a-0", "b-0", "c-0"} {
+		cl := redis.NewClient(&redis.Options{Addr: c.addrs[n][1], Protocol: 2, MaxRetries: -1, PoolSize: 1, ReadTimeout: 10 * time.Second})
+		t.Cleanup(func() { cl.Close() })
+		if err := cl.Do(ctx, "LC.KEYSPACE", "glob").Err(); err != nil {
+			t.Fatal(err)
+		}
+		clients[n] = cl
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for clients["a-0"].Set(ctx, "g", "leased", 0).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the first write to the lease keyspace never succeeded")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, n := range []string{"b-0", "c-0", "a-0"} {
+		if v, err := clients[n].Get(ctx, "g").Result(); err != nil || v != "leased" {
+			t.Fatalf("GET g at %s = %q, %v; want leased", n, v, err)
+		}
+	}
+	if err := clients["c-0"].Set(ctx, "g", "again", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := clients["b-0"].Get(ctx, "g").Result(); err != nil || v != "again" {
+		t.Fatalf("GET g at b-0 after a write from c-0 = %q, %v; want again (its lease must not hide the write)", v, err)
 	}
 }

@@ -32,9 +32,11 @@ import (
 	"github.com/lightcone/lightcone/internal/api/grpcapi"
 	"github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
 	"github.com/lightcone/lightcone/internal/api/resp"
+	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/keyspace"
 	"github.com/lightcone/lightcone/internal/metrics"
 	"github.com/lightcone/lightcone/internal/node"
+	"github.com/lightcone/lightcone/internal/protocol/lease"
 	"github.com/lightcone/lightcone/internal/protocol/quorum"
 	"github.com/lightcone/lightcone/internal/store/disk"
 	"github.com/lightcone/lightcone/internal/topo"
@@ -152,17 +154,21 @@ type NodeAddrs struct {
 // KeyspacePolicy is a keyspace's protocol and parameters.
 type KeyspacePolicy struct {
 	Name              string        `yaml:"name"`                // default keyspace: "default"
-	Protocol          string        `yaml:"protocol"`            // quorum (default)
-	ReplicasPerRegion int           `yaml:"replicas_per_region"` // default 1
-	Read              string        `yaml:"read"`                // default QUORUM
-	Write             string        `yaml:"write"`               // default QUORUM
-	MaxClockOffset    time.Duration `yaml:"max_clock_offset"`    // default 2ms
+	Protocol          string        `yaml:"protocol"`            // quorum (default) or lease (GlobLease, first cut)
+	ReplicasPerRegion int           `yaml:"replicas_per_region"` // quorum; default 1
+	Read              string        `yaml:"read"`                // quorum; default QUORUM
+	Write             string        `yaml:"write"`               // quorum; default QUORUM
+	MaxClockOffset    time.Duration `yaml:"max_clock_offset"`    // quorum; default 2ms
+	LeaseLength       time.Duration `yaml:"lease_length"`        // lease; default 60s
+	MaxDriftPPM       float64       `yaml:"max_drift_ppm"`       // lease; default 200
+	Passive           bool          `yaml:"passive"`             // lease: passive update when no lease is valid
 }
 
 // servedKeyspace is a built keyspace.
 type servedKeyspace struct {
-	name string
-	ks   *quorum.Keyspace
+	name    string
+	factory env.Factory
+	policy  string
 }
 
 // buildKeyspaces builds the default keyspace and the others, in order.
@@ -186,8 +192,24 @@ func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
 		if p.Name == "" {
 			return nil, fmt.Errorf("%s.name: required", field)
 		}
-		if p.Protocol != "" && p.Protocol != "quorum" {
-			return nil, fmt.Errorf("%s.protocol: unknown protocol %q (valid: quorum)", field, p.Protocol)
+		for _, o := range out {
+			if o.name == p.Name {
+				return nil, fmt.Errorf("%s.name: %q is already a keyspace", field, p.Name)
+			}
+		}
+		switch p.Protocol {
+		case "", "quorum":
+		case "lease":
+			lk, err := lease.NewKeyspace(tp, lease.Config{LeaseLength: p.LeaseLength, MaxDriftPPM: p.MaxDriftPPM, Passive: p.Passive})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", field, err)
+			}
+			lc := lk.Config()
+			out = append(out, servedKeyspace{name: p.Name, factory: lk.Factory(),
+				policy: fmt.Sprintf("lease lease_length=%s passive=%v max_drift_ppm=%g", lc.LeaseLength, lc.Passive, lc.MaxDriftPPM)})
+			continue
+		default:
+			return nil, fmt.Errorf("%s.protocol: unknown protocol %q (valid: quorum, lease)", field, p.Protocol)
 		}
 		qc := quorum.Config{MaxClockOffset: p.MaxClockOffset}
 		if n := p.ReplicasPerRegion; n > 0 {
@@ -210,12 +232,9 @@ func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
-		for _, o := range out {
-			if o.name == p.Name {
-				return nil, fmt.Errorf("%s.name: %q is already a keyspace", field, p.Name)
-			}
-		}
-		out = append(out, servedKeyspace{name: p.Name, ks: ks})
+		c := ks.Config()
+		out = append(out, servedKeyspace{name: p.Name, factory: ks.Factory(),
+			policy: fmt.Sprintf("quorum read=%s write=%s replicas_per_region=%v max_clock_offset=%s", c.Read, c.Write, c.ReplicasPerRegion, c.MaxClockOffset)})
 	}
 	return out, nil
 }
@@ -361,14 +380,14 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	var defs []keyspace.Def
 	var ksNames []string
 	for _, k := range keyspaces {
-		defs = append(defs, keyspace.Def{Name: k.name, Factory: k.ks.Factory()})
+		defs = append(defs, keyspace.Def{Name: k.name, Factory: k.factory})
 		ksNames = append(ksNames, k.name)
 	}
 	factory, err := keyspace.NewFactory(defs)
 	if err != nil {
 		return err
 	}
-	inner, err := wire.NewCodec(quorum.MessageTypes())
+	inner, err := wire.NewCodec(quorum.MessageTypes(), lease.MessageTypes())
 	if err != nil {
 		return err
 	}
@@ -636,9 +655,7 @@ func pprofHandler(next http.Handler, token string) http.Handler {
 func keyspaceStatus(kss []servedKeyspace) []*lightconev1.KeyspaceStatus {
 	var out []*lightconev1.KeyspaceStatus
 	for _, k := range kss {
-		c := k.ks.Config()
-		out = append(out, &lightconev1.KeyspaceStatus{Name: k.name, Policy: fmt.Sprintf("quorum read=%s write=%s replicas_per_region=%v max_clock_offset=%s",
-			c.Read, c.Write, c.ReplicasPerRegion, c.MaxClockOffset)})
+		out = append(out, &lightconev1.KeyspaceStatus{Name: k.name, Policy: k.policy})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -88,3 +88,75 @@ func (m *Update) Kind() string {
 	return "lease.lazy_update"
 }
 func (*UpdateAck) Kind() string { return "lease.update_ack" }
+
+// MessageTypes lists the protocol's messages for the network codec.
+func MessageTypes() []wire.MsgType {
+	return []wire.MsgType{
+		{Kind: "lease.lread", New: func() wire.Encodable { return new(LRead) }},
+		{Kind: "lease.lread_resp", New: func() wire.Encodable { return new(LReadResp) }},
+		{Kind: "lease.mwrite", New: func() wire.Encodable { return new(MWrite) }},
+		{Kind: "lease.mwrite_resp", New: func() wire.Encodable { return new(MWriteResp) }},
+		{Kind: "lease.renew", New: func() wire.Encodable { return new(Renew) }},
+		{Kind: "lease.grant", New: func() wire.Encodable { return new(Grant) }},
+		{Kind: "lease.grant_ack", New: func() wire.Encodable { return new(GrantAck) }},
+		{Kind: "lease.update", New: func() wire.Encodable { return new(Update) }},
+		{Kind: "lease.update_ack", New: func() wire.Encodable { return new(UpdateAck) }},
+	}
+}
+
+func appendRec(b []byte, r store.Record) []byte {
+	b = wire.AppendBytes(b, r.Value)
+	b = wire.AppendBool(b, r.Tombstone)
+	return wire.AppendVersion(b, r.Version)
+}
+
+func decodeRec(d *wire.Decoder) store.Record {
+	return store.Record{Value: d.Bytes(), Tombstone: d.Bool(), Version: d.Version()}
+}
+
+func opKey(b []byte, op uint64, key string) []byte {
+	return wire.AppendString(wire.AppendUvarint(b, op), key)
+}
+
+// BaseKind is the codec kind of Update (Kind tells active from lazy).
+func (*Update) BaseKind() string { return "lease.update" }
+
+// AppendPayload and DecodePayload implement wire.Encodable.
+func (m *LRead) AppendPayload(b []byte) []byte { return opKey(b, m.Op, m.Key) }
+func (m *LRead) DecodePayload(d *wire.Decoder) { m.Op, m.Key = d.Uvarint(), d.String() }
+func (m *LReadResp) AppendPayload(b []byte) []byte {
+	return appendRec(wire.AppendBool(opKey(b, m.Op, m.Key), m.Found), m.Rec)
+}
+func (m *LReadResp) DecodePayload(d *wire.Decoder) {
+	m.Op, m.Key, m.Found, m.Rec = d.Uvarint(), d.String(), d.Bool(), decodeRec(d)
+}
+func (m *MWrite) AppendPayload(b []byte) []byte {
+	return wire.AppendBool(appendRec(opKey(b, m.Op, m.Key), m.Rec), m.Passive)
+}
+func (m *MWrite) DecodePayload(d *wire.Decoder) {
+	m.Op, m.Key, m.Rec, m.Passive = d.Uvarint(), d.String(), decodeRec(d), d.Bool()
+}
+func (m *MWriteResp) AppendPayload(b []byte) []byte {
+	return wire.AppendBool(wire.AppendVersion(opKey(b, m.Op, m.Key), m.Version), m.Failed)
+}
+func (m *MWriteResp) DecodePayload(d *wire.Decoder) {
+	m.Op, m.Key, m.Version, m.Failed = d.Uvarint(), d.String(), d.Version(), d.Bool()
+}
+func (m *Renew) AppendPayload(b []byte) []byte { return opKey(b, m.Nonce, m.Key) }
+func (m *Renew) DecodePayload(d *wire.Decoder) { m.Nonce, m.Key = d.Uvarint(), d.String() }
+func (m *Grant) AppendPayload(b []byte) []byte {
+	return appendRec(wire.AppendBool(opKey(b, m.Nonce, m.Key), m.Found), m.Rec)
+}
+func (m *Grant) DecodePayload(d *wire.Decoder) {
+	m.Nonce, m.Key, m.Found, m.Rec = d.Uvarint(), d.String(), d.Bool(), decodeRec(d)
+}
+func (m *GrantAck) AppendPayload(b []byte) []byte { return opKey(b, m.Nonce, m.Key) }
+func (m *GrantAck) DecodePayload(d *wire.Decoder) { m.Nonce, m.Key = d.Uvarint(), d.String() }
+func (m *Update) AppendPayload(b []byte) []byte {
+	return wire.AppendBool(appendRec(opKey(b, m.Op, m.Key), m.Rec), m.Active)
+}
+func (m *Update) DecodePayload(d *wire.Decoder) {
+	m.Op, m.Key, m.Rec, m.Active = d.Uvarint(), d.String(), decodeRec(d), d.Bool()
+}
+func (m *UpdateAck) AppendPayload(b []byte) []byte { return opKey(b, m.Op, m.Key) }
+func (m *UpdateAck) DecodePayload(d *wire.Decoder) { m.Op, m.Key = d.Uvarint(), d.String() }
