@@ -31,3 +31,16 @@ type Engine interface {
 	// Close releases the engine.
 	Close() error
 }
+
+// AppendWire appends r in the message encoding protocols share (value,
+// tombstone, version), for records carried in protocol messages.
+func AppendWire(b []byte, r Record) []byte {
+	b = wire.AppendBytes(b, r.Value)
+	b = wire.AppendBool(b, r.Tombstone)
+	return wire.AppendVersion(b, r.Version)
+}
+
+// DecodeWire reads a record written by AppendWire.
+func DecodeWire(d *wire.Decoder) Record {
+	return Record{Value: d.Bytes(), Tombstone: d.Bool(), Version: d.Version()}
+}

@@ -104,16 +104,6 @@ func MessageTypes() []wire.MsgType {
 	}
 }
 
-func appendRec(b []byte, r store.Record) []byte {
-	b = wire.AppendBytes(b, r.Value)
-	b = wire.AppendBool(b, r.Tombstone)
-	return wire.AppendVersion(b, r.Version)
-}
-
-func decodeRec(d *wire.Decoder) store.Record {
-	return store.Record{Value: d.Bytes(), Tombstone: d.Bool(), Version: d.Version()}
-}
-
 func opKey(b []byte, op uint64, key string) []byte {
 	return wire.AppendString(wire.AppendUvarint(b, op), key)
 }
@@ -125,16 +115,16 @@ func (*Update) BaseKind() string { return "lease.update" }
 func (m *LRead) AppendPayload(b []byte) []byte { return opKey(b, m.Op, m.Key) }
 func (m *LRead) DecodePayload(d *wire.Decoder) { m.Op, m.Key = d.Uvarint(), d.String() }
 func (m *LReadResp) AppendPayload(b []byte) []byte {
-	return appendRec(wire.AppendBool(opKey(b, m.Op, m.Key), m.Found), m.Rec)
+	return store.AppendWire(wire.AppendBool(opKey(b, m.Op, m.Key), m.Found), m.Rec)
 }
 func (m *LReadResp) DecodePayload(d *wire.Decoder) {
-	m.Op, m.Key, m.Found, m.Rec = d.Uvarint(), d.String(), d.Bool(), decodeRec(d)
+	m.Op, m.Key, m.Found, m.Rec = d.Uvarint(), d.String(), d.Bool(), store.DecodeWire(d)
 }
 func (m *MWrite) AppendPayload(b []byte) []byte {
-	return wire.AppendBool(appendRec(opKey(b, m.Op, m.Key), m.Rec), m.Passive)
+	return wire.AppendBool(store.AppendWire(opKey(b, m.Op, m.Key), m.Rec), m.Passive)
 }
 func (m *MWrite) DecodePayload(d *wire.Decoder) {
-	m.Op, m.Key, m.Rec, m.Passive = d.Uvarint(), d.String(), decodeRec(d), d.Bool()
+	m.Op, m.Key, m.Rec, m.Passive = d.Uvarint(), d.String(), store.DecodeWire(d), d.Bool()
 }
 func (m *MWriteResp) AppendPayload(b []byte) []byte {
 	return wire.AppendBool(wire.AppendVersion(opKey(b, m.Op, m.Key), m.Version), m.Failed)
@@ -145,18 +135,18 @@ func (m *MWriteResp) DecodePayload(d *wire.Decoder) {
 func (m *Renew) AppendPayload(b []byte) []byte { return opKey(b, m.Nonce, m.Key) }
 func (m *Renew) DecodePayload(d *wire.Decoder) { m.Nonce, m.Key = d.Uvarint(), d.String() }
 func (m *Grant) AppendPayload(b []byte) []byte {
-	return appendRec(wire.AppendBool(opKey(b, m.Nonce, m.Key), m.Found), m.Rec)
+	return store.AppendWire(wire.AppendBool(opKey(b, m.Nonce, m.Key), m.Found), m.Rec)
 }
 func (m *Grant) DecodePayload(d *wire.Decoder) {
-	m.Nonce, m.Key, m.Found, m.Rec = d.Uvarint(), d.String(), d.Bool(), decodeRec(d)
+	m.Nonce, m.Key, m.Found, m.Rec = d.Uvarint(), d.String(), d.Bool(), store.DecodeWire(d)
 }
 func (m *GrantAck) AppendPayload(b []byte) []byte { return opKey(b, m.Nonce, m.Key) }
 func (m *GrantAck) DecodePayload(d *wire.Decoder) { m.Nonce, m.Key = d.Uvarint(), d.String() }
 func (m *Update) AppendPayload(b []byte) []byte {
-	return wire.AppendBool(appendRec(opKey(b, m.Op, m.Key), m.Rec), m.Active)
+	return wire.AppendBool(store.AppendWire(opKey(b, m.Op, m.Key), m.Rec), m.Active)
 }
 func (m *Update) DecodePayload(d *wire.Decoder) {
-	m.Op, m.Key, m.Rec, m.Active = d.Uvarint(), d.String(), decodeRec(d), d.Bool()
+	m.Op, m.Key, m.Rec, m.Active = d.Uvarint(), d.String(), store.DecodeWire(d), d.Bool()
 }
 func (m *UpdateAck) AppendPayload(b []byte) []byte { return opKey(b, m.Op, m.Key) }
 func (m *UpdateAck) DecodePayload(d *wire.Decoder) { m.Op, m.Key = d.Uvarint(), d.String() }

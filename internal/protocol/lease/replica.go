@@ -324,7 +324,7 @@ func (r *Replica) onGrant(e env.Env, from wire.NodeID, m *Grant) {
 
 // holders are the replicas whose lease the master must respect now: valid
 // records, grants not yet acknowledged, and everyone during the fence.
-func (r *Replica) holders(e env.Env, key string, now int64) (hs []wire.NodeID, next int64) {
+func (r *Replica) holders(key string, now int64) (hs []wire.NodeID, next int64) {
 	if now < r.fence {
 		for _, n := range r.ks.Replicas(nil, key) {
 			if n != r.id {
@@ -392,7 +392,7 @@ func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
 	rec := m.Rec
 	rec.Version = wire.Version{TS: r.clock.Now(now), Node: r.id}
 	r.apply(e, m.Key, rec)
-	hs, _ := r.holders(e, m.Key, now)
+	hs, _ := r.holders(m.Key, now)
 	others := slices.DeleteFunc(r.ks.Replicas(nil, m.Key), func(n wire.NodeID) bool { return n == r.id })
 	if m.Passive && exists && len(hs) == 0 {
 		// Passive update: no valid lease anywhere, so the local write is
@@ -422,7 +422,7 @@ func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
 func (r *Replica) check(e env.Env, w *write) {
 	now := e.Now()
 	group := len(r.ks.Replicas(nil, w.key))
-	hs, _ := r.holders(e, w.key, now)
+	hs, _ := r.holders(w.key, now)
 	var wait int64
 	for _, h := range hs {
 		if !w.acked[h] {

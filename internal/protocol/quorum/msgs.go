@@ -62,16 +62,6 @@ func MessageTypes() []wire.MsgType {
 	}
 }
 
-func appendRecord(b []byte, r store.Record) []byte {
-	b = wire.AppendBytes(b, r.Value)
-	b = wire.AppendBool(b, r.Tombstone)
-	return wire.AppendVersion(b, r.Version)
-}
-
-func decodeRecord(d *wire.Decoder) store.Record {
-	return store.Record{Value: d.Bytes(), Tombstone: d.Bool(), Version: d.Version()}
-}
-
 // BaseKind is the kind Mutate registers under with the codec; Kind tells
 // writes and repairs apart for message counts.
 func (*Mutate) BaseKind() string { return "quorum.mutate" }
@@ -80,13 +70,13 @@ func (*Mutate) BaseKind() string { return "quorum.mutate" }
 func (m *Mutate) AppendPayload(b []byte) []byte {
 	b = wire.AppendUvarint(b, m.Op)
 	b = wire.AppendString(b, m.Key)
-	b = appendRecord(b, m.Rec)
+	b = store.AppendWire(b, m.Rec)
 	return wire.AppendBool(b, m.Repair)
 }
 
 // DecodePayload implements wire.Encodable.
 func (m *Mutate) DecodePayload(d *wire.Decoder) {
-	m.Op, m.Key, m.Rec, m.Repair = d.Uvarint(), d.String(), decodeRecord(d), d.Bool()
+	m.Op, m.Key, m.Rec, m.Repair = d.Uvarint(), d.String(), store.DecodeWire(d), d.Bool()
 }
 
 // AppendPayload implements wire.Encodable.
@@ -110,10 +100,10 @@ func (m *ReadResp) AppendPayload(b []byte) []byte {
 	b = wire.AppendUvarint(b, m.Op)
 	b = wire.AppendString(b, m.Key)
 	b = wire.AppendBool(b, m.Found)
-	return appendRecord(b, m.Rec)
+	return store.AppendWire(b, m.Rec)
 }
 
 // DecodePayload implements wire.Encodable.
 func (m *ReadResp) DecodePayload(d *wire.Decoder) {
-	m.Op, m.Key, m.Found, m.Rec = d.Uvarint(), d.String(), d.Bool(), decodeRecord(d)
+	m.Op, m.Key, m.Found, m.Rec = d.Uvarint(), d.String(), d.Bool(), store.DecodeWire(d)
 }
