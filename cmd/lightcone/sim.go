@@ -57,6 +57,7 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 				"rate":                func() { cfg.Rate = c.Rate },
 				"closed-loop":         func() { cfg.ClosedLoop = c.ClosedLoop },
 				"duration":            func() { cfg.Duration = c.Duration },
+				"warmup":              func() { cfg.Warmup = c.Warmup },
 				"client-timeout":      func() { cfg.ClientTimeout = c.ClientTimeout },
 				"threshold-ms":        func() { cfg.ThresholdMs = c.ThresholdMs },
 				"clock-max-offset":    func() { cfg.Clock.MaxOffset = c.Clock.MaxOffset },
@@ -93,6 +94,7 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 	f.Float64Var(&c.Rate, "rate", 1000, "total target requests/s, Poisson arrivals (open loop)")
 	f.BoolVar(&c.ClosedLoop, "closed-loop", false, "closed loop: each client sends its next request when the last returns")
 	f.DurationVar(&c.Duration, "duration", 0, "simulated time clients send requests (default 60s)")
+	f.DurationVar(&c.Warmup, "warmup", 0, "the first part of --duration, not measured (latencies, operation and message counts)")
 	f.DurationVar(&c.ClientTimeout, "client-timeout", 0, "client gives up on a request after this (outcome unknown); default 10s")
 	f.Float64Var(&c.ThresholdMs, "threshold-ms", 500, "report the share of requests slower than this")
 	f.DurationVar(&c.Clock.MaxOffset, "clock-max-offset", 0, "each node's clock offset is drawn from ±this")

@@ -44,6 +44,12 @@ type Config struct {
 	ClosedLoop bool `yaml:"closed_loop"`
 	// Duration is how long clients send requests, simulated. Default 60s.
 	Duration time.Duration `yaml:"duration"`
+	// Warmup is the first part of Duration that is not measured: operations
+	// started before it are left out of the latency rows, histograms and
+	// operation count, and messages sent before it out of the message
+	// counts. The per-second series and the history check keep them. For
+	// protocols whose state starts empty (leases). Default 0.
+	Warmup time.Duration `yaml:"warmup"`
 	// ClientTimeout is how long a client waits for a reply before it counts
 	// the request's outcome as unknown. Default 10s.
 	ClientTimeout time.Duration `yaml:"client_timeout"`
@@ -224,6 +230,9 @@ func resolve(c Config) (*resolved, error) {
 	}
 	if c.Duration < 0 || c.ClientTimeout < 0 {
 		return nil, fmt.Errorf("duration and client_timeout must not be negative")
+	}
+	if c.Warmup < 0 || c.Warmup >= c.Duration {
+		return nil, fmt.Errorf("warmup: %s; must be at least 0 and shorter than duration %s", c.Warmup, c.Duration)
 	}
 	if c.ThresholdMs < 0 {
 		return nil, fmt.Errorf("threshold_ms: %g; must not be negative", c.ThresholdMs)

@@ -16,21 +16,23 @@ import (
 
 // Result is what a simulation measured.
 type Result struct {
-	World       string          `json:"world"`
-	Policy      string          `json:"policy"`
-	Workload    string          `json:"workload"`
-	Seed        uint64          `json:"seed"`
-	Clients     int             `json:"clients"`
-	Rate        float64         `json:"rate"`
-	SimSeconds  float64         `json:"sim_seconds"`
-	Ops         int             `json:"ops"`
-	Events      uint64          `json:"events"`
-	TraceHash   string          `json:"trace_hash"`
-	ThresholdMs float64         `json:"threshold_ms"`
-	Rows        []Row           `json:"rows"`
-	Messages    []sim.KindCount `json:"messages"`
-	Errors      map[string]int  `json:"errors"`
-	Check       *CheckResult    `json:"check,omitempty"`
+	World      string  `json:"world"`
+	Policy     string  `json:"policy"`
+	Workload   string  `json:"workload"`
+	Seed       uint64  `json:"seed"`
+	Clients    int     `json:"clients"`
+	Rate       float64 `json:"rate"`
+	SimSeconds float64 `json:"sim_seconds"`
+	// WarmupSeconds is the unmeasured start of the run (Config.Warmup).
+	WarmupSeconds float64         `json:"warmup_seconds,omitempty"`
+	Ops           int             `json:"ops"`
+	Events        uint64          `json:"events"`
+	TraceHash     string          `json:"trace_hash"`
+	ThresholdMs   float64         `json:"threshold_ms"`
+	Rows          []Row           `json:"rows"`
+	Messages      []sim.KindCount `json:"messages"`
+	Errors        map[string]int  `json:"errors"`
+	Check         *CheckResult    `json:"check,omitempty"`
 	// Seconds is the time series: per second of the run and operation kind,
 	// completions and latency percentiles.
 	Seconds  []Second      `json:"seconds,omitempty"`
@@ -85,7 +87,8 @@ func (rn *runner) result() *Result {
 		World: rn.r.world.Name, Policy: rn.r.policyLine(), Workload: rn.r.workload.Name,
 		Seed: c.Seed, Clients: c.Clients, Rate: c.Rate, SimSeconds: c.Duration.Seconds(),
 		Ops: rn.ops, Events: rn.s.Steps(), TraceHash: fmt.Sprintf("%016x", rn.s.TraceHash()),
-		ThresholdMs: c.ThresholdMs, Messages: rn.s.MessageCounts(), Errors: rn.errs,
+		ThresholdMs: c.ThresholdMs, Messages: sinceWarmup(rn.s.MessageCounts(), rn.warmMsgs), Errors: rn.errs,
+		WarmupSeconds: c.Warmup.Seconds(),
 	}
 	w := rn.r.world
 	base := func(a, b int) time.Duration { return w.BaseDelay(a, b) }
@@ -137,6 +140,27 @@ func (rn *runner) result() *Result {
 	return res
 }
 
+// sinceWarmup subtracts the counts at the end of the warm-up from the
+// final ones (both sorted by kind, as sim.MessageCounts returns them).
+func sinceWarmup(final, warm []sim.KindCount) []sim.KindCount {
+	if len(warm) == 0 {
+		return final
+	}
+	out := make([]sim.KindCount, 0, len(final))
+	for _, f := range final {
+		for _, w := range warm {
+			if w.Kind == f.Kind {
+				f.Count -= w.Count
+				f.Bytes -= w.Bytes
+			}
+		}
+		if f.Count > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func durMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // RowOf summarises one latency series (µs histograms: service latency and
@@ -173,6 +197,9 @@ func (res *Result) WriteText(out io.Writer, timing bool) error {
 	}
 	fmt.Fprintf(&b, "policy: %s\n", res.Policy)
 	fmt.Fprintf(&b, "simulated %gs: %d operations, %d events, trace %s", res.SimSeconds, res.Ops, res.Events, res.TraceHash)
+	if res.WarmupSeconds > 0 {
+		fmt.Fprintf(&b, " (operations and messages counted after a %gs warm-up)", res.WarmupSeconds)
+	}
 	if timing {
 		fmt.Fprintf(&b, ", in %.2fs real", res.RealTime.Seconds())
 	}

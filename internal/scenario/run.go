@@ -106,6 +106,9 @@ type runner struct {
 	sessions map[wire.ClientID]*client
 	nextSess wire.ClientID
 	end      int64 // clients start no operation after this
+	warmup   int64 // operations started before this are not measured
+	// warmMsgs are the message counts when the warm-up ended.
+	warmMsgs []sim.KindCount
 	record   bool
 	hist     check.History
 	lat      [][numClasses]*hdrhistogram.Histogram // [region][class] service latency, µs
@@ -124,7 +127,7 @@ func newHist() *hdrhistogram.Histogram {
 
 func (r *resolved) run() *Result {
 	c := r.cfg
-	rn := &runner{r: r, sessions: map[wire.ClientID]*client{}, errs: map[string]int{}, end: int64(c.Duration)}
+	rn := &runner{r: r, sessions: map[wire.ClientID]*client{}, errs: map[string]int{}, end: int64(c.Duration), warmup: int64(c.Warmup)}
 	rn.record = c.Check != "none"
 	rn.hist.Init = map[string]string{}
 	gen, err := workload.NewGenerator(r.workload)
@@ -169,6 +172,9 @@ func (r *resolved) run() *Result {
 	}
 	for _, f := range faults {
 		f.schedule(rn.s)
+	}
+	if rn.warmup > 0 {
+		rn.s.At(rn.warmup, func() { rn.warmMsgs = rn.s.MessageCounts() })
 	}
 	// Clients: spread over the regions in order, each on a node of its region.
 	perRegion := make([]int, len(r.world.Regions))
@@ -310,10 +316,12 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 	}
 	cl.busy = false
 	if !cl.failed {
-		rn.ops++
-		rn.lat[cl.region][cl.class].RecordValue(max(1, (now-cl.started)/1e3))
 		rn.recordSecond(cl.class, now, max(1, (now-cl.started)/1e3))
-		rn.intent[cl.region][cl.class].RecordValue(max(1, (now-cl.intended)/1e3))
+		if cl.started >= rn.warmup {
+			rn.ops++
+			rn.lat[cl.region][cl.class].RecordValue(max(1, (now-cl.started)/1e3))
+			rn.intent[cl.region][cl.class].RecordValue(max(1, (now-cl.intended)/1e3))
+		}
 	}
 	switch {
 	case rn.r.cfg.Rate == 0:

@@ -72,6 +72,45 @@ func TestGloblease4OneAllShape(t *testing.T) {
 	}
 }
 
+// TestWarmupIsNotMeasured: with a warm-up, the operations started and the
+// messages sent before it are left out. A lease run starts with no leases,
+// so after the warm-up a smaller share of reads renews one.
+func TestWarmupIsNotMeasured(t *testing.T) {
+	c := Config{World: "globlease4", Protocol: "lease", Duration: 30 * time.Second, Check: "none"}
+	_, cold := runText(t, c)
+	c.Warmup = 15 * time.Second
+	text, warm := runText(t, c)
+	if !strings.Contains(text, "after a 15s warm-up") {
+		t.Errorf("report does not mention the warm-up:\n%s", text)
+	}
+	var late int64 // operations completing in the second half
+	for _, s := range warm.Seconds {
+		if s.T >= 15 {
+			late += s.Count
+		}
+	}
+	if warm.Ops == 0 || int64(warm.Ops) > late || warm.Ops >= cold.Ops {
+		t.Errorf("ops after warm-up = %d; want between 1 and %d (completed after 15s), below the cold run's %d", warm.Ops, late, cold.Ops)
+	}
+	renewsPerRead := func(r *Result) float64 {
+		var renews, reads float64
+		for _, m := range r.Messages {
+			if m.Kind == "lease.renew" {
+				renews = float64(m.Count)
+			}
+		}
+		for _, row := range r.Rows {
+			if row.Op == "read" {
+				reads += float64(row.Count)
+			}
+		}
+		return renews / reads
+	}
+	if w, c := renewsPerRead(warm), renewsPerRead(cold); !(w > 0 && w < c) {
+		t.Errorf("renewals per read: %.3f after the warm-up, %.3f from cold; want fewer (but some) once leases are held", w, c)
+	}
+}
+
 // TestBadInput: every invalid config or flag value is one clear error
 // naming the field (and the valid values where there is a set), never a
 // panic.
@@ -91,6 +130,7 @@ func TestBadInput(t *testing.T) {
 		{name: "check", c: Config{Check: "serializable"}, want: "check: unknown model \"serializable\" (valid: auto, linearizable"},
 		{name: "loss", c: Config{Net: Net{Loss: 2}}, want: "net.loss: 2"},
 		{name: "clients", c: Config{Clients: -1}, want: "clients: -1"},
+		{name: "warmup", c: Config{Warmup: 2 * time.Second}, want: "warmup: 2s; must be at least 0 and shorter than duration 1s"},
 		{name: "fault node", c: Config{Faults: []Fault{{Crash: "pluto-0"}}}, want: `faults[0]: crash: unknown node or region "pluto-0"`},
 		{name: "fault kinds", c: Config{Faults: []Fault{{Crash: "japan", Net: &Net{}}}}, want: "exactly one of crash, partition, net, skew"},
 		{name: "yaml unknown field", yaml: "wrld: globlease4\n", want: "field wrld not found"},
