@@ -16,6 +16,7 @@ func Default() *Catalog {
 	c, err := NewCatalog(
 		quorumGlobLeaseFig4(),
 		quorumGlobLeaseFig5(),
+		globLeaseFig4(), globLeaseFig5(), globLeaseFig6(), globLeaseFig7(), globLeaseFig8(),
 		quorumMeteorControlled(),
 		calibration("dir2", Reference{
 			Source: "Directory-coherence thesis (seed 002) §5.1.1, Table 5.1",

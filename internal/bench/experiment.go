@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,9 @@ type Experiment struct {
 	// emulation instead of a workload run: it measures every region pair's
 	// round trip and compares it with the world's (real runtime only).
 	Calibrate bool
+	// Metrics are summary numbers the report tabulates for every point,
+	// with the seed's numbers beside them (Reference.Numbers).
+	Metrics []string
 	// Figures lists what the report draws; default: a latency CDF per
 	// series and per-region bars, and sweep lines when there is a sweep.
 	Figures []Figure
@@ -54,6 +58,7 @@ type Reference struct {
 // RefNumber is one published value.
 type RefNumber struct {
 	Series string  // a Series label ("" for all)
+	X      float64 // the sweep value it is for (0: every value)
 	Metric string  // a Metric name (MetricAbove, ...)
 	Value  float64 // in the metric's unit
 	Note   string
@@ -97,18 +102,56 @@ const (
 
 // Metric names a summary number computed from a run.
 const (
-	MetricAbove    = "above_threshold" // share of all operations above the threshold, %
-	MetricP50      = "p50_ms"          // all operations
-	MetricP99      = "p99_ms"
-	MetricReadP50  = "read_p50_ms"
-	MetricReadP99  = "read_p99_ms"
-	MetricWriteP50 = "write_p50_ms"
-	MetricWriteP99 = "write_p99_ms"
+	MetricAbove     = "above_threshold" // share of all operations above the threshold, %
+	MetricP50       = "p50_ms"          // all operations
+	MetricP99       = "p99_ms"
+	MetricReadP50   = "read_p50_ms"
+	MetricReadP99   = "read_p99_ms"
+	MetricWriteP50  = "write_p50_ms"
+	MetricWriteP99  = "write_p99_ms"
+	MetricMean      = "mean_ms" // all operations
+	MetricReadMean  = "read_mean_ms"
+	MetricWriteMean = "write_mean_ms"
+	// MetricRenewalsPerRead is lease renewals per measured read: lease.renew
+	// messages (one per renewal round, retries included) over reads. It is
+	// what GlobLease's lease-overhead bound (§V.C) counts.
+	MetricRenewalsPerRead = "renewals_per_read"
+	// MetricLeaseMsgsPerRead is lease-maintenance messages per measured
+	// read: lease.renew + lease.grant + lease.grant_ack, the messages that
+	// exist only to hold leases. Writes' updates are not counted: a quorum
+	// write at ALL sends as many.
+	MetricLeaseMsgsPerRead = "lease_msgs_per_read"
+	// MetricMsgsPerOp is every message between nodes per measured operation.
+	MetricMsgsPerOp = "msgs_per_op"
 )
 
-// Metrics lists every metric name.
+// MetricAboveMs names the share of all operations slower than ms, in %
+// (a fixed threshold, unlike MetricAbove's per-run one).
+func MetricAboveMs(ms float64) string { return fmt.Sprintf("above_%gms", ms) }
+
+// aboveMs parses a MetricAboveMs name.
+func aboveMs(name string) (float64, bool) {
+	v, ok := strings.CutPrefix(name, "above_")
+	if !ok {
+		return 0, false
+	}
+	v, ok = strings.CutSuffix(v, "ms")
+	if !ok {
+		return 0, false
+	}
+	ms, err := strconv.ParseFloat(v, 64)
+	return ms, err == nil && ms > 0
+}
+
+// Metrics lists every metric name (and the pattern of MetricAboveMs).
 func Metrics() []string {
-	return []string{MetricAbove, MetricP50, MetricP99, MetricReadP50, MetricReadP99, MetricWriteP50, MetricWriteP99}
+	return []string{MetricAbove, MetricP50, MetricP99, MetricReadP50, MetricReadP99, MetricWriteP50, MetricWriteP99,
+		MetricMean, MetricReadMean, MetricWriteMean, MetricRenewalsPerRead, MetricLeaseMsgsPerRead, MetricMsgsPerOp, "above_<ms>ms"}
+}
+
+func validMetric(name string) bool {
+	_, ok := aboveMs(name)
+	return ok || slices.Contains(Metrics(), name)
 }
 
 // Catalog is a set of experiments by name.
@@ -129,9 +172,16 @@ func NewCatalog(exps ...*Experiment) (*Catalog, error) {
 		if len(e.Series) == 0 {
 			e.Series = []Series{{Label: "default", Apply: func(*scenario.Config) {}}}
 		}
+		names := append([]string{}, e.Metrics...)
 		for _, r := range e.Reference.Numbers {
-			if !slices.Contains(Metrics(), r.Metric) {
-				return nil, fmt.Errorf("bench: %s: reference metric %q unknown (valid: %s)", e.Name, r.Metric, strings.Join(Metrics(), ", "))
+			names = append(names, r.Metric)
+		}
+		if e.Sweep != nil {
+			names = append(names, e.Sweep.Metrics...)
+		}
+		for _, m := range names {
+			if !validMetric(m) {
+				return nil, fmt.Errorf("bench: %s: metric %q unknown (valid: %s)", e.Name, m, strings.Join(Metrics(), ", "))
 			}
 		}
 		if len(e.Figures) == 0 {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,55 +20,88 @@ import (
 )
 
 // metric computes a summary number of a result; ok is false when the run
-// has no operations of the kind.
+// has no operations (or, for per-read metrics, no reads) of the kind.
 func metric(res *scenario.Result, name string) (float64, bool) {
 	if res == nil {
 		return 0, false
 	}
-	var rows []scenario.Row
+	var reads, ops int64
 	for _, r := range res.Rows {
-		if r.Region == "all" {
-			if name == MetricAbove || name == MetricP50 || name == MetricP99 {
-				switch name {
-				case MetricAbove:
-					return 100 * r.Above, true
-				case MetricP50:
-					return r.P50, true
-				case MetricP99:
-					return r.P99, true
-				}
+		switch {
+		case r.Region == "all":
+			ops = r.Count
+			switch name {
+			case MetricAbove:
+				return 100 * r.Above, true
+			case MetricP50:
+				return r.P50, true
+			case MetricP99:
+				return r.P99, true
 			}
-			continue
+		case r.Op == "read":
+			reads += r.Count
 		}
-		rows = append(rows, r)
 	}
-	var ops []string
+	msgs := func(kinds ...string) float64 {
+		n := 0
+		for _, m := range res.Messages {
+			if len(kinds) == 0 || slices.Contains(kinds, m.Kind) {
+				n += m.Count
+			}
+		}
+		return float64(n)
+	}
 	switch name {
-	case MetricReadP50, MetricReadP99:
-		ops = []string{"read"}
-	case MetricWriteP50, MetricWriteP99:
-		ops = []string{"update", "insert"}
+	case MetricRenewalsPerRead, MetricLeaseMsgsPerRead:
+		if reads == 0 {
+			return 0, false
+		}
+		if name == MetricRenewalsPerRead {
+			return msgs("lease.renew") / float64(reads), true
+		}
+		return msgs("lease.renew", "lease.grant", "lease.grant_ack") / float64(reads), true
+	case MetricMsgsPerOp:
+		if ops == 0 {
+			return 0, false
+		}
+		return msgs() / float64(ops), true
+	}
+	if ms, ok := aboveMs(name); ok {
+		h := res.Histograms["all/all"]
+		if h == nil || h.TotalCount() == 0 {
+			return 0, false
+		}
+		return 100 * scenario.RowOf("all", "all", h, h, ms).Above, true
+	}
+	var kinds []string
+	switch name {
+	case MetricReadP50, MetricReadP99, MetricReadMean:
+		kinds = []string{"read"}
+	case MetricWriteP50, MetricWriteP99, MetricWriteMean:
+		kinds = []string{"update", "insert"}
+	case MetricMean:
+		kinds = []string{"read", "update", "insert", "scan", "rmw"}
 	default:
 		return 0, false
 	}
 	h := hdrhistogram.New(1, 3_600_000_000, 3)
-	for _, r := range rows {
-		for _, op := range ops {
-			if r.Op == op {
-				if src := res.Histograms[r.Region+"/"+op]; src != nil {
-					h.Merge(src)
-				}
+	for _, r := range res.Rows {
+		if r.Region != "all" && slices.Contains(kinds, r.Op) {
+			if src := res.Histograms[r.Region+"/"+r.Op]; src != nil {
+				h.Merge(src)
 			}
 		}
 	}
 	if h.TotalCount() == 0 {
 		return 0, false
 	}
-	q := 50.0
-	if strings.HasSuffix(name, "p99_ms") {
-		q = 99
+	switch {
+	case strings.HasSuffix(name, "mean_ms"):
+		return h.Mean() / 1e3, true
+	case strings.HasSuffix(name, "p99_ms"):
+		return float64(h.ValueAtQuantile(99)) / 1e3, true
 	}
-	return float64(h.ValueAtQuantile(q)) / 1e3, true
+	return float64(h.ValueAtQuantile(50)) / 1e3, true
 }
 
 // Write writes the results directory: results.json, rows.csv,
@@ -440,6 +474,21 @@ func metricTitle(m string) string {
 		return "write p50 (ms)"
 	case MetricWriteP99:
 		return "write p99 (ms)"
+	case MetricMean:
+		return "mean latency (ms)"
+	case MetricReadMean:
+		return "read mean (ms)"
+	case MetricWriteMean:
+		return "write mean (ms)"
+	case MetricRenewalsPerRead:
+		return "lease renewals per read"
+	case MetricLeaseMsgsPerRead:
+		return "lease messages per read"
+	case MetricMsgsPerOp:
+		return "messages per operation"
+	}
+	if ms, ok := aboveMs(m); ok {
+		return fmt.Sprintf("share above %g ms (%%)", ms)
 	}
 	return m
 }
@@ -529,12 +578,8 @@ func (rep *Report) writeResults(b *strings.Builder) {
 			}
 		}
 		ref := "–"
-		for _, n := range e.Reference.Numbers {
-			if n.Series == p.Series || n.Series == "" {
-				if n.Metric == MetricAbove {
-					ref = fmt.Sprintf("%g%% (%s)", n.Value, n.Note)
-				}
-			}
+		for _, n := range e.refs(p.Series, p.X, MetricAbove) {
+			ref = fmt.Sprintf("%g%% (%s)", n.Value, n.Note)
 		}
 		check := "not recorded"
 		if p.Result.Check != nil {
@@ -545,6 +590,7 @@ func (rep *Report) writeResults(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, " %d | %.1f | %.1f | %.1f | %.2f%% (> %g ms) | %s | %s |\n", p.Result.Ops, all.P50, all.P99, all.P999, 100*all.Above, p.Result.ThresholdMs, ref, check)
 	}
+	rep.writeMetrics(b)
 	// Per region, for the first sweep value.
 	x0 := uniqueXs(rep.Points)[0]
 	b.WriteString("\n## By client region and operation\n\n")
@@ -567,6 +613,99 @@ func (rep *Report) writeResults(b *strings.Builder) {
 	}
 }
 
+// refs are the seed's numbers for a series at sweep value x.
+func (e *Experiment) refs(series string, x float64, metric string) []RefNumber {
+	var out []RefNumber
+	for _, n := range e.Reference.Numbers {
+		if n.Metric == metric && (n.Series == series || n.Series == "") && (n.X == 0 || n.X == x) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// tabulated are the metrics the report tabulates per point: the
+// experiment's, then its sweep's.
+func (e *Experiment) tabulated() []string {
+	out := append([]string{}, e.Metrics...)
+	if e.Sweep != nil {
+		for _, m := range e.Sweep.Metrics {
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// writeMetrics writes the table of the experiment's metrics per point,
+// each with the seed's numbers for it beside ours, and the notes saying
+// where those numbers come from.
+func (rep *Report) writeMetrics(b *strings.Builder) {
+	e := rep.Experiment
+	ms := e.tabulated()
+	if len(ms) == 0 {
+		return
+	}
+	b.WriteString("\n## Metrics\n\n")
+	if rep.Points[0].Result != nil && rep.Points[0].Result.WarmupSeconds > 0 {
+		fmt.Fprintf(b, "Measured after a warm-up of %gs (operations started and messages sent earlier are not counted). ", rep.Points[0].Result.WarmupSeconds)
+	}
+	b.WriteString("In brackets: reference numbers for the point, each with a note below saying where it comes from (the seed's text, an inference from it, or a model).\n\n| runtime | series |")
+	if e.Sweep != nil {
+		fmt.Fprintf(b, " %s |", e.Sweep.Param)
+	}
+	for _, m := range ms {
+		fmt.Fprintf(b, " %s |", metricTitle(m))
+	}
+	b.WriteString("\n|---|---|")
+	if e.Sweep != nil {
+		b.WriteString("---:|")
+	}
+	b.WriteString(strings.Repeat("---:|", len(ms)) + "\n")
+	var notes []string
+	for _, p := range rep.Points {
+		fmt.Fprintf(b, "| %s | %s |", p.Runtime, p.Series)
+		if e.Sweep != nil {
+			fmt.Fprintf(b, " %g |", p.X)
+		}
+		for _, m := range ms {
+			cell := "–"
+			if v, ok := metric(p.Result, m); ok {
+				cell = fmtMetric(v)
+			}
+			for _, n := range e.refs(p.Series, p.X, m) {
+				note := n.Note
+				if i := slices.Index(notes, note); i >= 0 {
+					cell += fmt.Sprintf(" [%s, n%d]", fmtMetric(n.Value), i+1)
+				} else {
+					notes = append(notes, note)
+					cell += fmt.Sprintf(" [%s, n%d]", fmtMetric(n.Value), len(notes))
+				}
+			}
+			b.WriteString(" " + cell + " |")
+		}
+		b.WriteString("\n")
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+		for i, n := range notes {
+			fmt.Fprintf(b, "- n%d: %s\n", i+1, n)
+		}
+	}
+}
+
+func fmtMetric(v float64) string {
+	switch a := math.Abs(v); {
+	case a == 0:
+		return "0"
+	case a < 10:
+		return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+}
+
 // Summary is the machine-readable digest `bench run --json` prints.
 type Summary struct {
 	Experiment string         `json:"experiment"`
@@ -585,6 +724,8 @@ type SummaryPoint struct {
 	Rows    []scenario.Row `json:"rows"`
 	Check   string         `json:"check,omitempty"`
 	Error   string         `json:"error,omitempty"`
+	// Metrics are the experiment's tabulated metrics for this point.
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 }
 
 // Summary digests the report.
@@ -596,6 +737,14 @@ func (rep *Report) Summary() Summary {
 			sp.Rows = p.Result.Rows
 			if c := p.Result.Check; c != nil {
 				sp.Check = c.Model + ": " + c.Verdict
+			}
+			for _, m := range rep.Experiment.tabulated() {
+				if v, ok := metric(p.Result, m); ok {
+					if sp.Metrics == nil {
+						sp.Metrics = map[string]float64{}
+					}
+					sp.Metrics[m] = v
+				}
 			}
 		}
 		s.Points = append(s.Points, sp)

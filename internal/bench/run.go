@@ -33,6 +33,7 @@ type Options struct {
 func Overrides() map[string]string {
 	return map[string]string{
 		"duration":            "simulated (or real) time clients send requests, e.g. 30s",
+		"warmup":              "the first part of duration that is not measured (simulator), e.g. 10s; 0 measures all",
 		"clients":             "number of clients (simulator)",
 		"rate":                "total requests/s (simulator; 0: closed loop)",
 		"records":             "records loaded before the run",
@@ -96,6 +97,12 @@ func applyOverrides(c *scenario.Config, ov map[string]string) error {
 				return bad("a positive duration such as 30s")
 			}
 			c.Duration = d
+		case "warmup":
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return bad("a duration ≥ 0 such as 10s")
+			}
+			c.Warmup = d
 		case "clients":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
