@@ -3,8 +3,11 @@ package demo
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,14 +23,33 @@ func TestDemoRunsAndCleansUp(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/lightcone").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	// local3's regions, 40 ms apart one way, so that a read that crossed
+	// regions cannot pass for a local one on a loaded machine.
+	world := filepath.Join(t.TempDir(), "wan3.yaml")
+	if err := os.WriteFile(world, []byte(wan3), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var out bytes.Buffer
-	err := Run(context.Background(), Options{World: "local3", PhaseDuration: 2 * time.Second, ClientsPerRegion: 2, Records: 100, Binary: bin, Out: &out})
+	err := Run(context.Background(), Options{World: world, PhaseDuration: 2 * time.Second, ClientsPerRegion: 2, Records: 100, Binary: bin, Out: &out})
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"cluster up: 3 nodes connected", "quorum ONE/ALL p50", "quorum QUORUM/QUORUM p50", "a  write"} {
+	for _, want := range []string{"cluster up: 3 nodes connected", "quorum ONE/ALL p50", "quorum QUORUM/QUORUM p50", "GlobLease p50", "a  write", "primed: read 100 records once in each of 3 regions"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+		}
+	}
+	// Issue 5: a read-dominant run on the lease keyspace serves at least 90%
+	// of its reads at local latency. ONE reads are all local; QUORUM reads
+	// never are.
+	for phase, want := range map[string][2]float64{"quorum ONE/ALL": {95, 100}, "quorum QUORUM/QUORUM": {0, 5}, "GlobLease": {90, 100}} {
+		m := regexp.MustCompile(regexp.QuoteMeta(phase) + `: \d+ operations, \d+ errors; ([\d.]+)% of reads at local latency`).FindStringSubmatch(out.String())
+		if m == nil {
+			t.Errorf("demo output lacks the local-read share of %s:\n%s", phase, out.String())
+			continue
+		}
+		if v, _ := strconv.ParseFloat(m[1], 64); v < want[0] || v > want[1] {
+			t.Errorf("%s: %.1f%% of reads at local latency; want %g–%g%%", phase, v, want[0], want[1])
 		}
 	}
 	if strings.Contains(out.String(), "errors\n") && !strings.Contains(out.String(), " 0 errors") {
@@ -38,3 +60,21 @@ func TestDemoRunsAndCleansUp(t *testing.T) {
 		t.Errorf("server processes left running: %s", ps)
 	}
 }
+
+const wan3 = `name: wan3
+description: three regions, 40 ms one way
+source: test
+nodes_per_region: 1
+regions:
+  - {name: a, provider: local, lat: 0, long: 0}
+  - {name: b, provider: local, lat: 0, long: 0}
+  - {name: c, provider: local, lat: 0, long: 0}
+intra:
+  one_way_ms: 0.05
+  jitter: {dist: none}
+  source: loopback
+links:
+  - {from: a, to: b, one_way_ms: 40, jitter: {dist: none}, source: test}
+  - {from: a, to: c, one_way_ms: 40, jitter: {dist: none}, source: test}
+  - {from: b, to: c, one_way_ms: 40, jitter: {dist: none}, source: test}
+`

@@ -59,6 +59,9 @@ type Options struct {
 	// Read and Write are the default keyspace's consistency levels (as
 	// wire.ParseLevel accepts them). Default: the protocol's (QUORUM).
 	Read, Write string
+	// Keyspaces are further keyspaces every node serves beside the default
+	// one (server.Config.Keyspaces), e.g. a lease keyspace.
+	Keyspaces []server.KeyspacePolicy
 	// StartTimeout bounds how long Start waits for the cluster to be ready.
 	// Default 30s.
 	StartTimeout time.Duration
@@ -199,9 +202,10 @@ type clusterFile struct {
 		Protocol          string `yaml:"protocol"`
 		ReplicasPerRegion int    `yaml:"replicas_per_region"`
 	} `yaml:"keyspace"`
-	Sync  string `yaml:"sync"`
-	Read  string `yaml:"read,omitempty"`
-	Write string `yaml:"write,omitempty"`
+	Keyspaces []server.KeyspacePolicy `yaml:"keyspaces,omitempty"`
+	Sync      string                  `yaml:"sync"`
+	Read      string                  `yaml:"read,omitempty"`
+	Write     string                  `yaml:"write,omitempty"`
 }
 
 // writeConfig picks every node's addresses and writes world.yaml and
@@ -218,7 +222,7 @@ func (c *Cluster) writeConfig() (string, error) {
 	}
 	f := clusterFile{
 		Cluster: server.Cluster{Name: "local", World: worldPath, WANEmulation: true, Nodes: map[string]server.NodeAddrs{}},
-		Sync:    c.opts.Sync, Read: c.opts.Read, Write: c.opts.Write,
+		Sync:    c.opts.Sync, Read: c.opts.Read, Write: c.opts.Write, Keyspaces: c.opts.Keyspaces,
 	}
 	f.Keyspace.Protocol = "quorum"
 	f.Keyspace.ReplicasPerRegion = c.opts.ReplicasPerRegion
