@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lightcone/lightcone/internal/check"
+	"github.com/lightcone/lightcone/internal/protocol/lease"
 	"github.com/lightcone/lightcone/internal/sim"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/workload"
@@ -80,16 +81,9 @@ type QuorumPolicy struct {
 	SpeculativeRetry  time.Duration `yaml:"speculative_retry"`   // default: from RTTs
 }
 
-// LeasePolicy is the lease (GlobLease) protocol's keyspace policy (see
-// internal/protocol/lease).
-type LeasePolicy struct {
-	LeaseLength  time.Duration `yaml:"lease_length"`  // default 60s
-	MaxDriftPPM  float64       `yaml:"max_drift_ppm"` // default 200
-	RenewTimeout time.Duration `yaml:"renew_timeout"` // default 2s
-	ReadTimeout  time.Duration `yaml:"read_timeout"`  // default 5s
-	WriteTimeout time.Duration `yaml:"write_timeout"` // default 5s
-	Passive      bool          `yaml:"passive"`       // passive update when no lease is valid
-}
+// LeasePolicy is the lease (GlobLease) protocol's keyspace policy: the
+// protocol's own Config, with its YAML names (internal/protocol/lease).
+type LeasePolicy = lease.Config
 
 // Clock draws node clock errors (sim.ClockConfig).
 type Clock struct {

@@ -109,15 +109,16 @@ type leaseProto struct {
 }
 
 func newLease(p LeasePolicy, t *topo.Topology) (*leaseProto, error) {
-	ks, err := lease.NewKeyspace(t, lease.Config{
-		LeaseLength: p.LeaseLength, MaxDriftPPM: p.MaxDriftPPM, RenewTimeout: p.RenewTimeout,
-		ReadTimeout: p.ReadTimeout, WriteTimeout: p.WriteTimeout, Passive: p.Passive,
-	})
+	ks, err := lease.NewKeyspace(t, p)
 	if err != nil {
 		return nil, err
 	}
 	return &leaseProto{ks: ks, topo: t}, nil
 }
+
+// loadVersion: lease versions are ballot-major; loaded records precede
+// every write.
+func (l *leaseProto) loadVersion() wire.Version { return lease.LoadVersion() }
 
 func (l *leaseProto) factory() env.Factory             { return l.ks.Factory() }
 func (l *leaseProto) holders(key string) []wire.NodeID { return l.ks.Replicas(nil, key) }

@@ -145,6 +145,9 @@ func (r *resolved) run() *Result {
 	})
 	// Load phase: every record is on all its replicas before the run starts.
 	loadVersion := wire.Version{TS: hlc.Timestamp{WallNanos: sim.Epoch - int64(time.Hour)}}
+	if lv, ok := r.proto.(interface{ loadVersion() wire.Version }); ok {
+		loadVersion = lv.loadVersion()
+	}
 	for _, key := range gen.LoadKeys() {
 		v := "load:" + key
 		for _, n := range r.proto.holders(key) {

@@ -154,14 +154,14 @@ type NodeAddrs struct {
 // KeyspacePolicy is a keyspace's protocol and parameters.
 type KeyspacePolicy struct {
 	Name              string        `yaml:"name"`                // default keyspace: "default"
-	Protocol          string        `yaml:"protocol"`            // quorum (default) or lease (GlobLease, first cut)
+	Protocol          string        `yaml:"protocol"`            // quorum (default) or lease (GlobLease)
 	ReplicasPerRegion int           `yaml:"replicas_per_region"` // quorum; default 1
 	Read              string        `yaml:"read"`                // quorum; default QUORUM
 	Write             string        `yaml:"write"`               // quorum; default QUORUM
 	MaxClockOffset    time.Duration `yaml:"max_clock_offset"`    // quorum; default 2ms
-	LeaseLength       time.Duration `yaml:"lease_length"`        // lease; default 60s
-	MaxDriftPPM       float64       `yaml:"max_drift_ppm"`       // lease; default 200
-	Passive           bool          `yaml:"passive"`             // lease: passive update when no lease is valid
+	// Lease is the lease protocol's policy (lease_length, passive,
+	// master_lease, auto_migrate, ...; see internal/protocol/lease).
+	Lease lease.Config `yaml:",inline"`
 }
 
 // servedKeyspace is a built keyspace.
@@ -200,13 +200,13 @@ func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
 		switch p.Protocol {
 		case "", "quorum":
 		case "lease":
-			lk, err := lease.NewKeyspace(tp, lease.Config{LeaseLength: p.LeaseLength, MaxDriftPPM: p.MaxDriftPPM, Passive: p.Passive})
+			lk, err := lease.NewKeyspace(tp, p.Lease)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", field, err)
 			}
 			lc := lk.Config()
 			out = append(out, servedKeyspace{name: p.Name, factory: lk.Factory(),
-				policy: fmt.Sprintf("lease lease_length=%s passive=%v max_drift_ppm=%g", lc.LeaseLength, lc.Passive, lc.MaxDriftPPM)})
+				policy: fmt.Sprintf("lease lease_length=%s passive=%v max_drift_ppm=%g master_lease=%s auto_migrate=%v", lc.LeaseLength, lc.Passive, lc.MaxDriftPPM, lc.MasterLease, lc.AutoMigrate)})
 			continue
 		default:
 			return nil, fmt.Errorf("%s.protocol: unknown protocol %q (valid: quorum, lease)", field, p.Protocol)

@@ -12,6 +12,10 @@ const (
 	OpGet Op = iota + 1
 	OpPut
 	OpDelete
+	// OpMigrate asks the keyspace to move Key's write mastership to the
+	// region named by Value (protocols with per-key masters; others answer
+	// ErrInvalid).
+	OpMigrate
 )
 
 func (o Op) String() string {
@@ -22,6 +26,8 @@ func (o Op) String() string {
 		return "put"
 	case OpDelete:
 		return "delete"
+	case OpMigrate:
+		return "migrate"
 	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }

@@ -1,8 +1,10 @@
 package lease
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
@@ -17,49 +19,88 @@ import (
 type Config struct {
 	// LeaseLength is how long a non-master may serve reads after a grant,
 	// on its own clock. Default 60s (GlobLease Table II).
-	LeaseLength time.Duration
+	LeaseLength time.Duration `yaml:"lease_length"`
 	// MaxDriftPPM (ρ) bounds every clock's rate error, in parts per
 	// million. Default 200.
-	MaxDriftPPM float64
+	MaxDriftPPM float64 `yaml:"max_drift_ppm"`
 	// RenewTimeout (B): a grant arriving later than this after its request
 	// is ignored, and the request is sent again. Default 2s.
-	RenewTimeout time.Duration
+	RenewTimeout time.Duration `yaml:"renew_timeout"`
 	// ReadTimeout and WriteTimeout bound a gateway's wait. Default 5s each.
-	ReadTimeout, WriteTimeout time.Duration
+	ReadTimeout  time.Duration `yaml:"read_timeout"`
+	WriteTimeout time.Duration `yaml:"write_timeout"`
 	// Passive makes writes use passive update when no lease is valid
 	// (Alg. 2); otherwise every write updates a majority and every holder
-	// (active update). Default false.
-	Passive bool
+	// (active update). Default false. A passive write lives only on its
+	// master until the lazy updates land: if the master fails for good
+	// first, it is lost (the paper's "weaker data availability").
+	Passive bool `yaml:"passive"`
+	// MasterLease (T_m) is how long a majority's confirmation lets a master
+	// serve reads and grant leases without asking again; a replica that
+	// confirmed votes for no other master for T_m·(1+ρ)/(1−ρ). It bounds
+	// how long a failed master's keys stay unavailable. Default 30s.
+	MasterLease time.Duration `yaml:"master_lease"`
+	// ElectionTimeout: a replica that has waited this long for its master
+	// starts an election. Default 3s.
+	ElectionTimeout time.Duration `yaml:"election_timeout"`
+	// AutoMigrate moves a key's mastership to the region that issues most
+	// of its writes: at the end of every MigrateWindow (default 30s), a key
+	// whose writes came at least MigrateMinWrites times (default 10) and at
+	// least MigrateThreshold of the time (default 0.8) from one other
+	// region migrates there.
+	AutoMigrate      bool          `yaml:"auto_migrate"`
+	MigrateWindow    time.Duration `yaml:"migrate_window"`
+	MigrateThreshold float64       `yaml:"migrate_threshold"`
+	MigrateMinWrites int           `yaml:"migrate_min_writes"`
 }
 
 // EnsureDefaults fills unset fields.
 func (c *Config) EnsureDefaults() {
-	if c.LeaseLength == 0 {
-		c.LeaseLength = 60 * time.Second
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
 	}
+	def(&c.LeaseLength, 60*time.Second)
+	def(&c.RenewTimeout, 2*time.Second)
+	def(&c.ReadTimeout, 5*time.Second)
+	def(&c.WriteTimeout, 5*time.Second)
+	def(&c.MasterLease, 30*time.Second)
+	def(&c.ElectionTimeout, 3*time.Second)
+	def(&c.MigrateWindow, 30*time.Second)
 	if c.MaxDriftPPM == 0 {
 		c.MaxDriftPPM = 200
 	}
-	if c.RenewTimeout == 0 {
-		c.RenewTimeout = 2 * time.Second
+	if c.MigrateThreshold == 0 {
+		c.MigrateThreshold = 0.8
 	}
-	if c.ReadTimeout == 0 {
-		c.ReadTimeout = 5 * time.Second
-	}
-	if c.WriteTimeout == 0 {
-		c.WriteTimeout = 5 * time.Second
+	if c.MigrateMinWrites == 0 {
+		c.MigrateMinWrites = 10
 	}
 }
 
-// Validate checks the policy.
+// Validate checks the policy; each error names the setting.
 func (c Config) Validate() error {
+	pos := []struct {
+		name string
+		d    time.Duration
+	}{
+		{"lease_length", c.LeaseLength}, {"renew_timeout", c.RenewTimeout}, {"read_timeout", c.ReadTimeout},
+		{"write_timeout", c.WriteTimeout}, {"master_lease", c.MasterLease}, {"election_timeout", c.ElectionTimeout},
+		{"migrate_window", c.MigrateWindow},
+	}
+	for _, p := range pos {
+		if p.d <= 0 {
+			return fmt.Errorf("lease: %s %s: must be positive", p.name, p.d)
+		}
+	}
 	switch {
-	case c.LeaseLength <= 0:
-		return fmt.Errorf("lease: lease_length %s: must be positive", c.LeaseLength)
 	case c.MaxDriftPPM < 0 || c.MaxDriftPPM >= 100_000:
 		return fmt.Errorf("lease: max_drift_ppm %g: must be in [0, 100000)", c.MaxDriftPPM)
-	case c.RenewTimeout <= 0 || c.ReadTimeout <= 0 || c.WriteTimeout <= 0:
-		return fmt.Errorf("lease: renew, read and write timeouts must be positive")
+	case c.MigrateThreshold <= 0.5 || c.MigrateThreshold > 1:
+		return fmt.Errorf("lease: migrate_threshold %g: must be in (0.5, 1]", c.MigrateThreshold)
+	case c.MigrateMinWrites < 1:
+		return fmt.Errorf("lease: migrate_min_writes %d: must be at least 1", c.MigrateMinWrites)
 	}
 	return nil
 }
@@ -69,8 +110,8 @@ type Keyspace struct {
 	cfg  Config
 	topo *topo.Topology
 	ring *ring.Ring
-	// recordFactor stretches a duration measured on a non-master's clock
-	// into the master's, for the worst drifts: (1+ρ)/(1−ρ) (doc.go).
+	// recordFactor stretches a duration measured on one clock into a bound
+	// on another's, for the worst drifts: (1+ρ)/(1−ρ) (doc.go).
 	recordFactor float64
 }
 
@@ -96,11 +137,16 @@ func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
 	return dst
 }
 
-// Master is key's master: its replica in the region the key hashes to.
+// Master is key's initial master (ballot 0): its replica in the region the
+// key hashes to. Migrations and elections move it.
 func (k *Keyspace) Master(key string) wire.NodeID {
 	r := int(ring.Hash("master/"+key) % uint64(len(k.topo.World.Regions)))
 	return k.ring.Replicas(nil, r, key, 1)[0]
 }
+
+// LoadVersion is the version of records loaded into the store before a run
+// (ballot 0, before every write).
+func LoadVersion() wire.Version { return wire.Version{} }
 
 // Factory returns the constructor of this keyspace's replicas.
 func (k *Keyspace) Factory() env.Factory {
@@ -109,8 +155,40 @@ func (k *Keyspace) Factory() env.Factory {
 	}
 }
 
-// stretch converts a local duration into the master-side record length.
+// stretch converts a duration on one clock into a bound on any other.
 func (k *Keyspace) stretch(d time.Duration) int64 { return int64(float64(d) * k.recordFactor) }
+
+func (k *Keyspace) majority(key string) int { return len(k.Replicas(nil, key))/2 + 1 }
+
+// stamp is the version of the seq-th write of a mastership: ballot-major,
+// so every write of a later master orders after every write of an earlier
+// one, whatever the clocks say (doc.go, "Versions").
+func stamp(b Ballot, seq uint64) wire.Version {
+	return wire.Version{TS: hlc.Timestamp{WallNanos: int64(b.N<<40 | seq>>32), Logical: uint32(seq)}, Node: b.Node}
+}
+
+func ballotOf(v wire.Version) uint64 { return uint64(v.TS.WallNanos) >> 40 }
+func seqOf(v wire.Version) uint64 {
+	return uint64(v.TS.WallNanos)&(1<<40-1)<<32 | uint64(v.TS.Logical)
+}
+
+// meta is a replica's durable view of a key's mastership: it accepted
+// mastership `accepted` (whose node is the master it follows) and promised
+// to refuse every ballot below `promised` (Paxos phases 1 and 2).
+type meta struct {
+	promised, accepted Ballot
+}
+
+// metaPrefix keeps mastership records apart from data; user keys may not
+// start with it (Request refuses them).
+const metaPrefix = "\x00lease/"
+
+// Stats are a replica's counters (issue 5, item 7).
+type Stats struct {
+	Renewals, Grants, Invalidations, Confirms uint64
+	Elections, Migrations, Rollbacks          uint64
+	LeasesHeld, MastersHeld                   int
+}
 
 // Replica is one node of a lease keyspace: gateway for its region's
 // clients, replica of the keys it owns, master of some of them.
@@ -118,25 +196,58 @@ type Replica struct {
 	ks     *Keyspace
 	id     wire.NodeID
 	region int
-	clock  hlc.Clock
 	nextOp uint64
 
-	// Gateway: requests waiting for their replica or master.
-	ops map[uint64]*gop
-	// Non-master: lease expiries (own clock) and outstanding renewals.
-	leases   map[string]int64
-	renewing map[string]*renewal
-	// Master: lease records and grants not yet acknowledged (own clock),
-	// writes in progress, and the fence after a restart.
-	records map[string]map[wire.NodeID]int64
-	pending map[string]map[wire.NodeID]grant
-	writes  map[uint64]*write
-	fence   int64
+	// Gateway: requests waiting for their replica or master, and the
+	// newest mastership heard of per key (the echo-learned route).
+	ops   map[uint64]*gop
+	hints map[string]Ballot
+
+	// Replica: mastership records (cache of the durable ones), leases held,
+	// outstanding renewals, and the promise not to vote against a master
+	// that confirmed recently (voteBlock; voteFence after a restart).
+	metas     map[string]*meta
+	leases    map[string]slaveLease
+	renewing  map[string]*renewal
+	voteBlock map[string]int64
+	voteFence int64
+
+	// Master: its lease to serve (mlease), confirmations in flight, lease
+	// records and unacknowledged grants, writes in progress, the fence
+	// after a restart and per key after an election, keys being handed
+	// over, and write origins for automatic migration.
+	mlease    map[string]int64
+	confirms  map[string]*confirmRound
+	records   map[string]map[wire.NodeID]int64
+	pending   map[string]map[wire.NodeID]grant
+	writes    map[uint64]*write
+	inflight  map[string]int
+	fence     int64
+	keyFence  map[string]keyFence
+	migrating map[string]*migration
+	origins   map[string][]int
+
+	// Candidate: elections in progress.
+	campaigns map[string]*campaign
+
+	// Requests (writes, migrations) this node has handled recently, so a
+	// copy the network duplicated is not executed twice.
+	seen        map[opID]int64
+	seenPurgeAt int
+
+	stats Stats
 }
 
 type gop struct {
-	req     *wire.Request
-	timeout env.TimerID
+	req       *wire.Request
+	timeout   env.TimerID
+	msg       wire.Msg // what was sent to the master (writes, migrations)
+	redirects int
+}
+
+type opID struct {
+	from wire.NodeID
+	op   uint64
 }
 
 type waitRead struct {
@@ -144,9 +255,20 @@ type waitRead struct {
 	op   uint64
 }
 
+type waitRenew struct {
+	from  wire.NodeID
+	nonce uint64
+}
+
+type slaveLease struct {
+	exp    int64
+	ballot Ballot
+}
+
 type renewal struct {
 	nonce   uint64
 	sent    int64
+	first   int64
 	waiting []waitRead
 }
 
@@ -155,15 +277,51 @@ type grant struct {
 	expiry int64
 }
 
+type keyFence struct {
+	until  int64
+	except wire.NodeID
+}
+
 type write struct {
 	id      uint64
 	from    wire.NodeID
 	op      uint64
 	key     string
+	ballot  Ballot
 	version wire.Version
 	acked   map[wire.NodeID]bool
 	timeout env.TimerID
 	recheck env.TimerID
+}
+
+type confirmRound struct {
+	nonce  uint64
+	sent   int64
+	acks   map[wire.NodeID]bool
+	reads  []waitRead
+	renews []waitRenew
+}
+
+type migration struct {
+	target wire.NodeID
+	from   wire.NodeID // requester's gateway (0 with auto)
+	op     uint64
+	auto   bool
+}
+
+type campaign struct {
+	ballot   Ballot
+	old      Ballot // the mastership being replaced
+	consent  bool   // a handoff: the old master agreed
+	holders  []HolderLease
+	notify   wire.NodeID // old master to tell how the handoff ended
+	phase    int
+	promises map[wire.NodeID]bool
+	rejects  int
+	found    bool
+	best     store.Record
+	accepted map[wire.NodeID]bool
+	sent     int64
 }
 
 type timerKind uint8
@@ -173,52 +331,176 @@ const (
 	timerRenew
 	timerRecheck
 	timerWriteTimeout
+	timerConfirm
+	timerCampaign
+	timerMigrate
+	timerAutoMigrate
 )
 
 type leaseTimer struct {
-	kind timerKind
-	op   uint64
-	key  string
+	kind  timerKind
+	op    uint64
+	key   string
+	nonce uint64
 }
 
 // Start implements env.Replica. Leases, records and pending operations are
-// volatile. A restarted master cannot know which leases it granted, so
-// until every lease it could have granted has expired it counts every
-// replica as a holder (the fence).
+// volatile; mastership records are durable. A restarted master cannot know
+// which leases it granted, so until every lease it could have granted has
+// expired it counts every replica as a holder (the fence); a restarted
+// replica cannot know whom it confirmed, so it votes for nobody for as
+// long as a confirmation binds (voteFence).
 func (r *Replica) Start(e env.Env) {
 	r.ops = map[uint64]*gop{}
-	r.leases = map[string]int64{}
+	r.hints = map[string]Ballot{}
+	r.metas = map[string]*meta{}
+	r.leases = map[string]slaveLease{}
 	r.renewing = map[string]*renewal{}
+	r.voteBlock = map[string]int64{}
+	r.mlease = map[string]int64{}
+	r.confirms = map[string]*confirmRound{}
 	r.records = map[string]map[wire.NodeID]int64{}
 	r.pending = map[string]map[wire.NodeID]grant{}
 	r.writes = map[uint64]*write{}
+	r.inflight = map[string]int{}
+	r.keyFence = map[string]keyFence{}
+	r.migrating = map[string]*migration{}
+	r.origins = map[string][]int{}
+	r.campaigns = map[string]*campaign{}
+	r.seen = map[opID]int64{}
 	r.nextOp = e.Rand().Uint64()>>1 | 1
 	now := e.Now()
 	r.fence = now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout)
+	r.voteFence = now + r.ks.stretch(r.ks.cfg.MasterLease)
+	if r.ks.cfg.AutoMigrate {
+		e.SetTimer(r.ks.cfg.MigrateWindow, leaseTimer{kind: timerAutoMigrate})
+	}
+}
+
+// Stats returns the replica's counters.
+func (r *Replica) Stats(now int64) Stats {
+	s := r.stats
+	for _, l := range r.leases { // lint:order-independent: a count
+		if l.exp > now {
+			s.LeasesHeld++
+		}
+	}
+	for _, m := range r.metas { // lint:order-independent: a count
+		if m.accepted.Node == r.id && m.accepted == m.promised {
+			s.MastersHeld++
+		}
+	}
+	return s
+}
+
+// meta returns key's mastership record, read from the store once.
+func (r *Replica) meta(e env.Env, key string) *meta {
+	if m := r.metas[key]; m != nil {
+		return m
+	}
+	b := Ballot{Node: r.ks.Master(key)}
+	m := &meta{promised: b, accepted: b}
+	if rec, ok, err := e.Store().Get(metaPrefix + key); err == nil && ok {
+		d := wire.NewDecoder(rec.Value)
+		p, a := decodeBallot(d), decodeBallot(d)
+		if d.Err() == nil {
+			m.promised, m.accepted = p, a
+		}
+	}
+	r.metas[key] = m
+	return m
+}
+
+// setMeta makes a mastership record durable (persist before send: the
+// runtime flushes it before this handler's messages leave).
+func (r *Replica) setMeta(e env.Env, key string, promised, accepted Ballot) {
+	m := r.meta(e, key)
+	m.promised, m.accepted = promised, accepted
+	v := appendBallot(appendBallot(nil, promised), accepted)
+	if err := e.Store().Put(metaPrefix+key, store.Record{Value: v}); err != nil {
+		e.Log().Error("lease: mastership record not written", "key", key, "err", err)
+	}
+}
+
+func (r *Replica) isMaster(m *meta) bool { return m.accepted.Node == r.id && m.promised == m.accepted }
+
+func (r *Replica) isMember(key string) bool {
+	return r.ks.ring.Replicas(nil, r.region, key, 1)[0] == r.id
+}
+
+// known is the newest mastership of key this node has heard of.
+func (r *Replica) known(e env.Env, key string) Ballot {
+	b, ok := r.hints[key]
+	if r.isMember(key) {
+		if a := r.meta(e, key).accepted; !ok || b.Less(a) {
+			b = a
+		}
+		return b
+	}
+	if !ok {
+		return Ballot{Node: r.ks.Master(key)}
+	}
+	return b
+}
+
+func (r *Replica) hint(e env.Env, key string, b Ballot) bool {
+	if r.known(e, key).Less(b) {
+		r.hints[key] = b
+		return true
+	}
+	return false
+}
+
+func (r *Replica) regionNames() string {
+	var names []string
+	for _, reg := range r.ks.topo.World.Regions {
+		names = append(names, reg.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (r *Replica) others(key string) []wire.NodeID {
+	return slices.DeleteFunc(r.ks.Replicas(nil, key), func(n wire.NodeID) bool { return n == r.id })
 }
 
 // Request implements env.Replica: reads go to the key's replica in this
-// region, writes to its master.
+// region, writes and migrations to its master.
 func (r *Replica) Request(e env.Env, req *wire.Request) {
+	if len(req.Key) >= len(metaPrefix) && req.Key[:len(metaPrefix)] == metaPrefix {
+		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("lease: keys starting with %q are reserved", metaPrefix)}})
+		return
+	}
 	r.nextOp++
 	op := r.nextOp
+	g := &gop{req: req}
 	switch req.Op {
 	case wire.OpGet:
-		g := &gop{req: req, timeout: e.SetTimer(r.ks.cfg.ReadTimeout, leaseTimer{kind: timerGateway, op: op})}
+		g.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, leaseTimer{kind: timerGateway, op: op})
 		r.ops[op] = g
 		local := r.ks.ring.Replicas(nil, r.region, req.Key, 1)[0]
 		r.send(e, local, &LRead{Op: op, Key: req.Key})
+		return
 	case wire.OpPut, wire.OpDelete:
-		g := &gop{req: req, timeout: e.SetTimer(r.ks.cfg.WriteTimeout, leaseTimer{kind: timerGateway, op: op})}
-		r.ops[op] = g
 		rec := store.Record{Tombstone: req.Op == wire.OpDelete}
 		if !rec.Tombstone {
 			rec.Value = req.Value
 		}
-		r.send(e, r.ks.Master(req.Key), &MWrite{Op: op, Key: req.Key, Rec: rec, Passive: r.ks.cfg.Passive})
+		g.msg = &MWrite{Op: op, Key: req.Key, Rec: rec, Passive: r.ks.cfg.Passive, Origin: r.region}
+		g.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, leaseTimer{kind: timerGateway, op: op})
+	case wire.OpMigrate:
+		reg := r.ks.topo.World.RegionIndex(string(req.Value))
+		if reg < 0 {
+			e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("lease: migrate %q: unknown region %q (valid: %s)", req.Key, req.Value, r.regionNames())}})
+			return
+		}
+		g.msg = &Migrate{Op: op, Key: req.Key, Region: reg}
+		g.timeout = e.SetTimer(r.ks.cfg.WriteTimeout+r.ks.cfg.ElectionTimeout, leaseTimer{kind: timerGateway, op: op})
 	default:
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("lease: unknown operation %s", req.Op)}})
+		return
 	}
+	r.ops[op] = g
+	r.send(e, r.known(e, req.Key).Node, g.msg)
 }
 
 // send delivers m, handling it in place when it is for this node.
@@ -248,20 +530,35 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *GrantAck:
 		r.onGrantAck(e, from, m)
 	case *Update:
-		r.apply(e, m.Key, m.Rec)
-		if m.Active {
-			r.send(e, from, &UpdateAck{Op: m.Op, Key: m.Key})
-		}
+		r.onUpdate(e, from, m)
 	case *UpdateAck:
-		if w := r.writes[m.Op]; w != nil && w.key == m.Key {
-			w.acked[from] = true
-			r.check(e, w)
-		}
+		r.onUpdateAck(e, from, m)
+	case *Confirm:
+		r.onConfirm(e, from, m)
+	case *ConfirmAck:
+		r.onConfirmAck(e, from, m)
+	case *Prepare:
+		r.onPrepare(e, from, m)
+	case *Promise:
+		r.onPromise(e, from, m)
+	case *Accept:
+		r.onAccept(e, from, m)
+	case *Accepted:
+		r.onAccepted(e, from, m)
+	case *Handoff:
+		r.onHandoff(e, from, m)
+	case *HandoffDone:
+		r.onHandoffDone(e, from, m)
+	case *Migrate:
+		r.onMigrate(e, from, m)
+	case *MigrateResp:
+		r.answerMigrate(e, m)
 	}
 }
 
+// apply installs rec if it is newer than what the store has: a replica's
+// versions only grow (doc.go, "Versions").
 func (r *Replica) apply(e env.Env, key string, rec store.Record) {
-	r.clock.Observe(e.Now(), rec.Version.TS)
 	cur, ok, err := e.Store().Get(key)
 	if err != nil || (ok && !cur.Version.Less(rec.Version)) {
 		return
@@ -280,13 +577,26 @@ func (r *Replica) readResp(e env.Env, op uint64, key string) *LReadResp {
 // answers; otherwise the read waits for a lease renewed from the master.
 func (r *Replica) onLRead(e env.Env, from wire.NodeID, m *LRead) {
 	now := e.Now()
-	if r.ks.Master(m.Key) == r.id || r.leases[m.Key] > now {
+	mt := r.meta(e, m.Key)
+	if mt.accepted.Node == r.id && r.campaigns[m.Key] == nil {
+		switch {
+		case !r.isMaster(mt) || r.migrating[m.Key] != nil:
+			r.send(e, from, &LReadResp{Op: m.Op, Key: m.Key, Retry: true})
+		case r.mlease[m.Key] > now:
+			r.refreshMaster(e, m.Key, now)
+			r.send(e, from, r.readResp(e, m.Op, m.Key))
+		default:
+			r.confirm(e, m.Key, &waitRead{from, m.Op}, nil)
+		}
+		return
+	}
+	if l := r.leases[m.Key]; l.exp > now && l.ballot == mt.accepted {
 		r.send(e, from, r.readResp(e, m.Op, m.Key))
 		return
 	}
 	rn := r.renewing[m.Key]
 	if rn == nil {
-		rn = &renewal{}
+		rn = &renewal{first: now}
 		r.renewing[m.Key] = rn
 	}
 	rn.waiting = append(rn.waiting, waitRead{from, m.Op})
@@ -298,23 +608,43 @@ func (r *Replica) onLRead(e env.Env, from wire.NodeID, m *LRead) {
 func (r *Replica) requestLease(e env.Env, key string, rn *renewal) {
 	rn.nonce = e.Rand().Uint64() | 1
 	rn.sent = e.Now()
-	r.send(e, r.ks.Master(key), &Renew{Key: key, Nonce: rn.nonce})
-	e.SetTimer(r.ks.cfg.RenewTimeout, leaseTimer{kind: timerRenew, key: key})
+	r.stats.Renewals++
+	r.send(e, r.known(e, key).Node, &Renew{Key: key, Nonce: rn.nonce})
+	e.SetTimer(r.ks.cfg.RenewTimeout, leaseTimer{kind: timerRenew, key: key, nonce: rn.nonce})
 }
 
 // onGrant starts the lease on arrival (GlobLease §III.D) — if it answers
 // the outstanding request and arrived within RenewTimeout of asking, which
-// is what bounds the master's pending record (docs/design/lease.md).
+// is what bounds the master's pending record (docs/design/lease.md). A
+// grant of a later mastership than this replica knows teaches it: the
+// master granted under its master lease, so a majority accepted it.
 func (r *Replica) onGrant(e env.Env, from wire.NodeID, m *Grant) {
 	rn := r.renewing[m.Key]
 	now := e.Now()
-	if rn == nil || rn.nonce != m.Nonce || now-rn.sent > int64(r.ks.cfg.RenewTimeout) {
+	if rn == nil || rn.nonce != m.Nonce {
 		return
+	}
+	if m.Redirect {
+		if r.hint(e, m.Key, m.Ballot) {
+			r.requestLease(e, m.Key, rn) // the echo names a later master: ask it now
+		}
+		return
+	}
+	mt := r.meta(e, m.Key)
+	if now-rn.sent > int64(r.ks.cfg.RenewTimeout) || m.Ballot.Less(mt.accepted) {
+		return
+	}
+	if mt.accepted.Less(m.Ballot) {
+		p := mt.promised
+		if p.Less(m.Ballot) {
+			p = m.Ballot
+		}
+		r.setMeta(e, m.Key, p, m.Ballot)
 	}
 	if m.Found {
 		r.apply(e, m.Key, m.Rec)
 	}
-	r.leases[m.Key] = now + int64(r.ks.cfg.LeaseLength)
+	r.leases[m.Key] = slaveLease{exp: now + int64(r.ks.cfg.LeaseLength), ballot: m.Ballot}
 	r.send(e, from, &GrantAck{Key: m.Key, Nonce: m.Nonce})
 	delete(r.renewing, m.Key)
 	for _, w := range rn.waiting {
@@ -323,49 +653,71 @@ func (r *Replica) onGrant(e env.Env, from wire.NodeID, m *Grant) {
 }
 
 // holders are the replicas whose lease the master must respect now: valid
-// records, grants not yet acknowledged, and everyone during the fence.
-func (r *Replica) holders(key string, now int64) (hs []wire.NodeID, next int64) {
-	if now < r.fence {
-		for _, n := range r.ks.Replicas(nil, key) {
-			if n != r.id {
+// records, grants not yet acknowledged, everyone during the restart fence,
+// and everyone but the old master during an election's fence.
+func (r *Replica) holders(key string, now int64) (hs []wire.NodeID) {
+	kf, fenced := r.keyFence[key]
+	if now < r.fence || (fenced && now < kf.until) {
+		for _, n := range r.others(key) {
+			if now < r.fence || n != kf.except {
 				hs = append(hs, n)
 			}
 		}
-		return hs, r.fence
 	}
 	for n, exp := range r.records[key] { // lint:order-independent: sorted below
-		if exp > now {
+		if exp > now && !slices.Contains(hs, n) {
 			hs = append(hs, n)
-			if next == 0 || exp < next {
-				next = exp
-			}
 		}
 	}
 	for n, g := range r.pending[key] { // lint:order-independent: sorted below
 		if g.expiry > now && !slices.Contains(hs, n) {
 			hs = append(hs, n)
-			if next == 0 || g.expiry < next {
-				next = g.expiry
-			}
 		}
 	}
 	slices.Sort(hs)
-	return hs, next
+	return hs
+}
+
+func (r *Replica) expiryOf(key string, n wire.NodeID) int64 {
+	exp := max(r.records[key][n], r.fence)
+	if g, ok := r.pending[key][n]; ok && g.expiry > exp {
+		exp = g.expiry
+	}
+	if kf, ok := r.keyFence[key]; ok && n != kf.except && kf.until > exp {
+		exp = kf.until
+	}
+	return exp
 }
 
 func (r *Replica) onRenew(e env.Env, from wire.NodeID, m *Renew) {
-	if r.ks.Master(m.Key) != r.id {
+	mt := r.meta(e, m.Key)
+	if mt.accepted.Node != r.id {
+		r.send(e, from, &Grant{Key: m.Key, Nonce: m.Nonce, Redirect: true, Ballot: r.known(e, m.Key)})
 		return
 	}
+	if !r.isMaster(mt) || r.migrating[m.Key] != nil || r.campaigns[m.Key] != nil {
+		return // mastership is moving; the replica asks again
+	}
+	if now := e.Now(); r.mlease[m.Key] <= now {
+		r.confirm(e, m.Key, nil, &waitRenew{from, m.Nonce})
+		return
+	}
+	r.grant(e, from, m.Key, m.Nonce)
+}
+
+// grant hands out a lease; only a master holding its master lease grants.
+func (r *Replica) grant(e env.Env, to wire.NodeID, key string, nonce uint64) {
 	now := e.Now()
-	if r.pending[m.Key] == nil {
-		r.pending[m.Key] = map[wire.NodeID]grant{}
+	r.refreshMaster(e, key, now)
+	if r.pending[key] == nil {
+		r.pending[key] = map[wire.NodeID]grant{}
 	}
 	// The grant is a lease from the moment it leaves: the replica may start
 	// it any time within RenewTimeout of asking, which precedes this.
-	r.pending[m.Key][from] = grant{nonce: m.Nonce, expiry: now + r.ks.stretch(r.ks.cfg.RenewTimeout+r.ks.cfg.LeaseLength)}
-	rec, ok, _ := e.Store().Get(m.Key)
-	r.send(e, from, &Grant{Key: m.Key, Nonce: m.Nonce, Found: ok, Rec: rec})
+	r.pending[key][to] = grant{nonce: nonce, expiry: now + r.ks.stretch(r.ks.cfg.RenewTimeout+r.ks.cfg.LeaseLength)}
+	rec, ok, _ := e.Store().Get(key)
+	r.stats.Grants++
+	r.send(e, to, &Grant{Key: key, Nonce: nonce, Found: ok, Rec: rec, Ballot: r.meta(e, key).accepted})
 }
 
 // onGrantAck turns a pending grant into a record that starts now, as the
@@ -382,38 +734,132 @@ func (r *Replica) onGrantAck(e env.Env, from wire.NodeID, m *GrantAck) {
 	r.records[m.Key][from] = e.Now() + r.ks.stretch(r.ks.cfg.LeaseLength)
 }
 
-// onMWrite is GlobLease Alg. 2 at the master.
-func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
-	if r.ks.Master(m.Key) != r.id {
-		return // a gateway with a stale view; it times out
+// firstCopy reports whether this is the first copy of a gateway's request
+// seen here; later copies (network duplicates) are dropped, whatever the
+// first one's fate. Entries older than the longest a duplicate can lag are
+// forgotten.
+func (r *Replica) firstCopy(e env.Env, from wire.NodeID, op uint64) bool {
+	id := opID{from, op}
+	if _, dup := r.seen[id]; dup {
+		return false
 	}
 	now := e.Now()
-	_, exists, _ := e.Store().Get(m.Key)
+	r.seen[id] = now
+	if len(r.seen) > r.seenPurgeAt {
+		horizon := now - 4*int64(r.ks.cfg.WriteTimeout+r.ks.cfg.ElectionTimeout)
+		for k, at := range r.seen { // lint:order-independent: deletes only
+			if at < horizon {
+				delete(r.seen, k)
+			}
+		}
+		r.seenPurgeAt = 2*len(r.seen) + 1024
+	}
+	return true
+}
+
+// onMWrite is GlobLease Alg. 2 at the master.
+func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
+	if !r.firstCopy(e, from, m.Op) {
+		return
+	}
+	mt := r.meta(e, m.Key)
+	if mt.accepted.Node != r.id {
+		r.send(e, from, &MWriteResp{Op: m.Op, Key: m.Key, Redirect: true, Master: r.known(e, m.Key)})
+		return
+	}
+	if !r.isMaster(mt) || r.migrating[m.Key] != nil || r.campaigns[m.Key] != nil {
+		r.send(e, from, &MWriteResp{Op: m.Op, Key: m.Key, Retry: true, Master: mt.accepted})
+		return
+	}
+	now := e.Now()
+	if r.ks.cfg.AutoMigrate && m.Origin >= 0 && m.Origin < len(r.ks.topo.World.Regions) {
+		o := r.origins[m.Key]
+		if o == nil {
+			o = make([]int, len(r.ks.topo.World.Regions))
+			r.origins[m.Key] = o
+		}
+		o[m.Origin]++
+	}
+	cur, exists, _ := e.Store().Get(m.Key)
+	seq := uint64(1)
+	if exists && ballotOf(cur.Version) == mt.accepted.N {
+		seq = seqOf(cur.Version) + 1
+	}
 	rec := m.Rec
-	rec.Version = wire.Version{TS: r.clock.Now(now), Node: r.id}
+	rec.Version = stamp(mt.accepted, seq)
 	r.apply(e, m.Key, rec)
-	hs, _ := r.holders(m.Key, now)
-	others := slices.DeleteFunc(r.ks.Replicas(nil, m.Key), func(n wire.NodeID) bool { return n == r.id })
-	if m.Passive && exists && len(hs) == 0 {
+	others := r.others(m.Key)
+	if m.Passive && exists && r.mlease[m.Key] > now && len(r.holders(m.Key, now)) == 0 {
 		// Passive update: no valid lease anywhere, so the local write is
 		// enough; the others catch up lazily.
 		for _, n := range others {
-			r.send(e, n, &Update{Key: m.Key, Rec: rec})
+			r.send(e, n, &Update{Key: m.Key, Rec: rec, Ballot: mt.accepted})
 		}
-		r.send(e, from, &MWriteResp{Op: m.Op, Key: m.Key, Version: rec.Version})
+		r.send(e, from, &MWriteResp{Op: m.Op, Key: m.Key, Version: rec.Version, Master: mt.accepted})
 		return
 	}
 	// Active update: a majority, including every lease holder.
 	r.nextOp++
-	w := &write{id: r.nextOp, from: from, op: m.Op, key: m.Key, version: rec.Version, acked: map[wire.NodeID]bool{}}
+	w := &write{id: r.nextOp, from: from, op: m.Op, key: m.Key, ballot: mt.accepted, version: rec.Version, acked: map[wire.NodeID]bool{}}
 	r.writes[w.id] = w
+	r.inflight[m.Key]++
 	w.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, leaseTimer{kind: timerWriteTimeout, op: w.id})
+	r.stats.Invalidations += uint64(len(r.holders(m.Key, now)))
 	for _, n := range others {
-		r.send(e, n, &Update{Op: w.id, Key: m.Key, Rec: rec, Active: true})
+		r.send(e, n, &Update{Op: w.id, Key: m.Key, Rec: rec, Active: true, Ballot: mt.accepted})
 	}
 	if r.writes[w.id] != nil {
 		r.check(e, w)
 	}
+}
+
+// onUpdate applies a write of a mastership this replica has not promised
+// to refuse; a later mastership than it knows teaches it (the master could
+// only send it after a majority accepted).
+func (r *Replica) onUpdate(e env.Env, from wire.NodeID, m *Update) {
+	mt := r.meta(e, m.Key)
+	if m.Ballot.Less(mt.promised) {
+		if m.Active {
+			r.send(e, from, &UpdateAck{Op: m.Op, Key: m.Key, Ballot: mt.promised})
+		}
+		return
+	}
+	if mt.accepted.Less(m.Ballot) {
+		r.adopt(e, m.Key, m.Ballot)
+	}
+	r.apply(e, m.Key, m.Rec)
+	if m.Active {
+		r.send(e, from, &UpdateAck{Op: m.Op, Key: m.Key, OK: true, Ballot: m.Ballot})
+	}
+}
+
+// adopt makes b this replica's mastership of key (b is at least its
+// promise); a master it replaces steps down.
+func (r *Replica) adopt(e env.Env, key string, b Ballot) {
+	mt := r.meta(e, key)
+	wasMaster := mt.accepted.Node == r.id && b.Node != r.id
+	r.setMeta(e, key, b, b)
+	if wasMaster {
+		r.stepDown(e, key)
+	}
+}
+
+func (r *Replica) onUpdateAck(e env.Env, from wire.NodeID, m *UpdateAck) {
+	w := r.writes[m.Op]
+	if w == nil || w.key != m.Key {
+		return
+	}
+	if !m.OK {
+		if w.ballot.Less(m.Ballot) {
+			// A later mastership has a promise: this one cannot complete
+			// writes any more.
+			r.hint(e, m.Key, m.Ballot)
+			r.stepDown(e, m.Key)
+		}
+		return
+	}
+	w.acked[from] = true
+	r.check(e, w)
 }
 
 // check completes an active write once a majority of the group has it and
@@ -421,10 +867,8 @@ func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
 // the earliest unacknowledged lease to expire.
 func (r *Replica) check(e env.Env, w *write) {
 	now := e.Now()
-	group := len(r.ks.Replicas(nil, w.key))
-	hs, _ := r.holders(w.key, now)
 	var wait int64
-	for _, h := range hs {
+	for _, h := range r.holders(w.key, now) {
 		if !w.acked[h] {
 			exp := r.expiryOf(w.key, h)
 			if wait == 0 || exp < wait {
@@ -432,11 +876,8 @@ func (r *Replica) check(e env.Env, w *write) {
 			}
 		}
 	}
-	if wait == 0 && len(w.acked)+1 > group/2 {
-		delete(r.writes, w.id)
-		e.CancelTimer(w.timeout)
-		e.CancelTimer(w.recheck)
-		r.send(e, w.from, &MWriteResp{Op: w.op, Key: w.key, Version: w.version})
+	if wait == 0 && len(w.acked)+1 >= r.ks.majority(w.key) {
+		r.finishWrite(e, w, false)
 		return
 	}
 	if wait > 0 {
@@ -445,12 +886,477 @@ func (r *Replica) check(e env.Env, w *write) {
 	}
 }
 
-func (r *Replica) expiryOf(key string, n wire.NodeID) int64 {
-	exp := r.records[key][n]
-	if g, ok := r.pending[key][n]; ok && g.expiry > exp {
-		exp = g.expiry
+func (r *Replica) finishWrite(e env.Env, w *write, failed bool) {
+	delete(r.writes, w.id)
+	if r.inflight[w.key]--; r.inflight[w.key] <= 0 {
+		delete(r.inflight, w.key)
 	}
-	return max(exp, r.fence)
+	e.CancelTimer(w.timeout)
+	e.CancelTimer(w.recheck)
+	resp := &MWriteResp{Op: w.op, Key: w.key, Version: w.version, Failed: failed, Master: w.ballot}
+	if failed {
+		resp.Version = wire.Version{}
+	}
+	r.send(e, w.from, resp)
+}
+
+// refreshMaster renews a busy master's lease before it runs out, so reads
+// at the master rarely wait for a confirmation.
+func (r *Replica) refreshMaster(e env.Env, key string, now int64) {
+	if r.mlease[key]-now < int64(r.ks.cfg.MasterLease)/2 && r.confirms[key] == nil {
+		r.confirm(e, key, nil, nil)
+	}
+}
+
+// confirm adds a waiting read or renewal to key's confirmation round in
+// flight, starting one if none is: the master's heartbeat to its group.
+func (r *Replica) confirm(e env.Env, key string, read *waitRead, renew *waitRenew) {
+	c := r.confirms[key]
+	fresh := c == nil
+	if fresh {
+		c = &confirmRound{}
+		r.confirms[key] = c
+	}
+	if read != nil {
+		c.reads = append(c.reads, *read)
+	}
+	if renew != nil {
+		c.renews = append(c.renews, *renew)
+	}
+	if fresh {
+		r.sendConfirm(e, key, c)
+	}
+}
+
+func (r *Replica) sendConfirm(e env.Env, key string, c *confirmRound) {
+	c.nonce = e.Rand().Uint64() | 1
+	c.sent = e.Now()
+	c.acks = map[wire.NodeID]bool{r.id: true}
+	r.stats.Confirms++
+	b := r.meta(e, key).accepted
+	for _, n := range r.others(key) {
+		e.Send(n, &Confirm{Key: key, Nonce: c.nonce, Ballot: b})
+	}
+	e.SetTimer(r.ks.cfg.RenewTimeout, leaseTimer{kind: timerConfirm, key: key, nonce: c.nonce})
+	r.confirmed(e, key, c)
+}
+
+// onConfirm: a replica that follows the confirming master promises not to
+// vote against it for MasterLease, stretched for drift (doc.go, "Masters").
+func (r *Replica) onConfirm(e env.Env, from wire.NodeID, m *Confirm) {
+	mt := r.meta(e, m.Key)
+	if m.Ballot.Less(mt.promised) {
+		r.send(e, from, &ConfirmAck{Key: m.Key, Nonce: m.Nonce, Ballot: mt.promised})
+		return
+	}
+	if mt.accepted.Less(m.Ballot) {
+		r.adopt(e, m.Key, m.Ballot)
+	}
+	r.voteBlock[m.Key] = e.Now() + r.ks.stretch(r.ks.cfg.MasterLease)
+	r.send(e, from, &ConfirmAck{Key: m.Key, Nonce: m.Nonce, OK: true, Ballot: m.Ballot})
+}
+
+func (r *Replica) onConfirmAck(e env.Env, from wire.NodeID, m *ConfirmAck) {
+	c := r.confirms[m.Key]
+	if c == nil || c.nonce != m.Nonce {
+		return
+	}
+	if !m.OK {
+		if r.meta(e, m.Key).accepted.Less(m.Ballot) {
+			r.hint(e, m.Key, m.Ballot)
+			r.stepDown(e, m.Key)
+		}
+		return
+	}
+	c.acks[from] = true
+	r.confirmed(e, m.Key, c)
+}
+
+// confirmed grants the master lease once a majority confirmed: it runs
+// MasterLease on the master's clock from when the round was sent, so it
+// ends before any confirming replica's promise does.
+func (r *Replica) confirmed(e env.Env, key string, c *confirmRound) {
+	if len(c.acks) < r.ks.majority(key) {
+		return
+	}
+	delete(r.confirms, key)
+	r.mlease[key] = c.sent + int64(r.ks.cfg.MasterLease)
+	mt := r.meta(e, key)
+	ok := r.isMaster(mt) && r.migrating[key] == nil && r.campaigns[key] == nil
+	for _, w := range c.reads {
+		if ok {
+			r.send(e, w.from, r.readResp(e, w.op, key))
+		} else {
+			r.send(e, w.from, &LReadResp{Op: w.op, Key: key, Retry: true})
+		}
+	}
+	if ok {
+		for _, w := range c.renews {
+			r.grant(e, w.from, key, w.nonce)
+		}
+	}
+}
+
+// stepDown ends this node's mastership of key: it learned of a later one.
+// Writes in progress end with an unknown outcome; waiting reads are told
+// to retry; waiting renewals are sent to the newer master.
+func (r *Replica) stepDown(e env.Env, key string) {
+	delete(r.mlease, key)
+	delete(r.records, key)
+	delete(r.pending, key)
+	delete(r.keyFence, key)
+	delete(r.origins, key)
+	var ws []*write
+	for _, w := range r.writes { // lint:order-independent: sorted below
+		if w.key == key {
+			ws = append(ws, w)
+		}
+	}
+	slices.SortFunc(ws, func(a, b *write) int { return cmp.Compare(a.id, b.id) })
+	for _, w := range ws {
+		r.finishWrite(e, w, true)
+	}
+	if c := r.confirms[key]; c != nil {
+		delete(r.confirms, key)
+		for _, w := range c.reads {
+			r.send(e, w.from, &LReadResp{Op: w.op, Key: key, Retry: true})
+		}
+		for _, w := range c.renews {
+			r.send(e, w.from, &Grant{Key: key, Nonce: w.nonce, Redirect: true, Ballot: r.known(e, key)})
+		}
+	}
+	if mg := r.migrating[key]; mg != nil {
+		delete(r.migrating, key)
+		r.answerMigration(e, key, mg, "", r.known(e, key))
+	}
+}
+
+// Elections (GlobLease §III.E's master failure, as single-decree Paxos over
+// the key's group; doc.go, "Masters").
+
+// campaignFor starts an election for key with this node as candidate.
+// handoff is set when the old master asked for it (a migration, or this
+// node taking a key back after a failed one).
+func (r *Replica) campaignFor(e env.Env, key string, h *Handoff, notify wire.NodeID) {
+	if r.campaigns[key] != nil {
+		return
+	}
+	now := e.Now()
+	mt := r.meta(e, key)
+	if h == nil && (now < r.voteFence || now < r.voteBlock[key]) {
+		return // bound by a recent confirmation: the master may be alive
+	}
+	n := max(mt.promised.N, r.known(e, key).N) + 1
+	c := &campaign{ballot: Ballot{N: n, Node: r.id}, old: mt.accepted, phase: 1, promises: map[wire.NodeID]bool{r.id: true}, notify: notify}
+	cur, found, _ := e.Store().Get(key)
+	c.found, c.best = found, cur
+	if h != nil {
+		c.consent, c.holders = true, h.Holders
+		c.old = h.From
+		if h.Found && (!c.found || c.best.Version.Less(h.Rec.Version)) {
+			c.found, c.best = true, h.Rec
+		}
+	}
+	r.campaigns[key] = c
+	r.setMeta(e, key, c.ballot, mt.accepted)
+	if mt.accepted.Node == r.id && !(h != nil && h.From == mt.accepted) {
+		r.stepDown(e, key)
+	}
+	for _, o := range r.others(key) {
+		e.Send(o, &Prepare{Key: key, Ballot: c.ballot, Handoff: c.old, Consent: c.consent})
+	}
+	e.SetTimer(r.ks.cfg.ElectionTimeout, leaseTimer{kind: timerCampaign, key: key, nonce: c.ballot.N})
+	r.promised(e, key, c)
+}
+
+// onPrepare: promise unless a smaller-or-equal ballot was promised, or
+// this replica is bound to a master that confirmed recently (the master's
+// lease) and that master did not consent.
+func (r *Replica) onPrepare(e env.Env, from wire.NodeID, m *Prepare) {
+	mt := r.meta(e, m.Key)
+	now := e.Now()
+	if m.Ballot == mt.promised {
+		// a duplicate: answer again
+	} else if m.Ballot.N <= mt.promised.N {
+		r.send(e, from, &Promise{Key: m.Key, Ballot: m.Ballot, Known: mt.promised})
+		return
+	} else {
+		consented := m.Consent && m.Handoff == mt.accepted
+		bound := now < r.voteFence || now < r.voteBlock[m.Key] ||
+			(r.isMaster(mt) && r.mlease[m.Key] > now && r.migrating[m.Key] == nil)
+		if bound && !consented {
+			r.send(e, from, &Promise{Key: m.Key, Ballot: m.Ballot, Known: mt.accepted})
+			return
+		}
+		wasMaster := mt.accepted.Node == r.id
+		r.setMeta(e, m.Key, m.Ballot, mt.accepted)
+		if wasMaster && r.migrating[m.Key] == nil {
+			r.stepDown(e, m.Key)
+		}
+		if c := r.campaigns[m.Key]; c != nil && c.ballot.Less(m.Ballot) {
+			r.endCampaign(e, m.Key, c, false)
+		}
+	}
+	rec, found, _ := e.Store().Get(m.Key)
+	r.send(e, from, &Promise{Key: m.Key, Ballot: m.Ballot, OK: true, Known: mt.accepted, Found: found, Rec: rec})
+}
+
+func (r *Replica) onPromise(e env.Env, from wire.NodeID, m *Promise) {
+	c := r.campaigns[m.Key]
+	if c == nil || c.ballot != m.Ballot || c.phase != 1 {
+		return
+	}
+	if !m.OK {
+		// A larger ballot, or a replica still bound to a live master.
+		r.hint(e, m.Key, m.Known)
+		c.rejects++
+		if m.Known.N >= c.ballot.N || c.rejects > len(r.ks.Replicas(nil, m.Key))-r.ks.majority(m.Key) {
+			r.endCampaign(e, m.Key, c, false)
+		}
+		return
+	}
+	c.promises[from] = true
+	if m.Found && (!c.found || c.best.Version.Less(m.Rec.Version)) {
+		c.found, c.best = true, m.Rec
+	}
+	r.promised(e, m.Key, c)
+}
+
+// promised moves to phase 2 once a majority promised: the candidate takes
+// the newest record any of them holds — every completed write is on a
+// majority, so it is among them — and asks the group to accept.
+func (r *Replica) promised(e env.Env, key string, c *campaign) {
+	if c.phase != 1 || len(c.promises) < r.ks.majority(key) {
+		return
+	}
+	c.phase = 2
+	c.sent = e.Now()
+	c.accepted = map[wire.NodeID]bool{r.id: true}
+	if c.found {
+		r.apply(e, key, c.best)
+	}
+	r.setMeta(e, key, c.ballot, c.ballot)
+	for _, o := range r.others(key) {
+		e.Send(o, &Accept{Key: key, Ballot: c.ballot, Found: c.found, Rec: c.best})
+	}
+	r.acceptedBy(e, key, c)
+}
+
+func (r *Replica) onAccept(e env.Env, from wire.NodeID, m *Accept) {
+	mt := r.meta(e, m.Key)
+	if m.Ballot.Less(mt.promised) {
+		r.send(e, from, &Accepted{Key: m.Key, Ballot: m.Ballot, Known: mt.promised})
+		return
+	}
+	if mt.accepted != m.Ballot {
+		r.adopt(e, m.Key, m.Ballot)
+	}
+	if m.Found {
+		r.apply(e, m.Key, m.Rec)
+	}
+	r.voteBlock[m.Key] = e.Now() + r.ks.stretch(r.ks.cfg.MasterLease)
+	r.send(e, from, &Accepted{Key: m.Key, Ballot: m.Ballot, OK: true})
+	if rn := r.renewing[m.Key]; rn != nil && m.Ballot.Node != r.id {
+		r.requestLease(e, m.Key, rn) // the new master may answer at once
+	}
+}
+
+func (r *Replica) onAccepted(e env.Env, from wire.NodeID, m *Accepted) {
+	c := r.campaigns[m.Key]
+	if c == nil || c.ballot != m.Ballot || c.phase != 2 {
+		return
+	}
+	if !m.OK {
+		r.hint(e, m.Key, m.Known)
+		r.endCampaign(e, m.Key, c, false)
+		return
+	}
+	c.accepted[from] = true
+	r.acceptedBy(e, m.Key, c)
+}
+
+// acceptedBy makes the candidate master once a majority accepted. Its
+// master lease runs from when the Accepts left (each acceptor promised
+// like a confirmation). Leases the old master granted are respected: a
+// handoff brings their records; after an election, where they are unknown,
+// every replica but the old master counts as a holder until any lease the
+// old master could have granted — only under its master lease, which ended
+// before a majority could promise — has expired.
+func (r *Replica) acceptedBy(e env.Env, key string, c *campaign) {
+	if c.phase != 2 || len(c.accepted) < r.ks.majority(key) {
+		return
+	}
+	now := e.Now()
+	r.mlease[key] = c.sent + int64(r.ks.cfg.MasterLease)
+	if c.consent {
+		r.records[key] = map[wire.NodeID]int64{}
+		for _, h := range c.holders {
+			if h.Node != r.id && h.Remaining > 0 {
+				r.records[key][h.Node] = now + int64(float64(h.Remaining)*r.ks.recordFactor)
+			}
+		}
+	} else {
+		r.keyFence[key] = keyFence{until: now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout), except: c.old.Node}
+	}
+	delete(r.leases, key)
+	r.endCampaign(e, key, c, true)
+	// Reads that waited here for the old master are now the master's.
+	if rn := r.renewing[key]; rn != nil {
+		delete(r.renewing, key)
+		for _, w := range rn.waiting {
+			r.send(e, w.from, r.readResp(e, w.op, key))
+		}
+	}
+}
+
+func (r *Replica) endCampaign(e env.Env, key string, c *campaign, won bool) {
+	delete(r.campaigns, key)
+	switch {
+	case won && c.consent && c.notify == r.id:
+		r.stats.Rollbacks++
+	case won && c.consent:
+		r.stats.Migrations++
+	case won:
+		r.stats.Elections++
+	}
+	if c.consent {
+		r.send(e, c.notify, &HandoffDone{Key: key, OK: won, Ballot: c.ballot})
+	}
+}
+
+// Migration (GlobLease §III.E: two phases with echo correction and
+// rollback): the master freezes the key, hands its record and lease
+// records to the target, which is elected with the old master's consent;
+// members that missed it are corrected by redirects (echoes). If the
+// target does not take over in time, the old master takes the key back
+// the same way.
+
+func (r *Replica) onMigrate(e env.Env, from wire.NodeID, m *Migrate) {
+	if !r.firstCopy(e, from, m.Op) {
+		return
+	}
+	mt := r.meta(e, m.Key)
+	resp := &MigrateResp{Op: m.Op, Key: m.Key, Master: mt.accepted}
+	switch {
+	case mt.accepted.Node != r.id:
+		resp.Redirect, resp.Master = true, r.known(e, m.Key)
+	case m.Region < 0 || m.Region >= len(r.ks.topo.World.Regions):
+		resp.Err = fmt.Sprintf("unknown region %d", m.Region)
+	case r.ks.topo.RegionOf(r.id) == m.Region:
+		// already there
+	case !r.isMaster(mt) || r.migrating[m.Key] != nil || r.campaigns[m.Key] != nil:
+		resp.Err, resp.Retry = "the key's mastership is already moving", true
+	default:
+		if err := r.startMigration(e, m.Key, m.Region, &migration{from: from, op: m.Op}); err != "" {
+			resp.Err, resp.Retry = err, true
+			break
+		}
+		return // answered when the handoff ends
+	}
+	r.send(e, from, resp)
+}
+
+func (r *Replica) startMigration(e env.Env, key string, region int, mg *migration) string {
+	now := e.Now()
+	if r.inflight[key] > 0 {
+		return "writes to the key are in progress"
+	}
+	if r.mlease[key] <= now {
+		r.confirm(e, key, nil, nil)
+		return "the master is confirming its mastership"
+	}
+	mg.target = r.ks.ring.Replicas(nil, region, key, 1)[0]
+	r.migrating[key] = mg
+	h := &Handoff{Key: key, From: r.meta(e, key).accepted}
+	h.Rec, h.Found, _ = e.Store().Get(key)
+	for _, n := range r.others(key) {
+		if exp := r.expiryOf(key, n); exp > now {
+			h.Holders = append(h.Holders, HolderLease{Node: n, Remaining: exp - now})
+		}
+	}
+	r.send(e, mg.target, h)
+	e.SetTimer(2*r.ks.cfg.ElectionTimeout, leaseTimer{kind: timerMigrate, key: key, nonce: uint64(mg.target)})
+	return ""
+}
+
+// onHandoff: the target runs the election with the old master's consent.
+func (r *Replica) onHandoff(e env.Env, from wire.NodeID, m *Handoff) {
+	if mt := r.meta(e, m.Key); m.From.Less(mt.accepted) || r.campaigns[m.Key] != nil {
+		r.send(e, from, &HandoffDone{Key: m.Key, Ballot: r.known(e, m.Key)})
+		return
+	}
+	r.campaignFor(e, m.Key, m, from)
+}
+
+func (r *Replica) onHandoffDone(e env.Env, from wire.NodeID, m *HandoffDone) {
+	mg := r.migrating[m.Key]
+	if mg == nil || mg.target != from {
+		return
+	}
+	if m.OK {
+		delete(r.migrating, m.Key)
+		if r.meta(e, m.Key).accepted.Less(m.Ballot) {
+			r.adopt(e, m.Key, m.Ballot)
+		}
+		r.hint(e, m.Key, m.Ballot)
+		r.stepDown(e, m.Key)
+		r.answerMigration(e, m.Key, mg, "", m.Ballot)
+		return
+	}
+	r.hint(e, m.Key, m.Ballot)
+	r.rollback(e, m.Key, mg)
+}
+
+// rollback takes a key back after a handoff that did not complete: an
+// election with this (old) master's own consent, carrying its records.
+func (r *Replica) rollback(e env.Env, key string, mg *migration) {
+	delete(r.migrating, key)
+	now := e.Now()
+	mt := r.meta(e, key)
+	h := &Handoff{Key: key, From: mt.accepted}
+	h.Rec, h.Found, _ = e.Store().Get(key)
+	for _, n := range r.others(key) {
+		if exp := r.expiryOf(key, n); exp > now {
+			h.Holders = append(h.Holders, HolderLease{Node: n, Remaining: exp - now})
+		}
+	}
+	r.answerMigration(e, key, mg, "the target did not take over in time; rolled back", mt.accepted)
+	r.campaignFor(e, key, h, r.id)
+}
+
+func (r *Replica) answerMigration(e env.Env, key string, mg *migration, errMsg string, b Ballot) {
+	if mg.auto {
+		return
+	}
+	r.send(e, mg.from, &MigrateResp{Op: mg.op, Key: key, Err: errMsg, Retry: errMsg != "", Master: b})
+}
+
+// autoMigrate moves each key whose writes mostly came from one other
+// region in the last window (issue 5 item 4: follow the workload, per key).
+func (r *Replica) autoMigrate(e env.Env) {
+	keys := make([]string, 0, len(r.origins))
+	for k := range r.origins { // lint:order-independent: sorted below
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	cfg := r.ks.cfg
+	for _, k := range keys {
+		o := r.origins[k]
+		total, best := 0, r.region
+		for reg, n := range o {
+			total += n
+			if n > o[best] {
+				best = reg
+			}
+		}
+		mt := r.meta(e, k)
+		if best == r.region || o[best] < cfg.MigrateMinWrites || float64(o[best]) < cfg.MigrateThreshold*float64(total) ||
+			!r.isMaster(mt) || r.migrating[k] != nil || r.campaigns[k] != nil {
+			continue
+		}
+		r.startMigration(e, k, best, &migration{auto: true})
+	}
+	clear(r.origins)
 }
 
 func (r *Replica) answerRead(e env.Env, m *LReadResp) {
@@ -460,6 +1366,10 @@ func (r *Replica) answerRead(e env.Env, m *LReadResp) {
 	}
 	delete(r.ops, m.Op)
 	e.CancelTimer(g.timeout)
+	if m.Retry {
+		e.Reply(&wire.Reply{ID: g.req.ID, Client: g.req.Client, Err: &wire.Error{Code: wire.ErrUnavailable, Msg: fmt.Sprintf("lease: the mastership of %q is moving; retry", m.Key)}})
+		return
+	}
 	rep := &wire.Reply{ID: g.req.ID, Client: g.req.Client, Version: m.Rec.Version, Found: m.Found && !m.Rec.Tombstone}
 	if rep.Found {
 		rep.Value = m.Rec.Value
@@ -467,16 +1377,64 @@ func (r *Replica) answerRead(e env.Env, m *LReadResp) {
 	e.Reply(rep)
 }
 
+// maxRedirects bounds how many echoes a gateway follows for one request.
+const maxRedirects = 3
+
+// redirect follows an echo to a later master, or gives up.
+func (r *Replica) redirect(e env.Env, op uint64, g *gop, b Ballot) bool {
+	if !r.hint(e, g.req.Key, b) || g.redirects >= maxRedirects {
+		return false
+	}
+	g.redirects++
+	r.send(e, r.known(e, g.req.Key).Node, g.msg)
+	return true
+}
+
 func (r *Replica) answerWrite(e env.Env, m *MWriteResp) {
 	g := r.ops[m.Op]
 	if g == nil || g.req.Key != m.Key {
 		return
 	}
+	if m.Redirect && r.redirect(e, m.Op, g, m.Master) {
+		return
+	}
+	r.hint(e, m.Key, m.Master)
 	delete(r.ops, m.Op)
 	e.CancelTimer(g.timeout)
 	rep := &wire.Reply{ID: g.req.ID, Client: g.req.Client, Version: m.Version}
-	if m.Failed {
+	switch {
+	case m.Redirect || m.Retry:
+		// This copy was refused, but a duplicate or an earlier attempt may
+		// have reached a master: the outcome is unknown.
+		rep.Err = &wire.Error{Code: wire.ErrTimeout, Msg: fmt.Sprintf("lease: the mastership of %q is moving; retry (outcome unknown)", m.Key)}
+	case m.Failed:
 		rep.Err = &wire.Error{Code: wire.ErrTimeout, Msg: "lease: the write did not reach a majority and every lease holder in time"}
+	}
+	e.Reply(rep)
+}
+
+func (r *Replica) answerMigrate(e env.Env, m *MigrateResp) {
+	g := r.ops[m.Op]
+	if g == nil || g.req.Key != m.Key {
+		return
+	}
+	if m.Redirect && r.redirect(e, m.Op, g, m.Master) {
+		return
+	}
+	delete(r.ops, m.Op)
+	e.CancelTimer(g.timeout)
+	rep := &wire.Reply{ID: g.req.ID, Client: g.req.Client}
+	switch {
+	case m.Redirect:
+		rep.Err = &wire.Error{Code: wire.ErrUnavailable, Msg: fmt.Sprintf("lease: migrate %q: could not find its master; retry", m.Key)}
+	case m.Err != "" && m.Retry:
+		rep.Err = &wire.Error{Code: wire.ErrUnavailable, Msg: fmt.Sprintf("lease: migrate %q: %s; retry", m.Key, m.Err)}
+	case m.Err != "":
+		rep.Err = &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("lease: migrate %q: %s", m.Key, m.Err)}
+	default:
+		r.hint(e, m.Key, m.Master)
+		rep.Found = true
+		rep.Value = []byte(r.ks.topo.World.Regions[r.ks.topo.RegionOf(m.Master.Node)].Name)
 	}
 	e.Reply(rep)
 }
@@ -487,6 +1445,7 @@ func (r *Replica) Timer(e env.Env, payload any) {
 	if !ok {
 		return
 	}
+	now := e.Now()
 	switch t.kind {
 	case timerGateway:
 		if g := r.ops[t.op]; g != nil {
@@ -494,8 +1453,17 @@ func (r *Replica) Timer(e env.Env, payload any) {
 			e.Reply(&wire.Reply{ID: g.req.ID, Client: g.req.Client, Err: &wire.Error{Code: wire.ErrTimeout, Msg: "lease: no answer in time"}})
 		}
 	case timerRenew:
-		if rn := r.renewing[t.key]; rn != nil && e.Now()-rn.sent >= int64(r.ks.cfg.RenewTimeout) {
-			r.requestLease(e, t.key, rn) // the grant was lost or late: ask again
+		rn := r.renewing[t.key]
+		if rn == nil || rn.nonce != t.nonce {
+			return
+		}
+		// The grant was lost or late, or the master is gone: ask again,
+		// and after ElectionTimeout stand for election.
+		if now-rn.first >= int64(r.ks.cfg.ElectionTimeout) {
+			r.campaignFor(e, t.key, nil, 0)
+		}
+		if r.renewing[t.key] == rn {
+			r.requestLease(e, t.key, rn)
 		}
 	case timerRecheck:
 		if w := r.writes[t.op]; w != nil {
@@ -503,9 +1471,26 @@ func (r *Replica) Timer(e env.Env, payload any) {
 		}
 	case timerWriteTimeout:
 		if w := r.writes[t.op]; w != nil {
-			delete(r.writes, t.op)
-			e.CancelTimer(w.recheck)
-			r.send(e, w.from, &MWriteResp{Op: w.op, Key: w.key, Failed: true})
+			r.finishWrite(e, w, true)
 		}
+	case timerConfirm:
+		if c := r.confirms[t.key]; c != nil && c.nonce == t.nonce {
+			if r.isMaster(r.meta(e, t.key)) {
+				r.sendConfirm(e, t.key, c)
+			} else {
+				r.stepDown(e, t.key)
+			}
+		}
+	case timerCampaign:
+		if c := r.campaigns[t.key]; c != nil && c.ballot.N == t.nonce {
+			r.endCampaign(e, t.key, c, false)
+		}
+	case timerMigrate:
+		if mg := r.migrating[t.key]; mg != nil && uint64(mg.target) == t.nonce {
+			r.rollback(e, t.key, mg)
+		}
+	case timerAutoMigrate:
+		r.autoMigrate(e)
+		e.SetTimer(r.ks.cfg.MigrateWindow, leaseTimer{kind: timerAutoMigrate})
 	}
 }

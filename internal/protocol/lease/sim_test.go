@@ -46,7 +46,12 @@ func config(t testing.TB, seed uint64, driftPPM float64) scenario.Config {
 		Lease: scenario.LeasePolicy{
 			LeaseLength: time.Duration(50+r.IntN(400)) * time.Millisecond, MaxDriftPPM: 200_00, // ρ = 2%
 			RenewTimeout: 300 * time.Millisecond, ReadTimeout: time.Second, WriteTimeout: time.Second,
-			Passive: r.IntN(2) == 0,
+			Passive:     r.IntN(2) == 0,
+			MasterLease: time.Duration(200+r.IntN(600)) * time.Millisecond, ElectionTimeout: time.Duration(400+r.IntN(600)) * time.Millisecond,
+			// Masters chase the writers: with a short window and any
+			// majority, keys migrate often during the run.
+			AutoMigrate: r.IntN(2) == 0, MigrateWindow: time.Duration(200+r.IntN(400)) * time.Millisecond,
+			MigrateThreshold: 0.51, MigrateMinWrites: 1,
 		},
 		Workload: wl, Clients: 3 + r.IntN(4), ClosedLoop: true,
 		Duration: time.Second + time.Duration(r.IntN(2000))*time.Millisecond, ClientTimeout: 2 * time.Second,
