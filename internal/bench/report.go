@@ -648,8 +648,18 @@ func (rep *Report) writeMetrics(b *strings.Builder) {
 		return
 	}
 	b.WriteString("\n## Metrics\n\n")
-	if rep.Points[0].Result != nil && rep.Points[0].Result.WarmupSeconds > 0 {
-		fmt.Fprintf(b, "Measured after a warm-up of %gs (operations started and messages sent earlier are not counted). ", rep.Points[0].Result.WarmupSeconds)
+	var warmups []float64
+	for _, p := range rep.Points {
+		if p.Result != nil && p.Result.WarmupSeconds > 0 && !slices.Contains(warmups, p.Result.WarmupSeconds) {
+			warmups = append(warmups, p.Result.WarmupSeconds)
+		}
+	}
+	switch len(warmups) {
+	case 0:
+	case 1:
+		fmt.Fprintf(b, "Measured after a warm-up of %gs (operations started and messages sent earlier are not counted). ", warmups[0])
+	default:
+		fmt.Fprintf(b, "Measured after a warm-up of %g–%gs, depending on the point (operations started and messages sent earlier are not counted). ", slices.Min(warmups), slices.Max(warmups))
 	}
 	b.WriteString("In brackets: reference numbers for the point, each with a note below saying where it comes from (the seed's text, an inference from it, or a model).\n\n| runtime | series |")
 	if e.Sweep != nil {
