@@ -45,28 +45,34 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 				cfg.Faults = append(cfg.Faults, fc.Faults...)
 			}
 			applyChanged(cmd.Flags(), map[string]func(){
-				"seed":                func() { cfg.Seed = c.Seed },
-				"world":               func() { cfg.World = c.World },
-				"protocol":            func() { cfg.Protocol = c.Protocol },
-				"read":                func() { cfg.Quorum.Read = c.Quorum.Read },
-				"write":               func() { cfg.Quorum.Write = c.Quorum.Write },
-				"replicas-per-region": func() { cfg.Quorum.ReplicasPerRegion = c.Quorum.ReplicasPerRegion },
-				"max-clock-offset":    func() { cfg.Quorum.MaxClockOffset = c.Quorum.MaxClockOffset },
-				"workload":            func() { cfg.WorkloadPreset = c.WorkloadPreset },
-				"clients":             func() { cfg.Clients = c.Clients },
-				"rate":                func() { cfg.Rate = c.Rate },
-				"closed-loop":         func() { cfg.ClosedLoop = c.ClosedLoop },
-				"duration":            func() { cfg.Duration = c.Duration },
-				"warmup":              func() { cfg.Warmup = c.Warmup },
-				"client-timeout":      func() { cfg.ClientTimeout = c.ClientTimeout },
-				"threshold-ms":        func() { cfg.ThresholdMs = c.ThresholdMs },
-				"clock-max-offset":    func() { cfg.Clock.MaxOffset = c.Clock.MaxOffset },
-				"clock-max-drift-ppm": func() { cfg.Clock.MaxDriftPPM = c.Clock.MaxDriftPPM },
-				"loss":                func() { cfg.Net.Loss = c.Net.Loss },
-				"duplicate":           func() { cfg.Net.Duplicate = c.Net.Duplicate },
-				"reorder":             func() { cfg.Net.Reorder = c.Net.Reorder },
-				"random-faults":       func() { cfg.RandomFaults = c.RandomFaults },
-				"check":               func() { cfg.Check = c.Check },
+				"seed":                       func() { cfg.Seed = c.Seed },
+				"world":                      func() { cfg.World = c.World },
+				"protocol":                   func() { cfg.Protocol = c.Protocol },
+				"read":                       func() { cfg.Quorum.Read = c.Quorum.Read },
+				"write":                      func() { cfg.Quorum.Write = c.Quorum.Write },
+				"replicas-per-region":        func() { cfg.Quorum.ReplicasPerRegion = c.Quorum.ReplicasPerRegion },
+				"max-clock-offset":           func() { cfg.Quorum.MaxClockOffset = c.Quorum.MaxClockOffset },
+				"workload":                   func() { cfg.WorkloadPreset = c.WorkloadPreset },
+				"clients":                    func() { cfg.Clients = c.Clients },
+				"rate":                       func() { cfg.Rate = c.Rate },
+				"closed-loop":                func() { cfg.ClosedLoop = c.ClosedLoop },
+				"duration":                   func() { cfg.Duration = c.Duration },
+				"warmup":                     func() { cfg.Warmup = c.Warmup },
+				"client-timeout":             func() { cfg.ClientTimeout = c.ClientTimeout },
+				"threshold-ms":               func() { cfg.ThresholdMs = c.ThresholdMs },
+				"clock-max-offset":           func() { cfg.Clock.MaxOffset = c.Clock.MaxOffset },
+				"clock-max-drift-ppm":        func() { cfg.Clock.MaxDriftPPM = c.Clock.MaxDriftPPM },
+				"loss":                       func() { cfg.Net.Loss = c.Net.Loss },
+				"duplicate":                  func() { cfg.Net.Duplicate = c.Net.Duplicate },
+				"reorder":                    func() { cfg.Net.Reorder = c.Net.Reorder },
+				"random-faults":              func() { cfg.RandomFaults = c.RandomFaults },
+				"check":                      func() { cfg.Check = c.Check },
+				"meteor-mode":                func() { cfg.Meteor.Mode = c.Meteor.Mode },
+				"meteor-write":               func() { cfg.Meteor.Write = c.Meteor.Write },
+				"meteor-replicas-per-region": func() { cfg.Meteor.ReplicasPerRegion = c.Meteor.ReplicasPerRegion },
+				"meteor-interval":            func() { cfg.Meteor.DispatchInterval = c.Meteor.DispatchInterval },
+				"meteor-max-clock-skew":      func() { cfg.Meteor.MaxClockSkew = c.Meteor.MaxClockSkew },
+				"meteor-redundant":           func() { cfg.Meteor.Redundant = c.Meteor.Redundant },
 			})
 			res, err := scenario.Run(cfg)
 			if err != nil {
@@ -89,6 +95,12 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 	f.StringVar(&c.Quorum.Write, "write", "QUORUM", "quorum: write consistency level")
 	f.IntVar(&c.Quorum.ReplicasPerRegion, "replicas-per-region", 1, "quorum: replicas of each key in every region")
 	f.DurationVar(&c.Quorum.MaxClockOffset, "max-clock-offset", 0, "quorum: assumed bound on clock offset from true time (commit wait 2x this); default 2ms")
+	f.StringVar(&c.Meteor.Mode, "meteor-mode", "M2", "meteor: M1 (θt = 0) or M2 (θt from the write level's latency order statistic), both less ε")
+	f.StringVar(&c.Meteor.Write, "meteor-write", "QUORUM", "meteor: write level (ONE, QUORUM, ALL); reads need n-w+1 fresh statuses")
+	f.IntVar(&c.Meteor.ReplicasPerRegion, "meteor-replicas-per-region", 1, "meteor: replicas of each key in every region")
+	f.DurationVar(&c.Meteor.DispatchInterval, "meteor-interval", 0, "meteor: status dispatch interval; default 10ms")
+	f.DurationVar(&c.Meteor.MaxClockSkew, "meteor-max-clock-skew", 0, "meteor: ε, assumed bound on the difference of two clocks; default 2ms")
+	f.IntVar(&c.Meteor.Redundant, "meteor-redundant", 0, "meteor: earlier payloads repeated in each status; default 3")
 	f.StringVar(&c.WorkloadPreset, "workload", "b", "YCSB core workload ("+strings.Join(workload.PresetNames(), ", ")+")")
 	f.IntVar(&c.Clients, "clients", 50, "clients, spread evenly over the regions")
 	f.Float64Var(&c.Rate, "rate", 1000, "total target requests/s, Poisson arrivals (open loop)")

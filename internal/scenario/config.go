@@ -27,6 +27,7 @@ type Config struct {
 	Protocol string       `yaml:"protocol"` // default quorum
 	Quorum   QuorumPolicy `yaml:"quorum"`
 	Lease    LeasePolicy  `yaml:"lease"`
+	Meteor   MeteorPolicy `yaml:"meteor"`
 	// Workload is a YCSB core workload: `preset: a`..`f` plus any of
 	// workload.Spec's fields to override (record_count, read_proportion, ...).
 	Workload yaml.Node `yaml:"workload"`
@@ -85,6 +86,20 @@ type QuorumPolicy struct {
 // protocol's own Config, with its YAML names (internal/protocol/lease).
 type LeasePolicy = lease.Config
 
+// MeteorPolicy is the meteor (MeteorShower) protocol's keyspace policy (see
+// internal/protocol/meteor).
+type MeteorPolicy struct {
+	ReplicasPerRegion int           `yaml:"replicas_per_region"` // default 1
+	Write             string        `yaml:"write"`               // ONE, QUORUM or ALL; default QUORUM
+	Mode              string        `yaml:"mode"`                // M1 or M2; default M2
+	MaxClockSkew      time.Duration `yaml:"max_clock_skew"`      // ε, default 2ms
+	DispatchInterval  time.Duration `yaml:"dispatch_interval"`   // default 10ms
+	Redundant         int           `yaml:"redundant"`           // default 3
+	ReadTimeout       time.Duration `yaml:"read_timeout"`        // default 5s
+	WriteTimeout      time.Duration `yaml:"write_timeout"`       // default 2s
+	Theta             time.Duration `yaml:"theta"`               // M2: overrides the computed θt
+}
+
 // Clock draws node clock errors (sim.ClockConfig).
 type Clock struct {
 	MaxOffset   time.Duration `yaml:"max_offset"`
@@ -127,7 +142,7 @@ type Skew struct {
 }
 
 // Protocols lists the protocols `lightcone sim` runs.
-func Protocols() []string { return []string{"quorum", "lease"} }
+func Protocols() []string { return []string{"quorum", "lease", "meteor"} }
 
 // Models lists the accepted values of Check.
 func Models() []string {

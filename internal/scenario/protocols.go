@@ -36,6 +36,8 @@ func newProtocol(c Config, t *topo.Topology) (protocol, error) {
 		return newQuorum(c.Quorum, t)
 	case "lease":
 		return newLease(c.Lease, t)
+	case "meteor":
+		return newMeteor(c.Meteor, t)
 	}
 	return nil, fmt.Errorf("protocol: unknown protocol %q (valid: %s)", c.Protocol, strings.Join(Protocols(), ", "))
 }

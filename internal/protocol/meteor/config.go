@@ -1,0 +1,168 @@
+package meteor
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// Mode chooses the staleness bound θt a read tolerates (MeteorShower §4.2.5,
+// "The Choice of θt").
+type Mode uint8
+
+const (
+	// M1 is MeteorShower1: θt = 0 (the lower bound), less ε (doc.go).
+	M1 Mode = iota + 1
+	// M2 is MeteorShower2: θt = the write level's order statistic of the
+	// gateway's one-way latencies to the key's replicas, less ε.
+	M2
+)
+
+func (m Mode) String() string {
+	switch m {
+	case M1:
+		return "M1"
+	case M2:
+		return "M2"
+	}
+	return fmt.Sprintf("mode(%d)", uint8(m))
+}
+
+// ParseMode parses "M1" or "M2" (case-insensitive).
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "M1", "1":
+		return M1, nil
+	case "M2", "2":
+		return M2, nil
+	}
+	return 0, fmt.Errorf("meteor: unknown mode %q (valid: M1, M2)", s)
+}
+
+// Config is a meteor keyspace's policy.
+type Config struct {
+	// ReplicasPerRegion is the number of replicas of every key in each
+	// region of the world, in the world's region order. Default: 1 in every
+	// region.
+	ReplicasPerRegion []int
+	// Write is the write level: ONE, QUORUM or ALL (default QUORUM). Reads
+	// need the matching count of fresh statuses, n − w + 1, so r + w > n
+	// (§4.2: "the minimum requirement to achieve sequential data consistency
+	// is r + w > n").
+	Write wire.Level
+	// Mode is M1 or M2. Default M2.
+	Mode Mode
+	// MaxClockSkew (ε) bounds the difference between any two nodes' clocks
+	// (§4.2.2: |t1 − t2| ≤ ε). θt is reduced by ε. Default 2ms, the thesis'
+	// evaluation value.
+	MaxClockSkew time.Duration
+	// DispatchInterval is how often each node sends a status message to
+	// every peer, even an empty one. Default 10ms (§4.2.5).
+	DispatchInterval time.Duration
+	// Redundant is how many earlier payloads each status repeats, so a lost
+	// status costs no resynchronisation (§4.2.3, "Redundant"). Default 3.
+	Redundant int
+	// ReadTimeout and WriteTimeout bound how long a gateway waits before
+	// answering ErrTimeout. Default 5s and 2s.
+	ReadTimeout, WriteTimeout time.Duration
+	// OneWay is the minimum one-way delay from node a to node b that M2's θt
+	// is computed from. Default (nil): the world's configured base delays.
+	// The real runtime passes measured latencies (half the minimum ping
+	// RTT).
+	OneWay func(a, b wire.NodeID) time.Duration
+	// Theta, if set, overrides the θt computed from OneWay (M2 only): for
+	// tests and for the teeth test that shows what too large a θt breaks.
+	Theta time.Duration
+}
+
+// DefaultMaxClockSkew is MaxClockSkew's default.
+const DefaultMaxClockSkew = 2 * time.Millisecond
+
+// EnsureDefaults fills unset fields for a world with regions regions.
+func (c *Config) EnsureDefaults(regions int) {
+	if c.ReplicasPerRegion == nil {
+		c.ReplicasPerRegion = make([]int, regions)
+		for i := range c.ReplicasPerRegion {
+			c.ReplicasPerRegion[i] = 1
+		}
+	}
+	if c.Write == wire.LevelDefault {
+		c.Write = wire.Quorum
+	}
+	if c.Mode == 0 {
+		c.Mode = M2
+	}
+	if c.MaxClockSkew == 0 {
+		c.MaxClockSkew = DefaultMaxClockSkew
+	}
+	if c.DispatchInterval == 0 {
+		c.DispatchInterval = 10 * time.Millisecond
+	}
+	if c.Redundant == 0 {
+		c.Redundant = 3
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = 5 * time.Second
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = 2 * time.Second
+	}
+}
+
+// Validate checks c against a world with the given number of nodes in each
+// region.
+func (c *Config) Validate(nodesPerRegion []int) error {
+	if len(c.ReplicasPerRegion) != len(nodesPerRegion) {
+		return fmt.Errorf("meteor: replicas_per_region has %d entries; the world has %d regions", len(c.ReplicasPerRegion), len(nodesPerRegion))
+	}
+	total := 0
+	for r, n := range c.ReplicasPerRegion {
+		if n < 0 || n > nodesPerRegion[r] {
+			return fmt.Errorf("meteor: replicas_per_region[%d] = %d; must be between 0 and the region's %d nodes", r, n, nodesPerRegion[r])
+		}
+		total += n
+	}
+	if total == 0 {
+		return fmt.Errorf("meteor: replicas_per_region places no replica anywhere")
+	}
+	switch c.Write {
+	case wire.One, wire.Quorum, wire.All:
+	default:
+		return fmt.Errorf("meteor: write level %s; must be ONE, QUORUM or ALL", c.Write)
+	}
+	if c.Mode != M1 && c.Mode != M2 {
+		return fmt.Errorf("meteor: unknown mode %s", c.Mode)
+	}
+	if c.Redundant < 0 || c.Redundant > 64 {
+		return fmt.Errorf("meteor: redundant = %d; must be between 0 and 64", c.Redundant)
+	}
+	if c.DispatchInterval <= 0 {
+		return fmt.Errorf("meteor: dispatch_interval = %s; must be positive", c.DispatchInterval)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"read_timeout", c.ReadTimeout}, {"write_timeout", c.WriteTimeout}, {"max_clock_skew", c.MaxClockSkew}, {"theta", c.Theta}} {
+		if d.v < 0 {
+			return fmt.Errorf("meteor: %s = %s; must not be negative", d.name, d.v)
+		}
+	}
+	return nil
+}
+
+// writeAcks is w, the acknowledgements a write needs, of n replicas.
+func (c *Config) writeAcks(n int) int {
+	switch c.Write {
+	case wire.One:
+		return 1
+	case wire.All:
+		return n
+	}
+	return n/2 + 1
+}
+
+// Model is the consistency model the scenario runner checks meteor histories
+// against (doc.go, "Guarantee").
+const Model = "sequential-per-key"

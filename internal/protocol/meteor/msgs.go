@@ -1,0 +1,266 @@
+package meteor
+
+import (
+	"fmt"
+
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// Write is MeteorShower's write notification, {Key, Update, Ts, Vn}
+// (§4.2.3): the gateway sends it to every replica of Key, which applies Rec
+// if its version (timestamp, gateway) is newer than its own (Fig. 4.14b).
+type Write struct {
+	Op  uint64
+	Key string
+	Rec store.Record
+}
+
+// WriteAck answers a Write once the replica holds Rec or a newer version
+// durably: Ack if it applied Rec, Rej if it already had the newer Version.
+type WriteAck struct {
+	Op      uint64
+	Key     string
+	Rej     bool
+	Version wire.Version // the replica's version of Key after the write
+}
+
+// ReadReq asks the nearest replica of Key to serve a read from its status
+// map (Fig. 4.15a). ViewTs is T_read − θt on the gateway's clock: the read
+// may use a peer's status only if its MsgTs is later (Fig. 4.14a).
+type ReadReq struct {
+	Op     uint64
+	Key    string
+	ViewTs int64
+}
+
+// ReadResp is the replica's answer to a ReadReq.
+type ReadResp struct {
+	Op    uint64
+	Key   string
+	Found bool
+	Rec   store.Record
+}
+
+// Entry is one line of a status payload: a version of Key the sender has
+// applied. It carries no value (§4.2.3: "without the value of the record to
+// minimize the communication overhead").
+type Entry struct {
+	Key     string
+	Version wire.Version
+}
+
+// Payload is the entries of one dispatch interval, numbered Seq and stamped
+// with the sender's clock when it was first sent.
+type Payload struct {
+	Seq     uint64
+	MsgTs   int64
+	Entries []Entry
+}
+
+// Status is MeteorShower's status message {Payload, MsgTs, Seq, Redundant}
+// (§4.2.3), sent to every peer every dispatch interval even when empty. Now
+// is the current payload; Redundant repeats the previous ones, newest first,
+// so a receiver can fill a gap left by lost statuses. Epoch names the
+// sender's incarnation (the thesis prefixes Seq with the server ID; the
+// sender is the message's source here, and the epoch tells incarnations
+// apart). Genesis says the incarnation began with an empty history, so a
+// receiver that has every payload from Seq 1 knows the sender's whole state.
+type Status struct {
+	Epoch     uint64
+	Genesis   bool
+	Now       Payload
+	Redundant []Payload
+}
+
+// Pull asks a peer for its record of Key: to fetch a value the status map
+// says exists (§4.2.4, read worker), or to learn the peer's state of Key
+// when its status history has a gap.
+type Pull struct {
+	Key string
+}
+
+// PullResp is the peer's record of Key, with the epoch and the Seq of the
+// last status it had sent: every later change of Key is in a later status.
+type PullResp struct {
+	Key   string
+	Found bool
+	Rec   store.Record
+	Epoch uint64
+	Seq   uint64
+}
+
+// Kind implements wire.Msg.
+func (*Write) Kind() string { return "meteor.write" }
+
+// Kind implements wire.Msg: "meteor.ack" or "meteor.rej".
+func (m *WriteAck) Kind() string {
+	if m.Rej {
+		return "meteor.rej"
+	}
+	return "meteor.ack"
+}
+
+// BaseKind is the kind WriteAck registers under with the codec.
+func (*WriteAck) BaseKind() string { return "meteor.ack" }
+
+// Kind implements wire.Msg.
+func (*ReadReq) Kind() string { return "meteor.read" }
+
+// Kind implements wire.Msg.
+func (*ReadResp) Kind() string { return "meteor.read_resp" }
+
+// Kind implements wire.Msg.
+func (*Status) Kind() string { return "meteor.status" }
+
+// Kind implements wire.Msg.
+func (*Pull) Kind() string { return "meteor.pull" }
+
+// Kind implements wire.Msg.
+func (*PullResp) Kind() string { return "meteor.pull_resp" }
+
+// MessageTypes lists the protocol's messages for the network codec.
+func MessageTypes() []wire.MsgType {
+	return []wire.MsgType{
+		{Kind: "meteor.write", New: func() wire.Encodable { return new(Write) }},
+		{Kind: "meteor.ack", New: func() wire.Encodable { return new(WriteAck) }},
+		{Kind: "meteor.read", New: func() wire.Encodable { return new(ReadReq) }},
+		{Kind: "meteor.read_resp", New: func() wire.Encodable { return new(ReadResp) }},
+		{Kind: "meteor.status", New: func() wire.Encodable { return new(Status) }},
+		{Kind: "meteor.pull", New: func() wire.Encodable { return new(Pull) }},
+		{Kind: "meteor.pull_resp", New: func() wire.Encodable { return new(PullResp) }},
+	}
+}
+
+// AppendPayload implements wire.Encodable.
+func (m *Write) AppendPayload(b []byte) []byte {
+	b = wire.AppendUvarint(b, m.Op)
+	b = wire.AppendString(b, m.Key)
+	return store.AppendWire(b, m.Rec)
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *Write) DecodePayload(d *wire.Decoder) {
+	m.Op, m.Key, m.Rec = d.Uvarint(), d.String(), store.DecodeWire(d)
+}
+
+// AppendPayload implements wire.Encodable.
+func (m *WriteAck) AppendPayload(b []byte) []byte {
+	b = wire.AppendUvarint(b, m.Op)
+	b = wire.AppendString(b, m.Key)
+	b = wire.AppendBool(b, m.Rej)
+	return wire.AppendVersion(b, m.Version)
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *WriteAck) DecodePayload(d *wire.Decoder) {
+	m.Op, m.Key, m.Rej, m.Version = d.Uvarint(), d.String(), d.Bool(), d.Version()
+}
+
+// AppendPayload implements wire.Encodable.
+func (m *ReadReq) AppendPayload(b []byte) []byte {
+	b = wire.AppendUvarint(b, m.Op)
+	b = wire.AppendString(b, m.Key)
+	return wire.AppendVarint(b, m.ViewTs)
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *ReadReq) DecodePayload(d *wire.Decoder) {
+	m.Op, m.Key, m.ViewTs = d.Uvarint(), d.String(), d.Varint()
+}
+
+// AppendPayload implements wire.Encodable.
+func (m *ReadResp) AppendPayload(b []byte) []byte {
+	b = wire.AppendUvarint(b, m.Op)
+	b = wire.AppendString(b, m.Key)
+	b = wire.AppendBool(b, m.Found)
+	return store.AppendWire(b, m.Rec)
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *ReadResp) DecodePayload(d *wire.Decoder) {
+	m.Op, m.Key, m.Found, m.Rec = d.Uvarint(), d.String(), d.Bool(), store.DecodeWire(d)
+}
+
+// maxEntries bounds the entries of one decoded payload and the payloads of
+// one status, so a corrupt length cannot make a decoder allocate without
+// limit.
+const (
+	maxEntries  = 1 << 20
+	maxPayloads = 65
+)
+
+func appendPayload(b []byte, p Payload) []byte {
+	b = wire.AppendUvarint(b, p.Seq)
+	b = wire.AppendVarint(b, p.MsgTs)
+	b = wire.AppendUvarint(b, uint64(len(p.Entries)))
+	for _, e := range p.Entries {
+		b = wire.AppendString(b, e.Key)
+		b = wire.AppendVersion(b, e.Version)
+	}
+	return b
+}
+
+func decodePayload(d *wire.Decoder) Payload {
+	p := Payload{Seq: d.Uvarint(), MsgTs: d.Varint()}
+	n := d.Uvarint()
+	if n > maxEntries || n > uint64(d.Len()) {
+		d.Fail(fmt.Errorf("meteor: status payload of %d entries", n))
+		return p
+	}
+	if n > 0 {
+		p.Entries = make([]Entry, n)
+	}
+	for i := range p.Entries {
+		p.Entries[i] = Entry{Key: d.String(), Version: d.Version()}
+	}
+	return p
+}
+
+// AppendPayload implements wire.Encodable.
+func (m *Status) AppendPayload(b []byte) []byte {
+	b = wire.AppendUvarint(b, m.Epoch)
+	b = wire.AppendBool(b, m.Genesis)
+	b = appendPayload(b, m.Now)
+	b = wire.AppendUvarint(b, uint64(len(m.Redundant)))
+	for _, p := range m.Redundant {
+		b = appendPayload(b, p)
+	}
+	return b
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *Status) DecodePayload(d *wire.Decoder) {
+	m.Epoch, m.Genesis, m.Now = d.Uvarint(), d.Bool(), decodePayload(d)
+	n := d.Uvarint()
+	if n > maxPayloads {
+		d.Fail(fmt.Errorf("meteor: status with %d redundant payloads", n))
+		return
+	}
+	if n > 0 {
+		m.Redundant = make([]Payload, n)
+	}
+	for i := range m.Redundant {
+		m.Redundant[i] = decodePayload(d)
+	}
+}
+
+// AppendPayload implements wire.Encodable.
+func (m *Pull) AppendPayload(b []byte) []byte { return wire.AppendString(b, m.Key) }
+
+// DecodePayload implements wire.Encodable.
+func (m *Pull) DecodePayload(d *wire.Decoder) { m.Key = d.String() }
+
+// AppendPayload implements wire.Encodable.
+func (m *PullResp) AppendPayload(b []byte) []byte {
+	b = wire.AppendString(b, m.Key)
+	b = wire.AppendBool(b, m.Found)
+	b = store.AppendWire(b, m.Rec)
+	b = wire.AppendUvarint(b, m.Epoch)
+	return wire.AppendUvarint(b, m.Seq)
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *PullResp) DecodePayload(d *wire.Decoder) {
+	m.Key, m.Found, m.Rec, m.Epoch, m.Seq = d.String(), d.Bool(), store.DecodeWire(d), d.Uvarint(), d.Uvarint()
+}

@@ -1,0 +1,165 @@
+package meteor_test
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/lightcone/lightcone/internal/protocol/meteor"
+	"github.com/lightcone/lightcone/internal/scenario"
+	"github.com/lightcone/lightcone/internal/topo"
+)
+
+var (
+	runsFlag  = flag.Int("runs", 60, "seeded runs per mode (TestModesUnderFaults)")
+	seedFlag  = flag.Uint64("seed", 0, "replay one seed (with -mode)")
+	modeFlag  = flag.String("mode", "", "replay one mode: M1 or M2")
+	modelFlag = flag.String("model", "", "checker model (default: the protocol's claim)")
+)
+
+// swarmWorld is a small three-region world, two nodes per region, with
+// jittered links (jitter only adds to the base delay, which θt is computed
+// from).
+func swarmWorld(t testing.TB) *topo.World { return world3(t, 20, 35, 60, 5) }
+
+// world3 is three regions a, b, c, two nodes each, with the given one-way
+// delays (ms) a-b, b-c, a-c and exponential jitter of the given mean.
+func world3(t testing.TB, ab, bc, ac, jitter float64) *topo.World {
+	w, err := topo.Parse([]byte(fmt.Sprintf(`
+name: world3
+description: three regions, two nodes each, for seeded fault runs
+nodes_per_region: 2
+regions:
+  - {name: a, provider: sim, lat: 50, long: 8}
+  - {name: b, provider: sim, lat: 40, long: -74}
+  - {name: c, provider: sim, lat: 35, long: 139}
+links:
+  - {from: a, to: b, one_way_ms: %g, jitter: {dist: exponential, mean_ms: %g}}
+  - {from: b, to: c, one_way_ms: %g, jitter: {dist: exponential, mean_ms: %g}}
+  - {from: a, to: c, one_way_ms: %g, jitter: {dist: exponential, mean_ms: %g}}
+`, ab, jitter, bc, jitter, ac, jitter)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// swarmConfig draws one seeded run: replica count, dispatch interval and
+// redundancy, clock errors within ε, a fault schedule and a small contended
+// key space (swarm testing: each seed its own shape).
+func swarmConfig(t testing.TB, seed uint64, mode string) scenario.Config {
+	r := rand.New(rand.NewPCG(seed, 43))
+	var wl yaml.Node
+	if err := wl.Encode(map[string]any{
+		"preset": "a", "record_count": 1 + r.IntN(4), "operation_count": 1000,
+		"read_proportion": 0.5, "update_proportion": 0.5, "request_distribution": "uniform",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const eps = meteor.DefaultMaxClockSkew
+	c := scenario.Config{
+		Seed:     seed,
+		WorldDef: swarmWorld(t),
+		Protocol: "meteor",
+		Meteor: scenario.MeteorPolicy{
+			ReplicasPerRegion: 1 + r.IntN(2),
+			Mode:              mode,
+			MaxClockSkew:      eps,
+			DispatchInterval:  time.Duration(2+r.IntN(20)) * time.Millisecond,
+			Redundant:         r.IntN(4),
+			ReadTimeout:       time.Second, WriteTimeout: time.Second,
+		},
+		Workload:      wl,
+		Clients:       3 + r.IntN(4),
+		ClosedLoop:    true,
+		Duration:      time.Second + time.Duration(r.IntN(2000))*time.Millisecond,
+		ClientTimeout: 2 * time.Second,
+		// Within the bound: every clock within ε/2 of true time over the
+		// run, so any two within ε.
+		Clock:        scenario.Clock{MaxOffset: eps / 4, MaxDriftPPM: 100},
+		RandomFaults: true,
+		Check:        "auto",
+	}
+	if *modelFlag != "" {
+		c.Check = *modelFlag
+	}
+	if r.IntN(2) == 0 {
+		c.Net = scenario.Net{Loss: r.Float64() * 0.05, Duplicate: r.Float64() * 0.05, Reorder: r.Float64() * 0.1}
+	}
+	return c
+}
+
+func replay(test, mode string, seed uint64) string {
+	return fmt.Sprintf("go test ./internal/protocol/meteor -run '%s' -mode %s -seed %d -v", test, mode, seed)
+}
+
+// TestModesUnderFaults runs -runs seeded simulations per mode, with
+// crashes, partitions, message loss, duplication and reordering, and clock
+// errors within ε; each history is checked against the model the protocol
+// claims (doc.go, "Guarantee").
+func TestModesUnderFaults(t *testing.T) {
+	runs := *runsFlag
+	if testing.Short() {
+		runs = min(runs, 15)
+	}
+	modes := []string{"M1", "M2"}
+	first := uint64(1)
+	if *modeFlag != "" {
+		modes = []string{*modeFlag}
+		if *seedFlag != 0 {
+			first, runs = *seedFlag, 1
+		}
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			var failures atomic.Int32
+			var ops, undecided atomic.Int64
+			jobs := make(chan uint64)
+			var wg sync.WaitGroup
+			for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for seed := range jobs {
+						res, err := scenario.Run(swarmConfig(t, seed, mode))
+						if err != nil {
+							t.Errorf("seed %d: %v", seed, err)
+							continue
+						}
+						ops.Add(int64(res.Check.Ops))
+						switch res.Check.Verdict {
+						case "pass":
+						case "undecided":
+							undecided.Add(1)
+						default:
+							if failures.Add(1) <= 3 {
+								t.Errorf("seed %d: %s check %s: key %q: %s\nreplay: %s",
+									seed, res.Check.Model, res.Check.Verdict, res.Check.Key, res.Check.Detail,
+									replay("TestModesUnderFaults", mode, seed))
+							}
+						}
+					}
+				}()
+			}
+			for i := 0; i < runs; i++ {
+				jobs <- first + uint64(i)
+			}
+			close(jobs)
+			wg.Wait()
+			if ops.Load() < int64(runs)*20 {
+				t.Errorf("only %d operations over %d runs: the runs exercise too little", ops.Load(), runs)
+			}
+			if u := undecided.Load(); u*10 > int64(runs) {
+				t.Errorf("%d of %d runs undecided by the checker", u, runs)
+			}
+			t.Logf("%d runs, %d operations checked, %d failed, %d undecided", runs, ops.Load(), failures.Load(), undecided.Load())
+		})
+	}
+}

@@ -1,0 +1,75 @@
+package scenario
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/protocol/meteor"
+	"github.com/lightcone/lightcone/internal/protocol/quorum"
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+type meteorProto struct {
+	ks   *meteor.Keyspace
+	topo *topo.Topology
+}
+
+func newMeteor(p MeteorPolicy, t *topo.Topology) (*meteorProto, error) {
+	cfg := meteor.Config{
+		MaxClockSkew: p.MaxClockSkew, DispatchInterval: p.DispatchInterval, Redundant: p.Redundant,
+		ReadTimeout: p.ReadTimeout, WriteTimeout: p.WriteTimeout, Theta: p.Theta,
+	}
+	rpr := p.ReplicasPerRegion
+	if rpr == 0 {
+		rpr = 1
+	}
+	if rpr < 1 || rpr > t.World.NodesPerRegion {
+		return nil, fmt.Errorf("meteor.replicas_per_region: %d; must be between 1 and the world's %d nodes per region", rpr, t.World.NodesPerRegion)
+	}
+	for range t.World.Regions {
+		cfg.ReplicasPerRegion = append(cfg.ReplicasPerRegion, rpr)
+	}
+	var err error
+	if p.Write != "" {
+		if cfg.Write, err = wire.ParseLevel(p.Write); err != nil {
+			return nil, fmt.Errorf("meteor.write: %w", err)
+		}
+	}
+	if p.Mode != "" {
+		if cfg.Mode, err = meteor.ParseMode(p.Mode); err != nil {
+			return nil, fmt.Errorf("meteor.mode: %w", err)
+		}
+	}
+	ks, err := meteor.NewKeyspace(t, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &meteorProto{ks: ks, topo: t}, nil
+}
+
+func (m *meteorProto) factory() env.Factory             { return m.ks.Factory() }
+func (m *meteorProto) holders(key string) []wire.NodeID { return m.ks.Replicas(nil, key) }
+
+// model: MeteorShower claims sequential consistency (§4.2.2, Theorem 1);
+// internal/protocol/meteor/doc.go says what is proved and checked.
+func (m *meteorProto) model() string { return meteor.Model }
+
+// clockBound: ε bounds the difference of two clocks, so each clock must stay
+// within ε/2 of true time.
+func (m *meteorProto) clockBound() time.Duration { return m.ks.Config().MaxClockSkew / 2 }
+
+func (m *meteorProto) floor(region int, write bool, oneWay func(a, b int) time.Duration) time.Duration {
+	c := m.ks.Config()
+	if write {
+		return quorum.Floor(c.ReplicasPerRegion, c.Write, region, oneWay)
+	}
+	return meteor.ReadFloor(c, region, oneWay)
+}
+
+func (m *meteorProto) describe() string {
+	c := m.ks.Config()
+	return fmt.Sprintf("meteor (MeteorShower) mode=%s write=%s replicas/region=%d epsilon=%s interval=%s redundant=%d guarantee=%s",
+		c.Mode, c.Write, c.ReplicasPerRegion[0], c.MaxClockSkew, c.DispatchInterval, c.Redundant, meteor.Model)
+}
