@@ -20,7 +20,19 @@ func TestMessagesRoundTrip(t *testing.T) {
 		&MWrite{Op: 3, Key: "k", Rec: rec, Passive: true}, &MWriteResp{Op: 4, Key: "k", Version: rec.Version, Failed: true},
 		&Renew{Key: "k", Nonce: 5}, &Grant{Key: "k", Nonce: 6, Found: true, Rec: rec}, &GrantAck{Key: "k", Nonce: 7},
 		&Update{Op: 8, Key: "k", Rec: rec, Active: true}, &Update{Op: 9, Key: "k", Rec: store.Record{Tombstone: true}},
-		&UpdateAck{Op: 10, Key: "k"},
+		&UpdateAck{Op: 10, Key: "k", OK: true, Ballot: Ballot{N: 3, Node: 1}},
+		&MWriteResp{Op: 11, Key: "k", Redirect: true, Retry: true, Master: Ballot{N: 2, Node: 3}},
+		&MWrite{Op: 12, Key: "k", Rec: rec, Origin: 2}, &LReadResp{Op: 13, Key: "k", Retry: true},
+		&Grant{Key: "k", Nonce: 14, Ballot: Ballot{N: 1, Node: 2}, Redirect: true},
+		&Update{Op: 15, Key: "k", Rec: rec, Active: true, Ballot: Ballot{N: 4, Node: 0}},
+		&Confirm{Key: "k", Nonce: 16, Ballot: Ballot{N: 5, Node: 1}}, &ConfirmAck{Key: "k", Nonce: 17, OK: true, Ballot: Ballot{N: 5, Node: 1}},
+		&Prepare{Key: "k", Ballot: Ballot{N: 6, Node: 2}, Consent: true, Handoff: Ballot{N: 5, Node: 1}},
+		&Promise{Key: "k", Ballot: Ballot{N: 6, Node: 2}, OK: true, Known: Ballot{N: 5, Node: 1}, Found: true, Rec: rec},
+		&Accept{Key: "k", Ballot: Ballot{N: 6, Node: 2}, Found: true, Rec: rec},
+		&Accepted{Key: "k", Ballot: Ballot{N: 6, Node: 2}, Known: Ballot{N: 7, Node: 0}},
+		&Handoff{Key: "k", From: Ballot{N: 5, Node: 1}, Found: true, Rec: rec, Holders: []HolderLease{{Node: 2, Remaining: 1e9}, {Node: 0, Remaining: 5}}},
+		&HandoffDone{Key: "k", OK: true, Ballot: Ballot{N: 6, Node: 2}},
+		&Migrate{Op: 18, Key: "k", Region: 3}, &MigrateResp{Op: 19, Key: "k", Err: "busy", Retry: true, Redirect: true, Master: Ballot{N: 1, Node: 1}},
 	} {
 		b, err := c.Append(nil, m)
 		if err != nil {

@@ -52,6 +52,10 @@ type Config struct {
 	MigrateWindow    time.Duration `yaml:"migrate_window"`
 	MigrateThreshold float64       `yaml:"migrate_threshold"`
 	MigrateMinWrites int           `yaml:"migrate_min_writes"`
+
+	// noElectionFence disables the fence after an election (tests only:
+	// it shows the fence is what keeps the old master's leases safe).
+	noElectionFence bool
 }
 
 // EnsureDefaults fills unset fields.
@@ -300,6 +304,12 @@ type confirmRound struct {
 	acks   map[wire.NodeID]bool
 	reads  []waitRead
 	renews []waitRenew
+	moves  []waitMigrate
+}
+
+type waitMigrate struct {
+	from wire.NodeID
+	m    *Migrate
 }
 
 type migration struct {
@@ -310,9 +320,13 @@ type migration struct {
 }
 
 type campaign struct {
-	ballot   Ballot
-	old      Ballot // the mastership being replaced
-	consent  bool   // a handoff: the old master agreed
+	ballot  Ballot
+	old     Ballot // the mastership being replaced
+	consent bool   // a handoff: the old master agreed
+	// inherit: the handoff's lease records are complete — every promise
+	// reported the old master's mastership as current, so no master came
+	// between (otherwise the election fence applies).
+	inherit  bool
 	holders  []HolderLease
 	notify   wire.NodeID // old master to tell how the handoff ended
 	phase    int
@@ -820,7 +834,7 @@ func (r *Replica) onUpdate(e env.Env, from wire.NodeID, m *Update) {
 	mt := r.meta(e, m.Key)
 	if m.Ballot.Less(mt.promised) {
 		if m.Active {
-			r.send(e, from, &UpdateAck{Op: m.Op, Key: m.Key, Ballot: mt.promised})
+			r.send(e, from, &UpdateAck{Op: m.Op, Key: m.Key, Ballot: mt.accepted})
 		}
 		return
 	}
@@ -850,11 +864,11 @@ func (r *Replica) onUpdateAck(e env.Env, from wire.NodeID, m *UpdateAck) {
 		return
 	}
 	if !m.OK {
+		// The replica promised a later ballot. If a later mastership was
+		// accepted, this one is over; otherwise (a candidacy) the write
+		// goes on without this replica — and still waits out its lease.
 		if w.ballot.Less(m.Ballot) {
-			// A later mastership has a promise: this one cannot complete
-			// writes any more.
-			r.hint(e, m.Key, m.Ballot)
-			r.stepDown(e, m.Key)
+			r.superseded(e, m.Key, m.Ballot)
 		}
 		return
 	}
@@ -946,7 +960,7 @@ func (r *Replica) sendConfirm(e env.Env, key string, c *confirmRound) {
 func (r *Replica) onConfirm(e env.Env, from wire.NodeID, m *Confirm) {
 	mt := r.meta(e, m.Key)
 	if m.Ballot.Less(mt.promised) {
-		r.send(e, from, &ConfirmAck{Key: m.Key, Nonce: m.Nonce, Ballot: mt.promised})
+		r.send(e, from, &ConfirmAck{Key: m.Key, Nonce: m.Nonce, Ballot: mt.accepted})
 		return
 	}
 	if mt.accepted.Less(m.Ballot) {
@@ -963,8 +977,7 @@ func (r *Replica) onConfirmAck(e env.Env, from wire.NodeID, m *ConfirmAck) {
 	}
 	if !m.OK {
 		if r.meta(e, m.Key).accepted.Less(m.Ballot) {
-			r.hint(e, m.Key, m.Ballot)
-			r.stepDown(e, m.Key)
+			r.superseded(e, m.Key, m.Ballot)
 		}
 		return
 	}
@@ -995,9 +1008,26 @@ func (r *Replica) confirmed(e env.Env, key string, c *confirmRound) {
 			r.grant(e, w.from, key, w.nonce)
 		}
 	}
+	for _, w := range c.moves {
+		r.migrate(e, w.from, w.m)
+	}
+}
+
+// superseded ends this node's mastership of key on learning that a later
+// one was accepted: it promises that ballot (so it stops acting as master
+// durably) before forgetting its lease records.
+func (r *Replica) superseded(e env.Env, key string, b Ballot) {
+	mt := r.meta(e, key)
+	if mt.promised.Less(b) {
+		r.setMeta(e, key, b, mt.accepted)
+	}
+	r.hint(e, key, b)
+	r.stepDown(e, key)
 }
 
 // stepDown ends this node's mastership of key: it learned of a later one.
+// Only call it once this node no longer counts as master (isMaster false):
+// it forgets the lease records a master must honour.
 // Writes in progress end with an unknown outcome; waiting reads are told
 // to retry; waiting renewals are sent to the newer master.
 func (r *Replica) stepDown(e env.Env, key string) {
@@ -1023,6 +1053,9 @@ func (r *Replica) stepDown(e env.Env, key string) {
 		}
 		for _, w := range c.renews {
 			r.send(e, w.from, &Grant{Key: key, Nonce: w.nonce, Redirect: true, Ballot: r.known(e, key)})
+		}
+		for _, w := range c.moves {
+			r.send(e, w.from, &MigrateResp{Op: w.m.Op, Key: key, Redirect: true, Master: r.known(e, key)})
 		}
 	}
 	if mg := r.migrating[key]; mg != nil {
@@ -1051,11 +1084,14 @@ func (r *Replica) campaignFor(e env.Env, key string, h *Handoff, notify wire.Nod
 	cur, found, _ := e.Store().Get(key)
 	c.found, c.best = found, cur
 	if h != nil {
-		c.consent, c.holders = true, h.Holders
+		c.consent, c.inherit, c.holders = true, true, h.Holders
 		c.old = h.From
 		if h.Found && (!c.found || c.best.Version.Less(h.Rec.Version)) {
 			c.found, c.best = true, h.Rec
 		}
+	}
+	if mt.accepted != c.old {
+		c.inherit = false
 	}
 	r.campaigns[key] = c
 	r.setMeta(e, key, c.ballot, mt.accepted)
@@ -1116,6 +1152,9 @@ func (r *Replica) onPromise(e env.Env, from wire.NodeID, m *Promise) {
 		return
 	}
 	c.promises[from] = true
+	if m.Known != c.old {
+		c.inherit = false
+	}
 	if m.Found && (!c.found || c.best.Version.Less(m.Rec.Version)) {
 		c.found, c.best = true, m.Rec
 	}
@@ -1188,14 +1227,14 @@ func (r *Replica) acceptedBy(e env.Env, key string, c *campaign) {
 	}
 	now := e.Now()
 	r.mlease[key] = c.sent + int64(r.ks.cfg.MasterLease)
-	if c.consent {
+	if c.inherit {
 		r.records[key] = map[wire.NodeID]int64{}
 		for _, h := range c.holders {
 			if h.Node != r.id && h.Remaining > 0 {
 				r.records[key][h.Node] = now + int64(float64(h.Remaining)*r.ks.recordFactor)
 			}
 		}
-	} else {
+	} else if !r.ks.cfg.noElectionFence {
 		r.keyFence[key] = keyFence{until: now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout), except: c.old.Node}
 	}
 	delete(r.leases, key)
@@ -1232,9 +1271,12 @@ func (r *Replica) endCampaign(e env.Env, key string, c *campaign, won bool) {
 // the same way.
 
 func (r *Replica) onMigrate(e env.Env, from wire.NodeID, m *Migrate) {
-	if !r.firstCopy(e, from, m.Op) {
-		return
+	if r.firstCopy(e, from, m.Op) {
+		r.migrate(e, from, m)
 	}
+}
+
+func (r *Replica) migrate(e env.Env, from wire.NodeID, m *Migrate) {
 	mt := r.meta(e, m.Key)
 	resp := &MigrateResp{Op: m.Op, Key: m.Key, Master: mt.accepted}
 	switch {
@@ -1246,6 +1288,11 @@ func (r *Replica) onMigrate(e env.Env, from wire.NodeID, m *Migrate) {
 		// already there
 	case !r.isMaster(mt) || r.migrating[m.Key] != nil || r.campaigns[m.Key] != nil:
 		resp.Err, resp.Retry = "the key's mastership is already moving", true
+	case r.mlease[m.Key] <= e.Now():
+		// Only a master sure of its mastership hands it over: confirm first.
+		r.confirm(e, m.Key, nil, nil)
+		r.confirms[m.Key].moves = append(r.confirms[m.Key].moves, waitMigrate{from, m})
+		return
 	default:
 		if err := r.startMigration(e, m.Key, m.Region, &migration{from: from, op: m.Op}); err != "" {
 			resp.Err, resp.Retry = err, true

@@ -74,12 +74,16 @@ func TestLeaseUnderFaults(t *testing.T) {
 		runs = min(runs, 30)
 	}
 	ops := 0
+	msgs := map[string]int{}
 	for seed := uint64(1); seed <= uint64(runs); seed++ {
 		res, err := scenario.Run(config(t, seed, 19_000))
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		ops += res.Check.Ops
+		for _, m := range res.Messages {
+			msgs[m.Kind] += m.Count
+		}
 		if res.Check.Verdict != "pass" {
 			t.Fatalf("seed %d: %s %s: key %q: %s\nreplay: go test ./internal/protocol/lease -run TestLeaseUnderFaults -runs %d -v",
 				seed, res.Check.Model, res.Check.Verdict, res.Check.Key, res.Check.Detail, seed)
@@ -87,5 +91,12 @@ func TestLeaseUnderFaults(t *testing.T) {
 	}
 	if ops < runs*20 {
 		t.Fatalf("only %d operations in %d runs", ops, runs)
+	}
+	// The runs must exercise what they claim to: elections after master
+	// failures, and migrations (handoffs).
+	t.Logf("%d runs, %d operations; messages: accept %d, handoff %d, handoff_done %d, confirm %d, grant %d",
+		runs, ops, msgs["lease.accept"], msgs["lease.handoff"], msgs["lease.handoff_done"], msgs["lease.confirm"], msgs["lease.grant"])
+	if runs >= 30 && (msgs["lease.handoff"] == 0 || msgs["lease.accept"] <= msgs["lease.handoff"]) {
+		t.Fatalf("the runs did not exercise migrations and elections: %v", msgs)
 	}
 }

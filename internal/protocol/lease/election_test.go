@@ -1,0 +1,134 @@
+package lease_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/check"
+	"github.com/lightcone/lightcone/internal/protocol/lease"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+const fiveRegions = `
+name: five
+nodes_per_region: 2
+regions: [{name: a}, {name: b}, {name: c}, {name: d}, {name: e}]
+links:
+  - {from: a, to: b, one_way_ms: 20}
+  - {from: a, to: c, one_way_ms: 20}
+  - {from: a, to: d, one_way_ms: 20}
+  - {from: a, to: e, one_way_ms: 20}
+  - {from: b, to: c, one_way_ms: 20}
+  - {from: b, to: d, one_way_ms: 20}
+  - {from: b, to: e, one_way_ms: 20}
+  - {from: c, to: d, one_way_ms: 20}
+  - {from: c, to: e, one_way_ms: 20}
+  - {from: d, to: e, one_way_ms: 20}
+`
+
+func electionConfig() lease.Config {
+	return lease.Config{LeaseLength: 2 * time.Second, RenewTimeout: 300 * time.Millisecond, MasterLease: 500 * time.Millisecond,
+		ElectionTimeout: 600 * time.Millisecond, ReadTimeout: 3 * time.Second, WriteTimeout: time.Second}
+}
+
+// electionScript: the master of a key (region a) grants a lease to the
+// region-b replica S, then S is cut off from every node but its region's
+// gateway G and the master crashes. A read in region c makes its replica C
+// stand for election; C wins with c, d and e. Client Y then writes v2
+// through C and reads through G, which S answers under the old master's
+// lease.
+func electionScript(t *testing.T, cfg lease.Config) (*script, wire.RequestID, wire.RequestID) {
+	sc := newScript(t, fiveRegions, cfg)
+	key := sc.keyMasteredIn(0)
+	master, s, c := sc.replica(key, 0), sc.replica(key, 1), sc.replica(key, 2)
+	g := sc.other(s)
+	const t0 = 5 * time.Second // after every restart fence
+	sc.submit(t0, 1, g, wire.OpPut, key, "v1")
+	sc.submit(t0+300*time.Millisecond, 1, g, wire.OpGet, key, "")
+	sc.s.At(int64(t0+500*time.Millisecond), func() {
+		for _, n := range sc.tp.Nodes {
+			if n.ID != s && n.ID != g {
+				sc.s.Block(s, n.ID)
+				sc.s.Block(n.ID, s)
+			}
+		}
+		sc.s.Crash(master)
+	})
+	read := sc.submit(t0+600*time.Millisecond, 2, sc.other(c), wire.OpGet, key, "")
+	write := sc.submit(t0+1600*time.Millisecond, 1, c, wire.OpPut, key, "v2")
+	sc.submit(t0+1800*time.Millisecond, 1, g, wire.OpGet, key, "")
+	sc.s.Run(int64(20 * time.Second))
+	return sc, read, write
+}
+
+// TestElectionAfterMasterCrash: a crashed master's key gets a new master
+// within the election timeout plus the old master's lease, and reads go on.
+// The new master respects the leases its predecessor may have granted: the
+// write through it cannot complete while the cut-off replica's lease runs,
+// so the client's next read (served under that lease) is not stale.
+func TestElectionAfterMasterCrash(t *testing.T) {
+	sc, read, write := electionScript(t, electionConfig())
+	r := sc.reply(read)
+	if r.Err != nil || string(r.Value) != "v1" {
+		t.Fatalf("read after the master crashed: %+v; want v1 from the new master", r)
+	}
+	if got := time.Duration(sc.hist.Ops[2].Return - sc.hist.Ops[2].Call); got > 2*time.Second {
+		t.Fatalf("the read waited %s for an election; want under 2s", got)
+	}
+	if w := sc.reply(write); w.Err == nil || !w.Err.OutcomeUnknown() {
+		t.Fatalf("write while a cut-off replica may hold the old master's lease: %+v; want an unknown outcome", w)
+	}
+	if res := check.SequentialPerKey(sc.hist, 0); res.Verdict != check.Pass {
+		t.Fatalf("history: %v (%+v)", res, sc.hist.Ops)
+	}
+}
+
+// TestTeethElectionFence: without the fence the new master completes the
+// write at a majority, and the client then reads its old value from the
+// replica still serving the old master's lease: the checker must object.
+func TestTeethElectionFence(t *testing.T) {
+	cfg := electionConfig()
+	lease.UnsafeNoElectionFence(&cfg)
+	sc, _, write := electionScript(t, cfg)
+	if w := sc.reply(write); w.Err != nil {
+		t.Fatalf("without the fence the write should complete: %+v", w)
+	}
+	if res := check.SequentialPerKey(sc.hist, 0); res.Verdict != check.Violation {
+		t.Fatalf("history without the election fence: %v; want a violation (%+v)", res, sc.hist.Ops)
+	}
+}
+
+// TestMigration: a manual migration moves a key's mastership to region c;
+// writes from c then complete at c's latency (a majority: c plus the two
+// nearest regions), reads stay consistent, and migrating to an unknown
+// region is refused with the valid names.
+func TestMigration(t *testing.T) {
+	sc := newScript(t, fiveRegions, electionConfig())
+	key := sc.keyMasteredIn(0)
+	c := sc.replica(key, 2)
+	gc := sc.other(c)
+	const t0 = 5 * time.Second
+	sc.submit(t0, 1, gc, wire.OpPut, key, "v1")
+	mig := sc.submit(t0+500*time.Millisecond, 9, gc, wire.OpMigrate, key, "c")
+	bad := sc.submit(t0+500*time.Millisecond, 9, gc, wire.OpMigrate, key, "mars")
+	sc.submit(t0+1500*time.Millisecond, 1, gc, wire.OpPut, key, "v2")
+	rd := sc.submit(t0+2000*time.Millisecond, 1, sc.other(sc.replica(key, 1)), wire.OpGet, key, "")
+	sc.s.Run(int64(20 * time.Second))
+	if r := sc.reply(mig); r.Err != nil || string(r.Value) != "c" {
+		t.Fatalf("migrate: %+v; want the key's master in region c", r)
+	}
+	if r := sc.reply(bad); r.Err == nil || r.Err.Code != wire.ErrInvalid || !strings.Contains(r.Err.Msg, "a, b, c, d, e") {
+		t.Fatalf("migrate to an unknown region: %+v; want ErrInvalid naming the regions", r)
+	}
+	if r := sc.reply(rd); string(r.Value) != "v2" {
+		t.Fatalf("read after the migrated write: %+v", r)
+	}
+	w2 := sc.hist.Ops[1]
+	if d := time.Duration(w2.Return - w2.Call); w2.Outcome != check.OK || d > 100*time.Millisecond {
+		t.Fatalf("write after migrating to its region: %v in %s; want one round trip (~40ms)", w2.Outcome, d)
+	}
+	if res := check.SequentialPerKey(sc.hist, 0); res.Verdict != check.Pass {
+		t.Fatalf("history: %v", res)
+	}
+}
