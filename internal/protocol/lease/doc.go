@@ -1,33 +1,34 @@
 // Package lease is GlobLease (seed 003, the GlobLease paper §III; thesis
 // seed 000 §4.1) as a Lightcone protocol: sequentially consistent reads
 // served in the reader's own region under per-key leases, writes ordered
-// at a per-key master. This is the first cut of issue 5: the lease
-// protocol with static masters. Master migration, master failure and
-// election, and affiliated nodes are not built yet.
+// at a per-key master that moves to where the writes come from and is
+// replaced when it fails.
 //
 // # Algorithm
 //
-// Every key has a replication group — its replica on every region's ring —
-// and a master in the group (the region the key hashes to). A client's
-// gateway sends reads to the key's replica in its own region and writes to
-// the master.
+// Every key has a replication group — its replica on every region's ring
+// (§III.A) — and a master in the group. A client's gateway sends reads to
+// the key's replica in its own region and writes to the master it knows
+// (initially the replica in the region the key hashes to; later whatever an
+// echo taught it).
 //
-//   - Read (Alg. 1): the master answers from its store; a non-master
-//     answers if it holds a valid lease on the key; otherwise it asks the
-//     master for one (Renew) and answers when the grant, which carries the
-//     master's current value, arrives.
-//   - Write (Alg. 2): the master stamps the write with its HLC and applies
-//     it. Passive update (Config.Passive), when the key exists and no
-//     replica holds a valid lease: done; the others get it lazily. Active
-//     update otherwise (and always for a key's first write): the write
-//     goes to every replica and completes once a majority of the group has
-//     it and every replica holding a lease has acknowledged it — or that
-//     lease has expired. Versions make late or repeated updates harmless.
+//   - Read (Alg. 1): the master answers from its store while it holds its
+//     master lease; a non-master answers if it holds a valid lease on the
+//     key; otherwise it asks the master for one (Renew) and answers when
+//     the grant, which carries the master's current value, arrives.
+//   - Write (Alg. 2): the master stamps the write and applies it. Passive
+//     update (Config.Passive), when the key exists and no replica holds a
+//     valid lease: done; the others get it lazily. Active update otherwise
+//     (and always for a key's first write): the write goes to every replica
+//     and completes once a majority of the group has it and every replica
+//     holding a lease has acknowledged it — or that lease has expired.
 //
 // # Lease timing and the clock assumption
 //
 // Every clock's rate is within ρ = MaxDriftPPM of true time; offsets do not
-// matter, because each side only measures durations on its own clock.
+// matter, because each node only measures durations on its own clock.
+// Every duration one node must respect on behalf of another is stretched
+// by (1+ρ)/(1−ρ).
 //
 //   - A non-master's lease starts when the grant arrives (§III.D) and lasts
 //     LeaseLength (L) on its clock — but it accepts a grant only for its
@@ -43,14 +44,82 @@
 //   - Active updates do not extend leases: only grants create them, so the
 //     master always knows of every lease that can exist.
 //
+// # Masters: ballots, master leases, elections, migration
+//
+// The paper sketches master failure (heartbeats, a master that misses a
+// majority abdicates, "two-phase Paxos" among the group) and migration
+// (two-phase commit, echo correction, rollback) in §III.E without the
+// rules that make them safe. Here a key's mastership is a Paxos ballot
+// (N, node) decided by its group; every replica keeps, durably, the ballot
+// it accepted (whose node is the master it follows) and the highest it
+// promised.
+//
+//   - Master lease (the heartbeat). A master serves reads and grants leases
+//     only while a majority has recently confirmed its ballot (Confirm): a
+//     replica that confirms promises to vote for no other master for
+//     MasterLease·(1+ρ)/(1−ρ) on its clock; the master's lease runs
+//     MasterLease on its clock from when it asked, so it ends first. A
+//     master that cannot reach a majority loses its lease and stops
+//     serving — it abdicates. A restarted replica votes for nobody until a
+//     confirmation it may have given has run out.
+//   - Election. A replica that has waited ElectionTimeout for its master
+//     stands (Prepare, phase 1) with a ballot above every one it knows. A
+//     replica promises unless it promised a ballot as large, or is bound by
+//     a confirmation. With a majority of promises the candidate takes the
+//     newest record among them — every completed write is on a majority,
+//     so it is there — and asks the group to accept (phase 2). Once a
+//     majority accepted it is master. Writes carry their ballot, and a
+//     replica refuses writes of ballots below its promise, so an old master
+//     can complete no write after a majority promised a new one.
+//   - The election fence. The old master granted leases only under its
+//     master lease, which ended before a majority could promise; those
+//     leases end at most (B+L)/(1−ρ) of real time after that. The new
+//     master does not know them, so it counts every replica but the old master as
+//     a holder for (L+B)·(1+ρ)/(1−ρ) after winning (TestTeethElectionFence
+//     shows why).
+//   - Migration (manual, wire.OpMigrate, or automatic, AutoMigrate: a key
+//     whose writes mostly come from one other region moves there). The
+//     master, sure of its mastership and with no write in progress, freezes
+//     the key (reads and writes there get a retryable error), and hands its
+//     record and lease records to the target (Handoff), which runs the
+//     election with the old master's consent: replicas bound to the old
+//     master may vote for it. The new master inherits the lease records
+//     (converted to its clock, stretched) instead of the fence — if every
+//     promise named the old mastership as current; otherwise some master
+//     came between and the fence applies. Replicas and gateways that missed
+//     the change are corrected by echoes: a non-master answers writes and
+//     renewals with the mastership it knows, and the sender retries there
+//     (at most three times). If the target does not take over in time the
+//     old master takes the key back the same way (rollback).
+//
+// # Versions
+//
+// A version is (ballot number, sequence within the mastership, master):
+// ballot-major, so every write of a later master orders after every write
+// of an earlier one, whatever the clocks say. A replica's record only moves
+// forward. A write that reached only a minority before its master failed
+// may be dropped by the next master, or may surface later at a replica
+// that kept it; either is a valid order, since its client was told the
+// outcome is unknown.
+//
 // # Guarantee
 //
 // Sequentially consistent per key: for each key, one order of its
 // operations explains every client's view. A write completes only when no
 // lease holder lacks it, so a lease-served read never returns a value
-// older than a completed write; a replica's versions only grow. It is not
-// sequentially consistent across keys: an active write reaches holders one
-// by one, so two readers may see writes of two keys in opposite orders
-// (IRIW; docs/design/lease.md §2). check.SequentialPerKey verifies the
-// claim in the seeded simulations.
+// older than a completed write; a replica's versions only grow; a
+// client's writes order after everything it has read. Reads are not
+// linearizable: an active write reaches holders one by one, so a read in
+// one region can return the new value before a read in another returns the
+// old one (TestReadsNotLinearizable). Nor is the store sequentially
+// consistent across keys (IRIW; docs/design/lease.md §2).
+// check.SequentialPerKey verifies the claim in the seeded simulations,
+// which include master crashes, elections and migrations.
+//
+// Passive writes trade this for latency: a completed passive write lives
+// only on its master until the lazy updates land, and is lost if the
+// master fails for good first (the paper's "weaker data availability").
+// Requests are at-most-once per gateway attempt: each node drops copies of
+// a request it has seen, but a write that was redirected or timed out has
+// an unknown outcome.
 package lease

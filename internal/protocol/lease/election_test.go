@@ -132,3 +132,39 @@ func TestMigration(t *testing.T) {
 		t.Fatalf("history: %v", res)
 	}
 }
+
+// TestReadsNotLinearizable: what doc.go claims about reads. An active
+// write reaches the near lease holder (region b) before the far one
+// (region c); a read at b returns the new value, and a read at c that
+// starts after it returns the old one. Linearizability rejects the
+// history; per-key sequential consistency, which is the claim, accepts it.
+func TestReadsNotLinearizable(t *testing.T) {
+	sc := newScript(t, `
+name: skewed
+nodes_per_region: 2
+regions: [{name: a}, {name: b}, {name: c}]
+links:
+  - {from: a, to: b, one_way_ms: 10}
+  - {from: a, to: c, one_way_ms: 60}
+  - {from: b, to: c, one_way_ms: 60}
+`, electionConfig())
+	key := sc.keyMasteredIn(0)
+	ga, gb, gc := sc.other(sc.replica(key, 0)), sc.other(sc.replica(key, 1)), sc.other(sc.replica(key, 2))
+	const t0 = 5 * time.Second
+	sc.submit(t0, 1, ga, wire.OpPut, key, "v1")
+	sc.submit(t0+300*time.Millisecond, 2, gb, wire.OpGet, key, "")
+	sc.submit(t0+300*time.Millisecond, 3, gc, wire.OpGet, key, "")
+	sc.submit(t0+time.Second, 1, ga, wire.OpPut, key, "v2")
+	rb := sc.submit(t0+time.Second+20*time.Millisecond, 2, gb, wire.OpGet, key, "")
+	rc := sc.submit(t0+time.Second+30*time.Millisecond, 3, gc, wire.OpGet, key, "")
+	sc.s.Run(int64(10 * time.Second))
+	if b, c := sc.reply(rb), sc.reply(rc); string(b.Value) != "v2" || string(c.Value) != "v1" {
+		t.Fatalf("reads at b and c: %q, %q; want v2 then v1", b.Value, c.Value)
+	}
+	if res := check.Linearizable(sc.hist, 10*time.Second); res.Verdict != check.Violation {
+		t.Fatalf("linearizability: %v; want a violation", res)
+	}
+	if res := check.SequentialPerKey(sc.hist, 0); res.Verdict != check.Pass {
+		t.Fatalf("per-key sequential consistency: %v; want pass", res)
+	}
+}

@@ -1,14 +1,11 @@
 package lease_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/check"
 	"github.com/lightcone/lightcone/internal/protocol/lease"
-	"github.com/lightcone/lightcone/internal/sim"
-	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -18,67 +15,23 @@ import (
 // the link from the master to b's replica is cut, so the lazy update is
 // lost, then read again. It returns the client's history.
 func staleLeaseScript(t *testing.T, replicaDriftPPM float64) check.History {
-	w, err := topo.Parse([]byte("name: two\nnodes_per_region: 2\nregions: [{name: a}, {name: b}]\nlinks: [{from: a, to: b, one_way_ms: 20}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tp := topo.NewTopology(w)
-	ks, err := lease.NewKeyspace(tp, lease.Config{LeaseLength: time.Second, MaxDriftPPM: 20_000, Passive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := newScript(t, "name: two\nnodes_per_region: 2\nregions: [{name: a}, {name: b}]\nlinks: [{from: a, to: b, one_way_ms: 20}]\n",
+		lease.Config{LeaseLength: time.Second, MaxDriftPPM: 20_000, Passive: true, RenewTimeout: 300 * time.Millisecond})
 	// A key mastered in region a whose region-b replica is not the client's
 	// gateway (so the reply and the lazy update travel different links).
-	var key string
-	var replicaB, gateway wire.NodeID
-	for i := 0; i < 1000 && key == ""; i++ {
-		k := fmt.Sprintf("k%d", i)
-		reps := ks.Replicas(nil, k)
-		if tp.RegionOf(ks.Master(k)) == 0 && reps[1] == tp.ByRegion[1][0] {
-			key, replicaB, gateway = k, reps[1], tp.ByRegion[1][1]
-		}
-	}
-	if key == "" {
-		t.Fatal("no suitable key")
-	}
-	master := ks.Master(key)
-	var hist check.History
-	calls := map[wire.RequestID]check.Op{}
-	var s *sim.Sim
-	s = sim.New(sim.Config{Seed: 1, Topology: tp, Factory: ks.Factory(), OnReply: func(r *wire.Reply) {
-		op := calls[r.ID]
-		op.Return, op.Outcome = s.Now(), check.OK
-		if r.Err != nil {
-			op.Outcome = check.Failed
-			if op.Kind == check.Write {
-				op.Outcome, op.Return = check.Unknown, check.Never
-			}
-		}
-		if op.Kind == check.Read {
-			op.Value, op.Found = string(r.Value), r.Found
-		}
-		hist.Ops = append(hist.Ops, op)
-	}})
-	s.SetClock(replicaB, 0, replicaDriftPPM)
-	submit := func(at time.Duration, id wire.RequestID, op wire.Op, v string) {
-		s.At(int64(at), func() {
-			kind := check.Read
-			if op == wire.OpPut {
-				kind = check.Write
-			}
-			calls[id] = check.Op{Client: 1, Key: key, Kind: kind, Value: v, Found: op == wire.OpPut, Call: s.Now()}
-			s.Submit(1, gateway, &wire.Request{ID: id, Client: 1, Op: op, Key: key, Value: []byte(v)})
-		})
-	}
-	// Start after the masters' restart fence, (L+B)·(1+ρ)/(1−ρ) ≈ 3.1s.
+	key := sc.keyMasteredIn(0)
+	master, replicaB := sc.replica(key, 0), sc.replica(key, 1)
+	gateway := sc.other(replicaB)
+	sc.s.SetClock(replicaB, 0, replicaDriftPPM)
+	// Start after the masters' restart fence, (L+B)·(1+ρ)/(1−ρ) ≈ 1.4s.
 	const t0 = 4 * time.Second
-	submit(t0, 1, wire.OpPut, "v1")
-	submit(t0+300*time.Millisecond, 2, wire.OpGet, "")
-	s.At(int64(t0+800*time.Millisecond), func() { s.Block(master, replicaB) })
-	submit(t0+1500*time.Millisecond, 3, wire.OpPut, "v2")
-	submit(t0+1700*time.Millisecond, 4, wire.OpGet, "")
-	s.Run(int64(30 * time.Second))
-	return hist
+	sc.submit(t0, 1, gateway, wire.OpPut, key, "v1")
+	sc.submit(t0+300*time.Millisecond, 1, gateway, wire.OpGet, key, "")
+	sc.s.At(int64(t0+800*time.Millisecond), func() { sc.s.Block(master, replicaB) })
+	sc.submit(t0+1500*time.Millisecond, 1, gateway, wire.OpPut, key, "v2")
+	sc.submit(t0+1700*time.Millisecond, 1, gateway, wire.OpGet, key, "")
+	sc.s.Run(int64(30 * time.Second))
+	return sc.hist
 }
 
 // TestTeethDriftBeyondBound: with the region-b replica's clock at half
