@@ -55,6 +55,10 @@ type Config struct {
 	// ClientTimeout is how long a client waits for a reply before it counts
 	// the request's outcome as unknown. Default 10s.
 	ClientTimeout time.Duration `yaml:"client_timeout"`
+	// ServiceTime is each node's cost of handling one request or message
+	// (sim.Config.ServiceTime): a node's capacity is 1/ServiceTime per
+	// second, and overload shows as queueing. Default 0: infinitely fast.
+	ServiceTime time.Duration `yaml:"service_time"`
 	// ThresholdMs: the report shows the share of requests slower than this.
 	// Default 500 (GlobLease Fig. 4).
 	ThresholdMs float64 `yaml:"threshold_ms"`
@@ -236,6 +240,9 @@ func resolve(c Config) (*resolved, error) {
 	}
 	if c.Rate < 0 {
 		return nil, fmt.Errorf("rate: %g; must be >= 0 requests/s (0: closed loop)", c.Rate)
+	}
+	if c.ServiceTime < 0 {
+		return nil, fmt.Errorf("service_time %s: must not be negative", c.ServiceTime)
 	}
 	if c.Duration < 0 || c.ClientTimeout < 0 {
 		return nil, fmt.Errorf("duration and client_timeout must not be negative")

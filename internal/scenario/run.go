@@ -136,12 +136,13 @@ func (r *resolved) run() *Result {
 	}
 	rn.gen = gen
 	rn.s = sim.New(sim.Config{
-		Seed:     c.Seed,
-		Topology: r.topo,
-		Factory:  r.proto.factory(),
-		Clock:    sim.ClockConfig{MaxOffset: c.Clock.MaxOffset, MaxDriftPPM: c.Clock.MaxDriftPPM},
-		Net:      c.Net.sim(),
-		OnReply:  rn.onReply,
+		Seed:        c.Seed,
+		Topology:    r.topo,
+		Factory:     r.proto.factory(),
+		Clock:       sim.ClockConfig{MaxOffset: c.Clock.MaxOffset, MaxDriftPPM: c.Clock.MaxDriftPPM},
+		Net:         c.Net.sim(),
+		OnReply:     rn.onReply,
+		ServiceTime: c.ServiceTime,
 	})
 	// Load phase: every record is on all its replicas before the run starts.
 	loadVersion := wire.Version{TS: hlc.Timestamp{WallNanos: sim.Epoch - int64(time.Hour)}}

@@ -26,7 +26,10 @@ type node struct {
 	driftPPM float64
 	timers   map[env.TimerID]any
 	nextTID  env.TimerID
-	log      *slog.Logger
+	// busyUntil is when the node finishes the work queued so far
+	// (Config.ServiceTime).
+	busyUntil int64
+	log       *slog.Logger
 
 	// Output of the running handler, released after the store syncs.
 	outMsgs []outMsg

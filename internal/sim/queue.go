@@ -18,17 +18,20 @@ const (
 // event is one entry of the simulator's queue. Events at equal times run in
 // the order they were scheduled (seq), which keeps runs deterministic.
 type event struct {
-	at    int64 // true time, ns since the start of the run
-	seq   uint64
-	kind  eventKind
-	node  wire.NodeID // destination node (deliver, request, timer)
-	from  wire.NodeID
-	gen   uint32 // destination's incarnation when scheduled (timers)
-	timer env.TimerID
-	msg   wire.Msg
-	req   *wire.Request
-	rep   *wire.Reply
-	fn    func()
+	at   int64 // true time, ns since the start of the run
+	seq  uint64
+	kind eventKind
+	node wire.NodeID // destination node (deliver, request, timer)
+	from wire.NodeID
+	gen  uint32 // destination's incarnation when scheduled (timers, served events)
+	// served: the event already waited for its node's service slot
+	// (Config.ServiceTime) and runs now.
+	served bool
+	timer  env.TimerID
+	msg    wire.Msg
+	req    *wire.Request
+	rep    *wire.Reply
+	fn     func()
 }
 
 // queue is a binary min-heap of events by (at, seq), typed to avoid the

@@ -64,6 +64,13 @@ type Config struct {
 	Trace io.Writer
 	// Log is the nodes' logger; nil discards.
 	Log *slog.Logger
+	// ServiceTime, if set, is each node's cost of handling one client
+	// request or message: a node handles them one at a time, in arrival
+	// order, each finishing (and its output leaving) ServiceTime after it
+	// starts. It models a node's capacity (1/ServiceTime per second), so
+	// overload shows as queueing delay. Timers cost nothing. Zero: nodes
+	// are infinitely fast.
+	ServiceTime time.Duration
 }
 
 // Sim is a deterministic discrete-event simulation of a cluster: virtual
@@ -221,6 +228,19 @@ func (s *Sim) step(e event) {
 	s.now = e.at
 	s.steps++
 	nd := s.nodes[e.node]
+	if (e.kind == evDeliver || e.kind == evRequest) && s.cfg.ServiceTime > 0 && nd.up {
+		if !e.served {
+			// Queue for the node: it runs when its service completes.
+			done := max(s.now, nd.busyUntil) + int64(s.cfg.ServiceTime)
+			nd.busyUntil = done
+			e.served, e.gen, e.at = true, nd.gen, done
+			s.schedule(e)
+			return
+		}
+		if e.gen != nd.gen {
+			return // the node crashed while this waited
+		}
+	}
 	switch e.kind {
 	case evFunc:
 		s.traceEvent(e, "func")

@@ -158,3 +158,29 @@ func TestClockOffsetAndDrift(t *testing.T) {
 		t.Fatalf("reply after %s; want ≈ 1ms + 9.09ms + 1ms", d)
 	}
 }
+
+// TestServiceTimeQueues: with a 5ms service time, three requests arriving
+// together at one node are handled one after another, so their replies
+// come 5ms apart; the pings they send leave only when each is handled.
+func TestServiceTimeQueues(t *testing.T) {
+	var got []string
+	var started int
+	var replies []*wire.Reply
+	var at []int64
+	var s *Sim
+	s = New(Config{Seed: 3, Topology: testWorld(t), Log: slog.New(slog.DiscardHandler), ServiceTime: 5 * time.Millisecond,
+		Factory: func(wire.NodeID) env.Replica { return &echo{got: &got, started: &started} },
+		OnReply: func(r *wire.Reply) { replies = append(replies, r); at = append(at, s.Now()) }})
+	for i := range 3 {
+		s.Submit(0, 0, &wire.Request{ID: wire.RequestID(i + 1), Client: 1, Key: "k", Value: []byte("v")})
+	}
+	s.Run(int64(time.Second))
+	// 1ms hop, then handled at 6, 11, 16ms; 10ms timer; 1ms hop back.
+	want := []int64{int64(17 * time.Millisecond), int64(22 * time.Millisecond), int64(27 * time.Millisecond)}
+	if len(at) != 3 || at[0] != want[0] || at[1] != want[1] || at[2] != want[2] {
+		t.Fatalf("replies at %v; want %v", at, want)
+	}
+	if len(got) != 3 {
+		t.Fatalf("node 1 handled %d pings; want 3", len(got))
+	}
+}
