@@ -18,6 +18,9 @@ func Default() *Catalog {
 		quorumGlobLeaseFig5(),
 		globLeaseFig4(), globLeaseFig5(), globLeaseFig6(), globLeaseFig7(), globLeaseFig8(),
 		quorumMeteorControlled(),
+		meteorControlled(),
+		meteor3DC(),
+		meteorStatusInterval(),
 		calibration("dir2", Reference{
 			Source: "Directory-coherence thesis (seed 002) §5.1.1, Table 5.1",
 			Claims: []string{

@@ -123,6 +123,11 @@ const (
 	MetricLeaseMsgsPerRead = "lease_msgs_per_read"
 	// MetricMsgsPerOp is every message between nodes per measured operation.
 	MetricMsgsPerOp = "msgs_per_op"
+	// MetricStatusMsgsPerNodeSec and MetricStatusKBPerNodeSec are
+	// MeteorShower's status-message overhead: meteor.status messages, and
+	// their encoded kilobytes, sent per node per simulated second.
+	MetricStatusMsgsPerNodeSec = "status_msgs_per_node_s"
+	MetricStatusKBPerNodeSec   = "status_kb_per_node_s"
 )
 
 // MetricAboveMs names the share of all operations slower than ms, in %
@@ -146,7 +151,8 @@ func aboveMs(name string) (float64, bool) {
 // Metrics lists every metric name (and the pattern of MetricAboveMs).
 func Metrics() []string {
 	return []string{MetricAbove, MetricP50, MetricP99, MetricReadP50, MetricReadP99, MetricWriteP50, MetricWriteP99,
-		MetricMean, MetricReadMean, MetricWriteMean, MetricRenewalsPerRead, MetricLeaseMsgsPerRead, MetricMsgsPerOp, "above_<ms>ms"}
+		MetricMean, MetricReadMean, MetricWriteMean, MetricRenewalsPerRead, MetricLeaseMsgsPerRead, MetricMsgsPerOp,
+		MetricStatusMsgsPerNodeSec, MetricStatusKBPerNodeSec, "above_<ms>ms"}
 }
 
 func validMetric(name string) bool {

@@ -65,6 +65,21 @@ func metric(res *scenario.Result, name string) (float64, bool) {
 			return 0, false
 		}
 		return msgs() / float64(ops), true
+	case MetricStatusMsgsPerNodeSec, MetricStatusKBPerNodeSec:
+		if res.Nodes == 0 || res.MessageSeconds <= 0 {
+			return 0, false
+		}
+		per := float64(res.Nodes) * res.MessageSeconds
+		if name == MetricStatusMsgsPerNodeSec {
+			return msgs("meteor.status") / per, true
+		}
+		var b int64
+		for _, m := range res.Messages {
+			if m.Kind == "meteor.status" {
+				b += m.Bytes
+			}
+		}
+		return float64(b) / 1024 / per, true
 	}
 	if ms, ok := aboveMs(name); ok {
 		h := res.Histograms["all/all"]
@@ -486,6 +501,10 @@ func metricTitle(m string) string {
 		return "lease messages per read"
 	case MetricMsgsPerOp:
 		return "messages per operation"
+	case MetricStatusMsgsPerNodeSec:
+		return "status messages per node per second"
+	case MetricStatusKBPerNodeSec:
+		return "status KB per node per second"
 	}
 	if ms, ok := aboveMs(m); ok {
 		return fmt.Sprintf("share above %g ms (%%)", ms)

@@ -31,8 +31,13 @@ type Result struct {
 	ThresholdMs   float64         `json:"threshold_ms"`
 	Rows          []Row           `json:"rows"`
 	Messages      []sim.KindCount `json:"messages"`
-	Errors        map[string]int  `json:"errors"`
-	Check         *CheckResult    `json:"check,omitempty"`
+	// Nodes is the number of nodes, and MessageSeconds the simulated time
+	// Messages were counted over (the run after the warm-up, drain
+	// included), for per-node message rates.
+	Nodes          int            `json:"nodes"`
+	MessageSeconds float64        `json:"message_seconds"`
+	Errors         map[string]int `json:"errors"`
+	Check          *CheckResult   `json:"check,omitempty"`
 	// Seconds is the time series: per second of the run and operation kind,
 	// completions and latency percentiles.
 	Seconds  []Second      `json:"seconds,omitempty"`
@@ -89,6 +94,7 @@ func (rn *runner) result() *Result {
 		Ops: rn.ops, Events: rn.s.Steps(), TraceHash: fmt.Sprintf("%016x", rn.s.TraceHash()),
 		ThresholdMs: c.ThresholdMs, Messages: sinceWarmup(rn.s.MessageCounts(), rn.warmMsgs), Errors: rn.errs,
 		WarmupSeconds: c.Warmup.Seconds(),
+		Nodes:         len(rn.r.topo.Nodes), MessageSeconds: (c.Duration - c.Warmup + c.ClientTimeout + time.Second).Seconds(),
 	}
 	w := rn.r.world
 	base := func(a, b int) time.Duration { return w.BaseDelay(a, b) }
