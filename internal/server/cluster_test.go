@@ -189,3 +189,52 @@ func TestLeaseKeyspaceOnRealServers(t *testing.T) {
 		t.Fatalf("GET g at b-0 after a write from c-0 = %q, %v; want again (its lease must not hide the write)", v, err)
 	}
 }
+
+// TestMeteorKeyspaceOnRealServers: a MeteorShower keyspace (M2) beside the
+// quorum default one, on three real processes with WAN emulation: a client
+// reads its own write at once (Lemma 1), and a client of another node sees
+// it once the statuses carry it.
+func TestMeteorKeyspaceOnRealServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	c := newCluster(t, true, "keyspaces:\n  - {name: ms, protocol: meteor, meteor: {mode: M2, dispatch_interval: 5ms}}\n")
+	ctx := context.Background()
+	clients := map[string]*redis.Client{}
+	for _, n := range []string{"a-0", "b-0", "c-0"} {
+		cl := redis.NewClient(&redis.Options{Addr: c.addrs[n][1], Protocol: 2, MaxRetries: -1, PoolSize: 1, ReadTimeout: 10 * time.Second})
+		t.Cleanup(func() { cl.Close() })
+		if err := cl.Do(ctx, "LC.KEYSPACE", "ms").Err(); err != nil {
+			t.Fatal(err)
+		}
+		clients[n] = cl
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for clients["a-0"].Set(ctx, "m", "one", 0).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the first write to the meteor keyspace never succeeded")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if v, err := clients["a-0"].Get(ctx, "m").Result(); err != nil || v != "one" {
+		t.Fatalf("GET m at a-0 after its own write = %q, %v; want one", v, err)
+	}
+	for _, n := range []string{"b-0", "c-0"} {
+		for {
+			v, err := clients[n].Get(ctx, "m").Result()
+			if err == nil && v == "one" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("GET m at %s = %q, %v; never saw one", n, v, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if err := clients["c-0"].Set(ctx, "m", "two", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := clients["c-0"].Get(ctx, "m").Result(); err != nil || v != "two" {
+		t.Fatalf("GET m at c-0 after its own write = %q, %v; want two", v, err)
+	}
+}

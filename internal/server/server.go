@@ -37,6 +37,7 @@ import (
 	"github.com/lightcone/lightcone/internal/metrics"
 	"github.com/lightcone/lightcone/internal/node"
 	"github.com/lightcone/lightcone/internal/protocol/lease"
+	"github.com/lightcone/lightcone/internal/protocol/meteor"
 	"github.com/lightcone/lightcone/internal/protocol/quorum"
 	"github.com/lightcone/lightcone/internal/store/disk"
 	"github.com/lightcone/lightcone/internal/topo"
@@ -154,7 +155,7 @@ type NodeAddrs struct {
 // KeyspacePolicy is a keyspace's protocol and parameters.
 type KeyspacePolicy struct {
 	Name              string        `yaml:"name"`                // default keyspace: "default"
-	Protocol          string        `yaml:"protocol"`            // quorum (default) or lease (GlobLease)
+	Protocol          string        `yaml:"protocol"`            // quorum (default), lease (GlobLease) or meteor (MeteorShower)
 	ReplicasPerRegion int           `yaml:"replicas_per_region"` // quorum; default 1
 	Read              string        `yaml:"read"`                // quorum; default QUORUM
 	Write             string        `yaml:"write"`               // quorum; default QUORUM
@@ -162,6 +163,17 @@ type KeyspacePolicy struct {
 	// Lease is the lease protocol's policy (lease_length, passive,
 	// master_lease, auto_migrate, ...; see internal/protocol/lease).
 	Lease lease.Config `yaml:",inline"`
+	// Meteor is the meteor protocol's policy; replicas_per_region and write
+	// above apply to it too.
+	Meteor MeteorPolicy `yaml:"meteor"`
+}
+
+// MeteorPolicy is a meteor keyspace's parameters (internal/protocol/meteor).
+type MeteorPolicy struct {
+	Mode             string        `yaml:"mode"`              // M1 or M2; default M2
+	MaxClockSkew     time.Duration `yaml:"max_clock_skew"`    // ε; default 2ms
+	DispatchInterval time.Duration `yaml:"dispatch_interval"` // default 10ms
+	Redundant        int           `yaml:"redundant"`         // default 3
 }
 
 // servedKeyspace is a built keyspace.
@@ -172,7 +184,8 @@ type servedKeyspace struct {
 }
 
 // buildKeyspaces builds the default keyspace and the others, in order.
-func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
+// lat, if not nil, gives meteor keyspaces measured one-way latencies for θt.
+func (c *Config) buildKeyspaces(tp *topo.Topology, lat *measuredLatency) ([]servedKeyspace, error) {
 	def := c.Keyspace
 	if def.Name == "" {
 		def.Name = DefaultKeyspace
@@ -208,8 +221,18 @@ func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
 			out = append(out, servedKeyspace{name: p.Name, factory: lk.Factory(),
 				policy: fmt.Sprintf("lease lease_length=%s passive=%v max_drift_ppm=%g master_lease=%s auto_migrate=%v", lc.LeaseLength, lc.Passive, lc.MaxDriftPPM, lc.MasterLease, lc.AutoMigrate)})
 			continue
+		case "meteor":
+			mk, err := buildMeteor(tp, p, lat)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", field, err)
+			}
+			mc := mk.Config()
+			out = append(out, servedKeyspace{name: p.Name, factory: mk.Factory(),
+				policy: fmt.Sprintf("meteor mode=%s write=%s replicas_per_region=%v max_clock_skew=%s dispatch_interval=%s redundant=%d theta=measured",
+					mc.Mode, mc.Write, mc.ReplicasPerRegion, mc.MaxClockSkew, mc.DispatchInterval, mc.Redundant)})
+			continue
 		default:
-			return nil, fmt.Errorf("%s.protocol: unknown protocol %q (valid: quorum, lease)", field, p.Protocol)
+			return nil, fmt.Errorf("%s.protocol: unknown protocol %q (valid: quorum, lease, meteor)", field, p.Protocol)
 		}
 		qc := quorum.Config{MaxClockOffset: p.MaxClockOffset}
 		if n := p.ReplicasPerRegion; n > 0 {
@@ -370,7 +393,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	tp := lay.topo
-	keyspaces, err := cfg.buildKeyspaces(tp)
+	lat := &measuredLatency{self: lay.self, topo: tp}
+	keyspaces, err := cfg.buildKeyspaces(tp, lat)
 	if err != nil {
 		return err
 	}
@@ -387,7 +411,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return err
 	}
-	inner, err := wire.NewCodec(quorum.MessageTypes(), lease.MessageTypes())
+	inner, err := wire.NewCodec(quorum.MessageTypes(), lease.MessageTypes(), meteor.MessageTypes())
 	if err != nil {
 		return err
 	}
@@ -427,6 +451,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			return err
 		}
 		defer tr.Close()
+		lat.set(tr)
 	} else if nd, err = node.New(ncfg); err != nil {
 		return err
 	}

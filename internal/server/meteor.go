@@ -1,0 +1,83 @@
+package server
+
+import (
+	"sync"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/protocol/meteor"
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/transport"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// buildMeteor builds a meteor keyspace whose θt comes from lat.
+func buildMeteor(tp *topo.Topology, p KeyspacePolicy, lat *measuredLatency) (*meteor.Keyspace, error) {
+	mc := meteor.Config{MaxClockSkew: p.Meteor.MaxClockSkew, DispatchInterval: p.Meteor.DispatchInterval, Redundant: p.Meteor.Redundant}
+	if n := p.ReplicasPerRegion; n > 0 {
+		for range tp.World.Regions {
+			mc.ReplicasPerRegion = append(mc.ReplicasPerRegion, n)
+		}
+	}
+	var err error
+	if p.Write != "" {
+		if mc.Write, err = wire.ParseLevel(p.Write); err != nil {
+			return nil, err
+		}
+	}
+	if p.Meteor.Mode != "" {
+		if mc.Mode, err = meteor.ParseMode(p.Meteor.Mode); err != nil {
+			return nil, err
+		}
+	}
+	if lat != nil {
+		mc.OneWay = lat.OneWay
+	}
+	return meteor.NewKeyspace(tp, mc)
+}
+
+// measuredLatency gives a meteor keyspace the one-way latencies its θt is
+// computed from (MeteorShower §4.2.2): half the minimum round trip the
+// transport has measured between this node and a peer (pings every
+// PingInterval, WAN emulation included), or the world's configured base
+// delay until a link has been measured or for pairs not involving this
+// node. It refreshes its copy of the measurements at most once a second.
+type measuredLatency struct {
+	self wire.NodeID
+	topo *topo.Topology
+
+	mu      sync.Mutex
+	tr      *transport.Transport
+	rtts    map[wire.NodeID]transport.RTT
+	fetched time.Time
+}
+
+func (m *measuredLatency) set(tr *transport.Transport) {
+	m.mu.Lock()
+	m.tr = tr
+	m.mu.Unlock()
+}
+
+// OneWay is meteor.Config.OneWay.
+func (m *measuredLatency) OneWay(a, b wire.NodeID) time.Duration {
+	base := m.topo.World.BaseDelay(m.topo.RegionOf(a), m.topo.RegionOf(b))
+	other := b
+	switch m.self {
+	case a:
+	case b:
+		other = a
+	default:
+		return base
+	}
+	if other == m.self {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tr != nil && time.Since(m.fetched) > time.Second {
+		m.rtts, m.fetched = m.tr.RTTs(), time.Now()
+	}
+	if r, ok := m.rtts[other]; ok && r.Count > 0 {
+		return r.Min / 2
+	}
+	return base
+}
