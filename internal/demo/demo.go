@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lightcone/lightcone/internal/localcluster"
+	"github.com/lightcone/lightcone/internal/protocol/meteor"
 	"github.com/lightcone/lightcone/internal/protocol/quorum"
 	"github.com/lightcone/lightcone/internal/realrun"
 	"github.com/lightcone/lightcone/internal/scenario"
@@ -42,15 +43,20 @@ type Options struct {
 
 // Phase is one keyspace configuration the demo measures: the default
 // quorum keyspace at levels Read and Write, or, when Lease is set, a
-// GlobLease keyspace with leases of that length.
+// GlobLease keyspace with leases of that length, or, when Meteor is set, a
+// MeteorShower keyspace in that mode (M1 or M2) with writes at QUORUM.
 type Phase struct {
 	Name        string
 	Read, Write wire.Level
 	Lease       time.Duration
+	Meteor      string
 }
 
 // leaseKeyspace is the name of the demo's GlobLease keyspace.
 const leaseKeyspace = "globlease"
+
+// meteorKeyspace is the name of the demo's MeteorShower keyspace.
+const meteorKeyspace = "meteorshower"
 
 // Phases are the configurations compared side by side.
 func Phases() []Phase {
@@ -61,6 +67,8 @@ func Phases() []Phase {
 		// so a region holds a key's lease only after its first read there:
 		// the phase primes every key's leases before it measures.
 		{Name: "GlobLease", Lease: 60 * time.Second},
+		// MeteorShower2: θt from the measured latencies less ε = 2 ms.
+		{Name: "MeteorShower M2", Meteor: "M2"},
 	}
 }
 
@@ -138,6 +146,14 @@ func Run(ctx context.Context, o Options) error {
 			}
 			keyspaces = append(keyspaces, ks)
 		}
+		if ph.Meteor != "" {
+			var ks server.KeyspacePolicy
+			src := fmt.Sprintf("{name: %s, protocol: meteor, write: QUORUM, meteor: {mode: %s}}", meteorKeyspace, ph.Meteor)
+			if err := yaml.Unmarshal([]byte(src), &ks); err != nil {
+				return fmt.Errorf("demo: meteor keyspace: %w", err)
+			}
+			keyspaces = append(keyspaces, ks)
+		}
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{World: w, Binary: o.Binary, Keep: o.Keep, Log: out, Keyspaces: keyspaces})
 	if err != nil {
@@ -158,6 +174,12 @@ func Run(ctx context.Context, o Options) error {
 			// Its own keyspace, loaded on its own; its leases primed.
 			rs.Keyspace, rs.SkipLoad, rs.PrimeReads = leaseKeyspace, false, true
 			fmt.Fprintf(out, "%s: keyspace %s, %s leases\n", ph.Name, leaseKeyspace, ph.Lease)
+		}
+		if ph.Meteor != "" {
+			// Its own keyspace, loaded on its own; every request at the
+			// keyspace's level (meteor takes no per-request level).
+			rs.Keyspace, rs.SkipLoad, rs.Read, rs.Write = meteorKeyspace, false, wire.LevelDefault, wire.LevelDefault
+			fmt.Fprintf(out, "%s: keyspace %s, mode %s, status every 10 ms\n", ph.Name, meteorKeyspace, ph.Meteor)
 		}
 		res, hists, err := realrun.Run(ctx, c, rs)
 		if res != nil {
@@ -253,6 +275,18 @@ func report(out io.Writer, w *topo.World, results []*phaseResult) {
 					floor += quorum.Floor(per, r.phase.Write, reg, base)
 				}
 				fl := fmt.Sprintf("%.1f", float64(floor)/1e6)
+				if r.phase.Meteor != "" {
+					mode, _ := meteor.ParseMode(r.phase.Meteor)
+					mc := meteor.Config{ReplicasPerRegion: per, Write: wire.Quorum, Mode: mode, MaxClockSkew: meteor.DefaultMaxClockSkew}
+					floor = 0
+					if s.read {
+						floor += meteor.ReadFloor(mc, reg, base)
+					}
+					if s.write {
+						floor += quorum.Floor(per, wire.Quorum, reg, base)
+					}
+					fl = fmt.Sprintf("%.1f", float64(floor)/1e6)
+				}
 				if r.phase.Lease > 0 {
 					// A read under a valid lease stays in the region; a
 					// write's floor depends on where the key's master is.

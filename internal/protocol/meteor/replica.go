@@ -216,14 +216,35 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 		e.Reply(errReply(req, wire.ErrInvalid, fmt.Sprintf("meteor: unknown operation %s", req.Op)))
 		return
 	}
-	if req.Level != wire.LevelDefault {
-		// The read rule and θt are derived from the keyspace's write level;
-		// a per-request level would break r + w > n.
-		e.Reply(errReply(req, wire.ErrInvalid, "meteor: per-request consistency levels are not supported; the keyspace's write level decides"))
-		return
-	}
 	r.nextOp++
 	o := &op{id: r.nextOp, req: req, replicas: r.ks.Replicas(nil, req.Key)}
+	// The read rule and θt are derived from the keyspace's write level, so
+	// a request's level can only strengthen a write (more acks keep
+	// r + w > n); a read's level is not used.
+	o.need = r.ks.cfg.writeAcks(len(o.replicas))
+	if req.Op != wire.OpGet {
+		switch req.Level {
+		case wire.LevelDefault, wire.One, wire.LocalOne:
+		case wire.Two, wire.Three, wire.Quorum, wire.All:
+			lc := Config{Write: req.Level}
+			n := len(o.replicas)
+			need := lc.writeAcks(n)
+			switch req.Level {
+			case wire.Two:
+				need = 2
+			case wire.Three:
+				need = 3
+			}
+			if need > n {
+				e.Reply(errReply(req, wire.ErrInvalid, fmt.Sprintf("meteor: level %s needs %d replicas; the key has %d", req.Level, need, n)))
+				return
+			}
+			o.need = max(o.need, need)
+		default:
+			e.Reply(errReply(req, wire.ErrInvalid, fmt.Sprintf("meteor: write level %s is not supported (ONE, TWO, THREE, QUORUM, ALL)", req.Level)))
+			return
+		}
+	}
 	slices.SortFunc(o.replicas, func(a, b wire.NodeID) int { return r.rank[a] - r.rank[b] })
 	o.answered = make([]bool, len(o.replicas))
 	r.ops[o.id] = o
@@ -241,7 +262,6 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 // (the per-process order Theorem 1's construction needs).
 func (r *Replica) startWrite(e env.Env, o *op) {
 	o.version = wire.Version{TS: r.clock.Now(e.Now()), Node: r.id}
-	o.need = r.ks.cfg.writeAcks(len(o.replicas))
 	rec := store.Record{Version: o.version, Tombstone: o.req.Op == wire.OpDelete}
 	if !rec.Tombstone {
 		rec.Value = o.req.Value
