@@ -122,7 +122,7 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{name: "world", c: Config{World: "mars"}, want: "globlease4"},
-		{name: "protocol", c: Config{Protocol: "raft"}, want: `protocol: unknown protocol "raft" (valid: quorum, lease)`},
+		{name: "protocol", c: Config{Protocol: "raft"}, want: `protocol: unknown protocol "raft" (valid: quorum, lease, meteor)`},
 		{name: "read level", c: Config{Quorum: QuorumPolicy{Read: "MOST"}}, want: "quorum.read: unknown consistency level \"MOST\" (valid: ONE, TWO"},
 		{name: "negative offset", c: Config{Quorum: QuorumPolicy{MaxClockOffset: -time.Millisecond}}, want: "max_clock_offset = -1ms; must not be negative"},
 		{name: "replicas", c: Config{Quorum: QuorumPolicy{ReplicasPerRegion: 9}}, want: "quorum.replicas_per_region: 9"},
