@@ -48,7 +48,13 @@
 //     Both subtract ε (the thesis subtracts ε from the upper bound; we also
 //     subtract it from M1's 0, which the proof below needs with skewed
 //     clocks). The latencies are minimum one-way delays: the world's base
-//     delays in the simulator, measured ones on the real server.
+//     delays in the simulator; on the real server, half the minimum round
+//     trip the transport's pings have measured (internal/server, WAN
+//     emulation included), or the world's delays until a link is measured.
+//   - Levels: the keyspace's write level decides w, and with it the read
+//     rule and θt. A write request may name a stronger level (TWO, THREE,
+//     QUORUM, ALL), which only adds acknowledgements; a read's level is not
+//     used.
 //
 // # Clock assumption
 //
