@@ -45,6 +45,10 @@ type LReadResp struct {
 	Found bool
 	Rec   store.Record
 	Retry bool
+	// Moved: an affiliated node without a secondary lease; ask the host.
+	Moved bool
+	// Affiliates, from a hot key's host: where else reads may go.
+	Affiliates []wire.NodeID
 }
 
 // MWrite asks the key's master to write (GlobLease Alg. 2). Origin is the
@@ -270,6 +274,10 @@ func MessageTypes() []wire.MsgType {
 		{Kind: "lease.handoff_done", New: func() wire.Encodable { return new(HandoffDone) }},
 		{Kind: "lease.migrate", New: func() wire.Encodable { return new(Migrate) }},
 		{Kind: "lease.migrate_resp", New: func() wire.Encodable { return new(MigrateResp) }},
+		{Kind: "lease.sec_grant", New: func() wire.Encodable { return new(SecGrant) }},
+		{Kind: "lease.sec_renew", New: func() wire.Encodable { return new(SecRenew) }},
+		{Kind: "lease.sec_update", New: func() wire.Encodable { return new(SecUpdate) }},
+		{Kind: "lease.sec_update_ack", New: func() wire.Encodable { return new(SecUpdateAck) }},
 	}
 }
 
@@ -284,10 +292,25 @@ func (*Update) BaseKind() string { return "lease.update" }
 func (m *LRead) AppendPayload(b []byte) []byte { return opKey(b, m.Op, m.Key) }
 func (m *LRead) DecodePayload(d *wire.Decoder) { m.Op, m.Key = d.Uvarint(), d.String() }
 func (m *LReadResp) AppendPayload(b []byte) []byte {
-	return wire.AppendBool(store.AppendWire(wire.AppendBool(opKey(b, m.Op, m.Key), m.Found), m.Rec), m.Retry)
+	b = wire.AppendBool(store.AppendWire(wire.AppendBool(opKey(b, m.Op, m.Key), m.Found), m.Rec), m.Retry)
+	b = wire.AppendUvarint(wire.AppendBool(b, m.Moved), uint64(len(m.Affiliates)))
+	for _, n := range m.Affiliates {
+		b = wire.AppendVarint(b, int64(n))
+	}
+	return b
 }
 func (m *LReadResp) DecodePayload(d *wire.Decoder) {
 	m.Op, m.Key, m.Found, m.Rec, m.Retry = d.Uvarint(), d.String(), d.Bool(), store.DecodeWire(d), d.Bool()
+	m.Moved = d.Bool()
+	n := d.Uvarint()
+	if n > uint64(d.Len()) {
+		d.Fail(fmt.Errorf("lease: read reply: %d affiliates in %d bytes", n, d.Len()))
+		return
+	}
+	m.Affiliates = nil
+	for range n {
+		m.Affiliates = append(m.Affiliates, wire.NodeID(d.Varint()))
+	}
 }
 func (m *MWrite) AppendPayload(b []byte) []byte {
 	b = wire.AppendBool(store.AppendWire(opKey(b, m.Op, m.Key), m.Rec), m.Passive)

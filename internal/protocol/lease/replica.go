@@ -52,10 +52,21 @@ type Config struct {
 	MigrateWindow    time.Duration `yaml:"migrate_window"`
 	MigrateThreshold float64       `yaml:"migrate_threshold"`
 	MigrateMinWrites int           `yaml:"migrate_min_writes"`
+	// Affiliates is how many other nodes of its region a hot key's replica
+	// attaches as affiliated nodes (§III.F; 0: none). Hot keys are the top
+	// HotKeys (default 10) a replica serves at HotRate reads/s or more
+	// (default 20) over each HotWindow (default 2s).
+	Affiliates int           `yaml:"affiliates"`
+	HotKeys    int           `yaml:"hot_keys"`
+	HotRate    float64       `yaml:"hot_rate"`
+	HotWindow  time.Duration `yaml:"hot_window"`
 
 	// noElectionFence disables the fence after an election (tests only:
 	// it shows the fence is what keeps the old master's leases safe).
 	noElectionFence bool
+	// noAffiliateWait makes a host acknowledge updates without waiting for
+	// its affiliates (tests only).
+	noAffiliateWait bool
 }
 
 // EnsureDefaults fills unset fields.
@@ -72,6 +83,13 @@ func (c *Config) EnsureDefaults() {
 	def(&c.MasterLease, 30*time.Second)
 	def(&c.ElectionTimeout, 3*time.Second)
 	def(&c.MigrateWindow, 30*time.Second)
+	def(&c.HotWindow, 2*time.Second)
+	if c.HotKeys == 0 {
+		c.HotKeys = 10
+	}
+	if c.HotRate == 0 {
+		c.HotRate = 20
+	}
 	if c.MaxDriftPPM == 0 {
 		c.MaxDriftPPM = 200
 	}
@@ -91,7 +109,7 @@ func (c Config) Validate() error {
 	}{
 		{"lease_length", c.LeaseLength}, {"renew_timeout", c.RenewTimeout}, {"read_timeout", c.ReadTimeout},
 		{"write_timeout", c.WriteTimeout}, {"master_lease", c.MasterLease}, {"election_timeout", c.ElectionTimeout},
-		{"migrate_window", c.MigrateWindow},
+		{"migrate_window", c.MigrateWindow}, {"hot_window", c.HotWindow},
 	}
 	for _, p := range pos {
 		if p.d <= 0 {
@@ -105,6 +123,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("lease: migrate_threshold %g: must be in (0.5, 1]", c.MigrateThreshold)
 	case c.MigrateMinWrites < 1:
 		return fmt.Errorf("lease: migrate_min_writes %d: must be at least 1", c.MigrateMinWrites)
+	case c.Affiliates < 0:
+		return fmt.Errorf("lease: affiliates %d: must not be negative", c.Affiliates)
+	case c.HotKeys < 1:
+		return fmt.Errorf("lease: hot_keys %d: must be at least 1", c.HotKeys)
+	case c.HotRate <= 0:
+		return fmt.Errorf("lease: hot_rate %g: must be positive", c.HotRate)
 	}
 	return nil
 }
@@ -124,6 +148,9 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Affiliates > t.World.NodesPerRegion-1 {
+		return nil, fmt.Errorf("lease: affiliates %d: a region of world %q has only %d other nodes", cfg.Affiliates, t.World.Name, t.World.NodesPerRegion-1)
 	}
 	rho := cfg.MaxDriftPPM / 1e6
 	return &Keyspace{cfg: cfg, topo: t, ring: ring.New(t), recordFactor: (1 + rho) / (1 - rho)}, nil
@@ -191,6 +218,7 @@ const metaPrefix = "\x00lease/"
 type Stats struct {
 	Renewals, Grants, Invalidations, Confirms uint64
 	Elections, Migrations, Rollbacks          uint64
+	Attached, Detached                        uint64
 	LeasesHeld, MastersHeld                   int
 }
 
@@ -238,6 +266,19 @@ type Replica struct {
 	// copy the network duplicated is not executed twice.
 	seen        map[opID]int64
 	seenPurgeAt int
+
+	// Affiliated nodes (affiliates.go): keys this node hosts affiliates
+	// for, its secondary leases as an affiliate, updates waiting for
+	// affiliates, read counts for hot-key detection, the gateway's view of
+	// hot keys' affiliates, and the fence after a restart.
+	hosted    map[string]*hosted
+	secLeases map[string]secLease
+	hostWaits map[uint64]*hostWait
+	hot       map[string]int
+	affCache  map[string][]wire.NodeID
+	affSeen   map[string]wire.Version
+	rr        uint64
+	affFence  int64
 
 	stats Stats
 }
@@ -349,6 +390,8 @@ const (
 	timerCampaign
 	timerMigrate
 	timerAutoMigrate
+	timerHot
+	timerHostWait
 )
 
 type leaseTimer struct {
@@ -382,12 +425,22 @@ func (r *Replica) Start(e env.Env) {
 	r.origins = map[string][]int{}
 	r.campaigns = map[string]*campaign{}
 	r.seen = map[opID]int64{}
+	r.hosted = map[string]*hosted{}
+	r.secLeases = map[string]secLease{}
+	r.hostWaits = map[uint64]*hostWait{}
+	r.hot = map[string]int{}
+	r.affCache = map[string][]wire.NodeID{}
+	r.affSeen = map[string]wire.Version{}
 	r.nextOp = e.Rand().Uint64()>>1 | 1
 	now := e.Now()
 	r.fence = now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout)
 	r.voteFence = now + r.ks.stretch(r.ks.cfg.MasterLease)
 	if r.ks.cfg.AutoMigrate {
 		e.SetTimer(r.ks.cfg.MigrateWindow, leaseTimer{kind: timerAutoMigrate})
+	}
+	if r.ks.cfg.Affiliates > 0 {
+		r.affFence = now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout)
+		e.SetTimer(r.ks.cfg.HotWindow, leaseTimer{kind: timerHot})
 	}
 }
 
@@ -491,8 +544,7 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 	case wire.OpGet:
 		g.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, leaseTimer{kind: timerGateway, op: op})
 		r.ops[op] = g
-		local := r.ks.ring.Replicas(nil, r.region, req.Key, 1)[0]
-		r.send(e, local, &LRead{Op: op, Key: req.Key})
+		r.send(e, r.readTarget(req.Key), &LRead{Op: op, Key: req.Key})
 		return
 	case wire.OpPut, wire.OpDelete:
 		rec := store.Record{Tombstone: req.Op == wire.OpDelete}
@@ -532,7 +584,7 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *LRead:
 		r.onLRead(e, from, m)
 	case *LReadResp:
-		r.answerRead(e, m)
+		r.answerRead(e, from, m)
 	case *MWrite:
 		r.onMWrite(e, from, m)
 	case *MWriteResp:
@@ -567,6 +619,14 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		r.onMigrate(e, from, m)
 	case *MigrateResp:
 		r.answerMigrate(e, m)
+	case *SecGrant:
+		r.onSecGrant(e, from, m)
+	case *SecRenew:
+		r.onSecRenew(e, from, m)
+	case *SecUpdate:
+		r.onSecUpdate(e, from, m)
+	case *SecUpdateAck:
+		r.onSecUpdateAck(e, from, m)
 	}
 }
 
@@ -584,12 +644,17 @@ func (r *Replica) apply(e env.Env, key string, rec store.Record) {
 
 func (r *Replica) readResp(e env.Env, op uint64, key string) *LReadResp {
 	rec, ok, _ := e.Store().Get(key)
-	return &LReadResp{Op: op, Key: key, Found: ok, Rec: rec}
+	r.countRead(key)
+	return &LReadResp{Op: op, Key: key, Found: ok, Rec: rec, Affiliates: r.advertised(key)}
 }
 
 // onLRead is GlobLease Alg. 1: the master, or a replica with a valid lease,
 // answers; otherwise the read waits for a lease renewed from the master.
 func (r *Replica) onLRead(e env.Env, from wire.NodeID, m *LRead) {
+	if !r.isMember(m.Key) {
+		r.affiliateRead(e, from, m)
+		return
+	}
 	now := e.Now()
 	mt := r.meta(e, m.Key)
 	if mt.accepted.Node == r.id && r.campaigns[m.Key] == nil {
@@ -659,6 +724,7 @@ func (r *Replica) onGrant(e env.Env, from wire.NodeID, m *Grant) {
 		r.apply(e, m.Key, m.Rec)
 	}
 	r.leases[m.Key] = slaveLease{exp: now + int64(r.ks.cfg.LeaseLength), ballot: m.Ballot}
+	r.refreshAffiliates(e, m.Key)
 	r.send(e, from, &GrantAck{Key: m.Key, Nonce: m.Nonce})
 	delete(r.renewing, m.Key)
 	for _, w := range rn.waiting {
@@ -688,6 +754,12 @@ func (r *Replica) holders(key string, now int64) (hs []wire.NodeID) {
 			hs = append(hs, n)
 		}
 	}
+	affs, _ := r.affHolders(key, now)
+	for _, a := range affs {
+		if !slices.Contains(hs, a) {
+			hs = append(hs, a)
+		}
+	}
 	slices.Sort(hs)
 	return hs
 }
@@ -699,6 +771,10 @@ func (r *Replica) expiryOf(key string, n wire.NodeID) int64 {
 	}
 	if kf, ok := r.keyFence[key]; ok && n != kf.except && kf.until > exp {
 		exp = kf.until
+	}
+	affs, exps := r.affHolders(key, 0)
+	if i := slices.Index(affs, n); i >= 0 {
+		exp = max(exp, exps[i])
 	}
 	return exp
 }
@@ -809,6 +885,10 @@ func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
 		for _, n := range others {
 			r.send(e, n, &Update{Key: m.Key, Rec: rec, Ballot: mt.accepted})
 		}
+		affs, _ := r.affHolders(m.Key, now)
+		for _, a := range affs {
+			e.Send(a, &SecUpdate{Key: m.Key, Rec: rec})
+		}
 		r.send(e, from, &MWriteResp{Op: m.Op, Key: m.Key, Version: rec.Version, Master: mt.accepted})
 		return
 	}
@@ -821,6 +901,10 @@ func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
 	r.stats.Invalidations += uint64(len(r.holders(m.Key, now)))
 	for _, n := range others {
 		r.send(e, n, &Update{Op: w.id, Key: m.Key, Rec: rec, Active: true, Ballot: mt.accepted})
+	}
+	affs, _ := r.affHolders(m.Key, now)
+	for _, a := range affs {
+		e.Send(a, &SecUpdate{Op: w.id, Key: m.Key, Rec: rec})
 	}
 	if r.writes[w.id] != nil {
 		r.check(e, w)
@@ -842,7 +926,7 @@ func (r *Replica) onUpdate(e env.Env, from wire.NodeID, m *Update) {
 		r.adopt(e, m.Key, m.Ballot)
 	}
 	r.apply(e, m.Key, m.Rec)
-	if m.Active {
+	if !r.forwardUpdate(e, from, m) && m.Active {
 		r.send(e, from, &UpdateAck{Op: m.Op, Key: m.Key, OK: true, Ballot: m.Ballot})
 	}
 }
@@ -994,6 +1078,7 @@ func (r *Replica) confirmed(e env.Env, key string, c *confirmRound) {
 	}
 	delete(r.confirms, key)
 	r.mlease[key] = c.sent + int64(r.ks.cfg.MasterLease)
+	r.refreshAffiliates(e, key)
 	mt := r.meta(e, key)
 	ok := r.isMaster(mt) && r.migrating[key] == nil && r.campaigns[key] == nil
 	for _, w := range c.reads {
@@ -1230,7 +1315,7 @@ func (r *Replica) acceptedBy(e env.Env, key string, c *campaign) {
 	if c.inherit {
 		r.records[key] = map[wire.NodeID]int64{}
 		for _, h := range c.holders {
-			if h.Node != r.id && h.Remaining > 0 {
+			if h.Node != r.id && h.Remaining > 0 && slices.Contains(r.ks.Replicas(nil, key), h.Node) {
 				r.records[key][h.Node] = now + int64(float64(h.Remaining)*r.ks.recordFactor)
 			}
 		}
@@ -1321,6 +1406,12 @@ func (r *Replica) startMigration(e env.Env, key string, region int, mg *migratio
 			h.Holders = append(h.Holders, HolderLease{Node: n, Remaining: exp - now})
 		}
 	}
+	// This node's affiliates hold leases from within its master lease: the
+	// new master must wait for this node (which forwards to them) until
+	// they end.
+	if _, exps := r.affHolders(key, now); len(exps) > 0 {
+		h.Holders = append(h.Holders, HolderLease{Node: r.id, Remaining: slices.Max(exps) - now})
+	}
 	r.send(e, mg.target, h)
 	e.SetTimer(2*r.ks.cfg.ElectionTimeout, leaseTimer{kind: timerMigrate, key: key, nonce: uint64(mg.target)})
 	return ""
@@ -1406,14 +1497,39 @@ func (r *Replica) autoMigrate(e env.Env) {
 	clear(r.origins)
 }
 
-func (r *Replica) answerRead(e env.Env, m *LReadResp) {
+func (r *Replica) answerRead(e env.Env, from wire.NodeID, m *LReadResp) {
 	g := r.ops[m.Op]
 	if g == nil || g.req.Key != m.Key {
 		return
 	}
+	host := r.ks.ring.Replicas(nil, r.region, m.Key, 1)[0]
+	// An affiliate without a secondary lease, or one behind what this
+	// gateway already returned for the key (the host applies updates
+	// before its affiliates, so it is never behind them): ask the host.
+	// Reads of a hot key through one gateway thus never go back in time.
+	if from != host && (m.Moved || m.Rec.Version.Less(r.affSeen[m.Key])) {
+		if m.Moved {
+			r.dropAffiliates(m.Key)
+		}
+		if g.redirects < maxRedirects {
+			g.redirects++
+			r.send(e, host, &LRead{Op: m.Op, Key: m.Key})
+			return
+		}
+	}
+	if from == host && !m.Retry {
+		if len(m.Affiliates) > 0 {
+			r.affCache[m.Key] = m.Affiliates
+		} else {
+			r.dropAffiliates(m.Key)
+		}
+	}
+	if _, hot := r.affCache[m.Key]; hot && !m.Retry && !m.Moved && r.affSeen[m.Key].Less(m.Rec.Version) {
+		r.affSeen[m.Key] = m.Rec.Version
+	}
 	delete(r.ops, m.Op)
 	e.CancelTimer(g.timeout)
-	if m.Retry {
+	if m.Retry || m.Moved {
 		e.Reply(&wire.Reply{ID: g.req.ID, Client: g.req.Client, Err: &wire.Error{Code: wire.ErrUnavailable, Msg: fmt.Sprintf("lease: the mastership of %q is moving; retry", m.Key)}})
 		return
 	}
@@ -1539,5 +1655,12 @@ func (r *Replica) Timer(e env.Env, payload any) {
 	case timerAutoMigrate:
 		r.autoMigrate(e)
 		e.SetTimer(r.ks.cfg.MigrateWindow, leaseTimer{kind: timerAutoMigrate})
+	case timerHot:
+		r.detectHot(e)
+		e.SetTimer(r.ks.cfg.HotWindow, leaseTimer{kind: timerHot})
+	case timerHostWait:
+		if w := r.hostWaits[t.op]; w != nil {
+			r.checkHostWait(e, t.op, w)
+		}
 	}
 }

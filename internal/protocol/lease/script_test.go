@@ -21,6 +21,7 @@ type script struct {
 	hist    check.History
 	calls   map[wire.RequestID]check.Op
 	replies map[wire.RequestID]*wire.Reply
+	thens   map[wire.RequestID]func()
 	nextID  wire.RequestID
 }
 
@@ -29,7 +30,7 @@ func newScript(t testing.TB, worldYAML string, cfg lease.Config) *script {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &script{t: t, tp: topo.NewTopology(w), calls: map[wire.RequestID]check.Op{}, replies: map[wire.RequestID]*wire.Reply{}}
+	sc := &script{t: t, tp: topo.NewTopology(w), calls: map[wire.RequestID]check.Op{}, replies: map[wire.RequestID]*wire.Reply{}, thens: map[wire.RequestID]func(){}}
 	if sc.ks, err = lease.NewKeyspace(sc.tp, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +40,9 @@ func newScript(t testing.TB, worldYAML string, cfg lease.Config) *script {
 
 func (sc *script) onReply(r *wire.Reply) {
 	sc.replies[r.ID] = r
+	if f := sc.thens[r.ID]; f != nil {
+		defer f()
+	}
 	op, ok := sc.calls[r.ID]
 	if !ok {
 		return
@@ -72,6 +76,9 @@ func (sc *script) submit(at time.Duration, client int64, gateway wire.NodeID, op
 	})
 	return id
 }
+
+// then runs f when request id is answered (a client's next step).
+func (sc *script) then(id wire.RequestID, f func()) { sc.thens[id] = f }
 
 // reply is the answer to request id, failing the test if there was none.
 func (sc *script) reply(id wire.RequestID) *wire.Reply {

@@ -12,7 +12,10 @@ import (
 	"github.com/lightcone/lightcone/internal/topo"
 )
 
-var runsFlag = flag.Int("runs", 300, "seeded runs (TestLeaseUnderFaults)")
+var (
+	runsFlag = flag.Int("runs", 300, "seeded runs (TestLeaseUnderFaults)")
+	seedFlag = flag.Uint64("seed", 0, "run only this seed (TestLeaseUnderFaults)")
+)
 
 func world(t testing.TB) *topo.World {
 	w, err := topo.Parse([]byte(`
@@ -52,6 +55,8 @@ func config(t testing.TB, seed uint64, driftPPM float64) scenario.Config {
 			// majority, keys migrate often during the run.
 			AutoMigrate: r.IntN(2) == 0, MigrateWindow: time.Duration(200+r.IntN(400)) * time.Millisecond,
 			MigrateThreshold: 0.51, MigrateMinWrites: 1,
+			// Affiliated nodes for any key read a few times per window.
+			Affiliates: r.IntN(2), HotRate: 4, HotWindow: time.Duration(200+r.IntN(300)) * time.Millisecond,
 		},
 		Workload: wl, Clients: 3 + r.IntN(4), ClosedLoop: true,
 		Duration: time.Second + time.Duration(r.IntN(2000))*time.Millisecond, ClientTimeout: 2 * time.Second,
@@ -75,7 +80,11 @@ func TestLeaseUnderFaults(t *testing.T) {
 	}
 	ops := 0
 	msgs := map[string]int{}
-	for seed := uint64(1); seed <= uint64(runs); seed++ {
+	first, last := uint64(1), uint64(runs)
+	if *seedFlag != 0 {
+		first, last, runs = *seedFlag, *seedFlag, 1
+	}
+	for seed := first; seed <= last; seed++ {
 		res, err := scenario.Run(config(t, seed, 19_000))
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
@@ -85,7 +94,7 @@ func TestLeaseUnderFaults(t *testing.T) {
 			msgs[m.Kind] += m.Count
 		}
 		if res.Check.Verdict != "pass" {
-			t.Fatalf("seed %d: %s %s: key %q: %s\nreplay: go test ./internal/protocol/lease -run TestLeaseUnderFaults -runs %d -v",
+			t.Fatalf("seed %d: %s %s: key %q: %s\nreplay: go test ./internal/protocol/lease -run TestLeaseUnderFaults -seed %d -v",
 				seed, res.Check.Model, res.Check.Verdict, res.Check.Key, res.Check.Detail, seed)
 		}
 	}
@@ -94,9 +103,10 @@ func TestLeaseUnderFaults(t *testing.T) {
 	}
 	// The runs must exercise what they claim to: elections after master
 	// failures, and migrations (handoffs).
-	t.Logf("%d runs, %d operations; messages: accept %d, handoff %d, handoff_done %d, confirm %d, grant %d",
-		runs, ops, msgs["lease.accept"], msgs["lease.handoff"], msgs["lease.handoff_done"], msgs["lease.confirm"], msgs["lease.grant"])
-	if runs >= 30 && (msgs["lease.handoff"] == 0 || msgs["lease.accept"] <= msgs["lease.handoff"]) {
+	t.Logf("%d runs, %d operations; messages: accept %d, handoff %d, handoff_done %d, confirm %d, grant %d, sec_grant %d, sec_update %d",
+		runs, ops, msgs["lease.accept"], msgs["lease.handoff"], msgs["lease.handoff_done"], msgs["lease.confirm"], msgs["lease.grant"],
+		msgs["lease.sec_grant"], msgs["lease.sec_update"])
+	if runs >= 30 && (msgs["lease.handoff"] == 0 || msgs["lease.accept"] <= msgs["lease.handoff"] || msgs["lease.sec_update"] == 0) {
 		t.Fatalf("the runs did not exercise migrations and elections: %v", msgs)
 	}
 }
