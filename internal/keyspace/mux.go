@@ -72,6 +72,16 @@ func (m *Mux) Names() []string {
 	return out
 }
 
+// Replica is the named keyspace's replica, or nil if there is none. Like
+// every method of a replica, it belongs to the goroutine driving the Mux.
+func (m *Mux) Replica(name string) env.Replica {
+	i := slices.IndexFunc(m.defs, func(d Def) bool { return d.Name == name })
+	if i < 0 {
+		return nil
+	}
+	return m.replicas[i]
+}
+
 func (m *Mux) sub(e env.Env, i int) *subEnv {
 	s := m.envs[i]
 	s.Env = e

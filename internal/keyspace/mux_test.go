@@ -100,3 +100,28 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		t.Error("truncated envelope decoded")
 	}
 }
+
+// TestMuxReplicaByName: the Mux hands out each keyspace's own replica by
+// name, and nil for a name it does not serve.
+func TestMuxReplicaByName(t *testing.T) {
+	tp := world(t)
+	ks, err := quorum.NewKeyspace(tp, quorum.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := keyspace.NewFactory([]keyspace.Def{{Name: "default", Factory: ks.Factory()}, {Name: "other", Factory: ks.Factory()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := f(0).(*keyspace.Mux)
+	a, b := m.Replica("default"), m.Replica("other")
+	if _, ok := a.(*quorum.Replica); !ok {
+		t.Fatalf("Replica(%q) = %T; want *quorum.Replica", "default", a)
+	}
+	if a == b {
+		t.Error("two keyspaces share one replica")
+	}
+	if r := m.Replica("nope"); r != nil {
+		t.Errorf("Replica(%q) = %T; want nil", "nope", r)
+	}
+}

@@ -241,6 +241,14 @@ func (n *Node) Do(ctx context.Context, fn func()) error {
 	}
 }
 
+// Inspect runs fn on the loop with the node's replica and its clock's
+// reading, and waits for it: the way to read protocol state (counters for
+// /metrics and /status) without racing the loop. fn must not keep the
+// replica.
+func (n *Node) Inspect(ctx context.Context, fn func(r env.Replica, now int64)) error {
+	return n.Do(ctx, func() { fn(n.replica, n.Now()) })
+}
+
 // Run starts the replica and runs the event loop until ctx is cancelled or
 // the store fails. Requests still pending then get ErrUnavailable.
 func (n *Node) Run(ctx context.Context) error {

@@ -233,3 +233,25 @@ func TestShutdownAnswersEveryRequest(t *testing.T) {
 		mu.Unlock()
 	}
 }
+
+// TestInspectSeesTheLoopsReplica: Inspect hands fn the replica the loop
+// drives, after the requests submitted before it (the loop is FIFO), and
+// fails once the node has stopped.
+func TestInspectSeesTheLoopsReplica(t *testing.T) {
+	n, _ := newTestNode(t)
+	got := make(chan *wire.Reply, 1)
+	n.Submit(&wire.Request{ID: 1, Client: n.NewClientID(), Key: "k", Value: []byte("1h")}, func(r *wire.Reply) { got <- r })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var pending int
+	var now int64
+	if err := n.Inspect(ctx, func(r env.Replica, t int64) { pending, now = len(r.(*timerReplica).pending), t }); err != nil {
+		t.Fatalf("Inspect: %v", err)
+	}
+	if pending != 1 {
+		t.Errorf("Inspect saw %d pending timers; want 1 (the request submitted before it)", pending)
+	}
+	if d := time.Since(time.Unix(0, now)); d < 0 || d > 5*time.Second {
+		t.Errorf("Inspect's now is %v from the wall clock; want the node's clock", d)
+	}
+}
