@@ -69,4 +69,27 @@
 // lightcone_loop_batch_duration_seconds (histogram; identity labels): how
 // long one such batch took, from its first event to the release of its
 // messages and replies (fsync included). Buckets run from 10 µs to 1 s.
+//
+// # Protocol statistics
+//
+// AddKeyspaceStats exports what a keyspace's protocol counts about itself,
+// read at each scrape, as lightcone_<name> with the labels node, region and
+// keyspace (the keyspace the values belong to; no protocol label). The
+// server exports a lease (GlobLease) keyspace's replica this way:
+//
+//	lightcone_lease_renewals_total             lease renewals asked for
+//	lightcone_lease_grants_total               leases granted (as master)
+//	lightcone_lease_invalidations_total        lease holders updated or
+//	                                           waited out by active writes
+//	lightcone_lease_confirms_total             master-lease confirmations
+//	lightcone_lease_elections_total            elections won
+//	lightcone_lease_migrations_total           migrations won (the new
+//	                                           master's node counts them)
+//	lightcone_lease_rollbacks_total            migrations taken back
+//	lightcone_lease_affiliates_attached_total  affiliated nodes attached
+//	lightcone_lease_affiliates_detached_total  affiliated nodes detached
+//	lightcone_lease_leases_held                gauge: valid leases held
+//	lightcone_lease_masters_held               gauge: keys this node masters
+//
+// The counters are the replica's and restart from zero with the process.
 package metrics

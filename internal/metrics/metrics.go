@@ -73,7 +73,8 @@ var (
 // *Metrics is valid and records nothing. All methods are safe for
 // concurrent use.
 type Metrics struct {
-	reg *prometheus.Registry
+	reg    *prometheus.Registry
+	labels Labels // as given to New, made valid UTF-8
 
 	requestDur   *prometheus.HistogramVec
 	requestCount *prometheus.CounterVec
@@ -118,6 +119,8 @@ func New(l Labels) *Metrics {
 	requestLabels := []string{"op", "level", "code"}
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
+		labels: Labels{Node: constLabels["node"], Region: constLabels["region"],
+			Keyspace: constLabels["keyspace"], Protocol: constLabels["protocol"]},
 		requestDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:        "lightcone_request_duration_seconds",
 			Help:        "Latency of client requests, from arrival at the node to reply.",

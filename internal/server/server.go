@@ -178,9 +178,10 @@ type MeteorPolicy struct {
 
 // servedKeyspace is a built keyspace.
 type servedKeyspace struct {
-	name    string
-	factory env.Factory
-	policy  string
+	name     string
+	factory  env.Factory
+	protocol string // quorum, lease or meteor
+	policy   string
 }
 
 // buildKeyspaces builds the default keyspace and the others, in order.
@@ -218,7 +219,7 @@ func (c *Config) buildKeyspaces(tp *topo.Topology, lat *measuredLatency) ([]serv
 				return nil, fmt.Errorf("%s: %w", field, err)
 			}
 			lc := lk.Config()
-			out = append(out, servedKeyspace{name: p.Name, factory: lk.Factory(),
+			out = append(out, servedKeyspace{name: p.Name, factory: lk.Factory(), protocol: "lease",
 				policy: fmt.Sprintf("lease lease_length=%s passive=%v max_drift_ppm=%g master_lease=%s auto_migrate=%v", lc.LeaseLength, lc.Passive, lc.MaxDriftPPM, lc.MasterLease, lc.AutoMigrate)})
 			continue
 		case "meteor":
@@ -227,7 +228,7 @@ func (c *Config) buildKeyspaces(tp *topo.Topology, lat *measuredLatency) ([]serv
 				return nil, fmt.Errorf("%s: %w", field, err)
 			}
 			mc := mk.Config()
-			out = append(out, servedKeyspace{name: p.Name, factory: mk.Factory(),
+			out = append(out, servedKeyspace{name: p.Name, factory: mk.Factory(), protocol: "meteor",
 				policy: fmt.Sprintf("meteor mode=%s write=%s replicas_per_region=%v max_clock_skew=%s dispatch_interval=%s redundant=%d theta=measured",
 					mc.Mode, mc.Write, mc.ReplicasPerRegion, mc.MaxClockSkew, mc.DispatchInterval, mc.Redundant)})
 			continue
@@ -256,7 +257,7 @@ func (c *Config) buildKeyspaces(tp *topo.Topology, lat *measuredLatency) ([]serv
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
 		c := ks.Config()
-		out = append(out, servedKeyspace{name: p.Name, factory: ks.Factory(),
+		out = append(out, servedKeyspace{name: p.Name, factory: ks.Factory(), protocol: "quorum",
 			policy: fmt.Sprintf("quorum read=%s write=%s replicas_per_region=%v max_clock_offset=%s", c.Read, c.Write, c.ReplicasPerRegion, c.MaxClockOffset)})
 	}
 	return out, nil
@@ -402,10 +403,13 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	// naming a keyspace the cluster lacks is refused rather than served by
 	// another one.
 	var defs []keyspace.Def
-	var ksNames []string
+	var ksNames, leaseNames []string
 	for _, k := range keyspaces {
 		defs = append(defs, keyspace.Def{Name: k.name, Factory: k.factory})
 		ksNames = append(ksNames, k.name)
+		if k.protocol == "lease" {
+			leaseNames = append(leaseNames, k.name)
+		}
 	}
 	factory, err := keyspace.NewFactory(defs)
 	if err != nil {
@@ -455,6 +459,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	} else if nd, err = node.New(ncfg); err != nil {
 		return err
 	}
+	exportLeaseStats(m, nd, leaseNames)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -537,7 +542,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			Status: func() any {
 				st := map[string]any{"node": me.Name, "region": region, "cluster": lay.name, "protocol": "quorum",
 					"sync": policy, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP,
-					"keyspaces": keyspaceStatus(keyspaces)}
+					"keyspaces": keyspaceDetails(ctx, nd, keyspaces, leaseNames, log)}
 				if tr != nil {
 					st["peer_addr"] = tr.Addr()
 					st["messages_dropped"] = tr.Dropped()
@@ -675,6 +680,39 @@ func pprofHandler(next http.Handler, token string) http.Handler {
 		prof.ServeHTTP(w, r)
 	}))
 	return mux
+}
+
+// KeyspaceDetail is one keyspace on /status: its name and policy and, for a
+// lease keyspace, this node's lease counters.
+type KeyspaceDetail struct {
+	Name   string       `json:"name"`
+	Policy string       `json:"policy"`
+	Lease  *LeaseStatus `json:"lease,omitempty"`
+}
+
+// keyspaceDetails lists the keyspaces, sorted by name, with the lease
+// keyspaces' counters read from the event loop (left out, and logged, if
+// the loop does not answer in time).
+func keyspaceDetails(ctx context.Context, nd *node.Node, kss []servedKeyspace, leaseNames []string, log *slog.Logger) []KeyspaceDetail {
+	var stats map[string]lease.Stats
+	if len(leaseNames) > 0 {
+		ctx, cancel := context.WithTimeout(ctx, statsWait)
+		defer cancel()
+		var err error
+		if stats, err = leaseStats(ctx, nd, leaseNames); err != nil {
+			log.Warn("server: status: lease counters", "err", err)
+		}
+	}
+	var out []KeyspaceDetail
+	for _, k := range kss {
+		d := KeyspaceDetail{Name: k.name, Policy: k.policy}
+		if s, ok := stats[k.name]; ok {
+			d.Lease = leaseStatus(s)
+		}
+		out = append(out, d)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 func keyspaceStatus(kss []servedKeyspace) []*lightconev1.KeyspaceStatus {
