@@ -174,6 +174,7 @@ func (r *Replica) onSecRenew(e env.Env, from wire.NodeID, m *SecRenew) {
 	if h == nil || !h.attached || until <= now || !slices.Contains(r.affiliatesOf(), from) {
 		return
 	}
+	r.markActive(e)
 	h.exp[from] = max(h.exp[from], until)
 	rec, found, _ := e.Store().Get(m.Key)
 	e.Send(from, &SecGrant{Key: m.Key, Nonce: m.Nonce, Found: found, Rec: rec, Length: int64(float64(until-now) / r.ks.recordFactor)})

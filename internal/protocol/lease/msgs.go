@@ -274,11 +274,17 @@ func MessageTypes() []wire.MsgType {
 		{Kind: "lease.handoff_done", New: func() wire.Encodable { return new(HandoffDone) }},
 		{Kind: "lease.migrate", New: func() wire.Encodable { return new(Migrate) }},
 		{Kind: "lease.migrate_resp", New: func() wire.Encodable { return new(MigrateResp) }},
+		{Kind: "lease.confirm_batch", New: func() wire.Encodable { return new(ConfirmBatch) }},
+		{Kind: "lease.confirm_batch_ack", New: func() wire.Encodable { return new(ConfirmBatchAck) }},
 		{Kind: "lease.sec_grant", New: func() wire.Encodable { return new(SecGrant) }},
 		{Kind: "lease.sec_renew", New: func() wire.Encodable { return new(SecRenew) }},
 		{Kind: "lease.sec_update", New: func() wire.Encodable { return new(SecUpdate) }},
 		{Kind: "lease.sec_update_ack", New: func() wire.Encodable { return new(SecUpdateAck) }},
 	}
+}
+
+func errCount(what string, n uint64, left int) error {
+	return fmt.Errorf("lease: %s: %d entries in %d bytes", what, n, left)
 }
 
 func opKey(b []byte, op uint64, key string) []byte {

@@ -214,6 +214,13 @@ type meta struct {
 // start with it (Request refuses them).
 const metaPrefix = "\x00lease/"
 
+// activeKey marks a node that has granted a lease or confirmed a master
+// (markActive); it cannot collide with a mastership record (those add a
+// user key, which cannot start with metaPrefix).
+const activeKey = metaPrefix + metaPrefix + "active"
+
+var storeMarker = store.Record{Value: []byte{1}}
+
 // Stats are a replica's counters (issue 5, item 7).
 type Stats struct {
 	Renewals, Grants, Invalidations, Confirms uint64
@@ -266,6 +273,13 @@ type Replica struct {
 	// copy the network duplicated is not executed twice.
 	seen        map[opID]int64
 	seenPurgeAt int
+
+	// Keep-alive (keepalive.go): when each key this node masters was last
+	// used, and batched confirmations in flight; whether this node has ever
+	// granted or confirmed (markActive).
+	masterUse map[string]int64
+	batches   map[uint64]*batchRound
+	active    bool
 
 	// Affiliated nodes (affiliates.go): keys this node hosts affiliates
 	// for, its secondary leases as an affiliate, updates waiting for
@@ -392,6 +406,8 @@ const (
 	timerAutoMigrate
 	timerHot
 	timerHostWait
+	timerKeepAlive
+	timerBatch
 )
 
 type leaseTimer struct {
@@ -425,6 +441,8 @@ func (r *Replica) Start(e env.Env) {
 	r.origins = map[string][]int{}
 	r.campaigns = map[string]*campaign{}
 	r.seen = map[opID]int64{}
+	r.masterUse = map[string]int64{}
+	r.batches = map[uint64]*batchRound{}
 	r.hosted = map[string]*hosted{}
 	r.secLeases = map[string]secLease{}
 	r.hostWaits = map[uint64]*hostWait{}
@@ -433,13 +451,21 @@ func (r *Replica) Start(e env.Env) {
 	r.affSeen = map[string]wire.Version{}
 	r.nextOp = e.Rand().Uint64()>>1 | 1
 	now := e.Now()
-	r.fence = now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout)
-	r.voteFence = now + r.ks.stretch(r.ks.cfg.MasterLease)
+	// Fences protect leases and confirmations a previous incarnation gave;
+	// a node that never gave any (no marker) needs none.
+	_, r.active, _ = e.Store().Get(activeKey)
+	if r.active {
+		r.fence = now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout)
+		r.voteFence = now + r.ks.stretch(r.ks.cfg.MasterLease)
+	}
+	e.SetTimer(keepAlivePeriod(r.ks.cfg.MasterLease), leaseTimer{kind: timerKeepAlive})
 	if r.ks.cfg.AutoMigrate {
 		e.SetTimer(r.ks.cfg.MigrateWindow, leaseTimer{kind: timerAutoMigrate})
 	}
 	if r.ks.cfg.Affiliates > 0 {
-		r.affFence = now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout)
+		if r.active {
+			r.affFence = now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout)
+		}
 		e.SetTimer(r.ks.cfg.HotWindow, leaseTimer{kind: timerHot})
 	}
 }
@@ -621,6 +647,10 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		r.answerMigrate(e, m)
 	case *SecGrant:
 		r.onSecGrant(e, from, m)
+	case *ConfirmBatch:
+		r.onConfirmBatch(e, from, m)
+	case *ConfirmBatchAck:
+		r.onConfirmBatchAck(e, from, m)
 	case *SecRenew:
 		r.onSecRenew(e, from, m)
 	case *SecUpdate:
@@ -804,6 +834,7 @@ func (r *Replica) grant(e env.Env, to wire.NodeID, key string, nonce uint64) {
 	}
 	// The grant is a lease from the moment it leaves: the replica may start
 	// it any time within RenewTimeout of asking, which precedes this.
+	r.markActive(e)
 	r.pending[key][to] = grant{nonce: nonce, expiry: now + r.ks.stretch(r.ks.cfg.RenewTimeout+r.ks.cfg.LeaseLength)}
 	rec, ok, _ := e.Store().Get(key)
 	r.stats.Grants++
@@ -870,6 +901,7 @@ func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
 		}
 		o[m.Origin]++
 	}
+	r.masterUse[m.Key] = now
 	cur, exists, _ := e.Store().Get(m.Key)
 	seq := uint64(1)
 	if exists && ballotOf(cur.Version) == mt.accepted.N {
@@ -998,12 +1030,11 @@ func (r *Replica) finishWrite(e env.Env, w *write, failed bool) {
 	r.send(e, w.from, resp)
 }
 
-// refreshMaster renews a busy master's lease before it runs out, so reads
-// at the master rarely wait for a confirmation.
+// refreshMaster notes a use of this master's lease on key: the keep-alive
+// renews the leases of used keys before they run out, so reads at the
+// master rarely wait for a confirmation.
 func (r *Replica) refreshMaster(e env.Env, key string, now int64) {
-	if r.mlease[key]-now < int64(r.ks.cfg.MasterLease)/2 && r.confirms[key] == nil {
-		r.confirm(e, key, nil, nil)
-	}
+	r.masterUse[key] = now // keepalive.go renews it in the background
 }
 
 // confirm adds a waiting read or renewal to key's confirmation round in
@@ -1042,16 +1073,8 @@ func (r *Replica) sendConfirm(e env.Env, key string, c *confirmRound) {
 // onConfirm: a replica that follows the confirming master promises not to
 // vote against it for MasterLease, stretched for drift (doc.go, "Masters").
 func (r *Replica) onConfirm(e env.Env, from wire.NodeID, m *Confirm) {
-	mt := r.meta(e, m.Key)
-	if m.Ballot.Less(mt.promised) {
-		r.send(e, from, &ConfirmAck{Key: m.Key, Nonce: m.Nonce, Ballot: mt.accepted})
-		return
-	}
-	if mt.accepted.Less(m.Ballot) {
-		r.adopt(e, m.Key, m.Ballot)
-	}
-	r.voteBlock[m.Key] = e.Now() + r.ks.stretch(r.ks.cfg.MasterLease)
-	r.send(e, from, &ConfirmAck{Key: m.Key, Nonce: m.Nonce, OK: true, Ballot: m.Ballot})
+	ok, known := r.confirmKey(e, m.Key, m.Ballot)
+	r.send(e, from, &ConfirmAck{Key: m.Key, Nonce: m.Nonce, OK: ok, Ballot: known})
 }
 
 func (r *Replica) onConfirmAck(e env.Env, from wire.NodeID, m *ConfirmAck) {
@@ -1078,6 +1101,7 @@ func (r *Replica) confirmed(e env.Env, key string, c *confirmRound) {
 	}
 	delete(r.confirms, key)
 	r.mlease[key] = c.sent + int64(r.ks.cfg.MasterLease)
+	r.masterUse[key] = e.Now()
 	r.refreshAffiliates(e, key)
 	mt := r.meta(e, key)
 	ok := r.isMaster(mt) && r.migrating[key] == nil && r.campaigns[key] == nil
@@ -1278,6 +1302,7 @@ func (r *Replica) onAccept(e env.Env, from wire.NodeID, m *Accept) {
 	if m.Found {
 		r.apply(e, m.Key, m.Rec)
 	}
+	r.markActive(e)
 	r.voteBlock[m.Key] = e.Now() + r.ks.stretch(r.ks.cfg.MasterLease)
 	r.send(e, from, &Accepted{Key: m.Key, Ballot: m.Ballot, OK: true})
 	if rn := r.renewing[m.Key]; rn != nil && m.Ballot.Node != r.id {
@@ -1655,6 +1680,11 @@ func (r *Replica) Timer(e env.Env, payload any) {
 	case timerAutoMigrate:
 		r.autoMigrate(e)
 		e.SetTimer(r.ks.cfg.MigrateWindow, leaseTimer{kind: timerAutoMigrate})
+	case timerKeepAlive:
+		r.keepAlive(e)
+		e.SetTimer(keepAlivePeriod(r.ks.cfg.MasterLease), leaseTimer{kind: timerKeepAlive})
+	case timerBatch:
+		delete(r.batches, t.op)
 	case timerHot:
 		r.detectHot(e)
 		e.SetTimer(r.ks.cfg.HotWindow, leaseTimer{kind: timerHot})
