@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -95,6 +96,13 @@ func (b *fakeBackend) apply(req *wire.Request) *wire.Reply {
 		} else {
 			delete(b.data, k)
 		}
+	case wire.OpMigrate:
+		// Regions a, b and c, as a lease keyspace of the local3 world.
+		if r := string(req.Value); r != "a" && r != "b" && r != "c" {
+			rep.Err = &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("lease: migrate %q: unknown region %q (valid: a, b, c)", req.Key, r)}
+			return rep
+		}
+		rep.Value = append([]byte(nil), req.Value...)
 	}
 	return rep
 }

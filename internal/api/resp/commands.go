@@ -96,6 +96,7 @@ func init() {
 		"lc.get":         {arity: -2, run: cmdLCOp},
 		"lc.set":         {arity: -3, run: cmdLCOp},
 		"lc.del":         {arity: -2, run: cmdLCOp},
+		"lc.migrate":     {arity: 3, run: cmdLCMigrate},
 	}
 }
 
@@ -1224,6 +1225,28 @@ func cmdLCOp(c *conn, args [][]byte) {
 			w.WriteArray(2)
 			w.WriteBulk(r.Value)
 			w.WriteBulkString(r.Version.String())
+		}
+	})
+}
+
+// cmdLCMigrate implements LC.MIGRATE key region: move key's write
+// mastership to region, in the connection's keyspace, replying the region
+// of the key's master afterwards.
+func cmdLCMigrate(c *conn, args [][]byte) {
+	key, ok := c.key(args[1])
+	if !ok {
+		return
+	}
+	if len(args[2]) == 0 {
+		c.replyError("ERR region name must not be empty")
+		return
+	}
+	req := &wire.Request{Op: wire.OpMigrate, Key: key, Value: args[2]}
+	c.await([]*wire.Request{req}, func(w *Writer, reps []*wire.Reply) {
+		if r := reps[0]; r.Err != nil {
+			w.WriteError(backendError(r.Err))
+		} else {
+			w.WriteBulk(r.Value)
 		}
 	})
 }

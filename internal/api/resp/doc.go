@@ -70,6 +70,14 @@
 //	LC.DEL key [LEVEL level]           → version
 //	    One backend operation on the raw stored bytes, without the value
 //	    envelope below; version is wire.Version's string ("<wall>.<logical>@n<node>").
+//	LC.MIGRATE key region              → region
+//	    Moves key's write mastership to region (wire.OpMigrate) in this
+//	    connection's keyspace, and replies the region of its master after
+//	    the move. Only protocols with per-key masters (lease) support it;
+//	    others reply "ERR <protocol>: unknown operation migrate". An
+//	    unknown region is an ERR naming the valid ones; UNAVAILABLE (the
+//	    key is busy: a write, election or other migration in progress) is
+//	    safe to retry.
 //
 // # Errors
 //

@@ -852,3 +852,41 @@ func TestRedisBenchmark(t *testing.T) {
 	}
 	t.Logf("redis-benchmark:\n%s", out)
 }
+
+// TestLCMigrate: LC.MIGRATE sends one OpMigrate for the key, with the
+// region as its value, in the connection's keyspace, and replies the new
+// master's region or the backend's error.
+func TestLCMigrate(t *testing.T) {
+	ts := startServer(t, Config{})
+	ts.b.setFail(func(r *wire.Request) *wire.Error {
+		if r.Key == "busy" {
+			return &wire.Error{Code: wire.ErrUnavailable, Msg: "lease: key busy (migration in progress)"}
+		}
+		return nil
+	})
+	rc := ts.dial(t)
+	for _, tc := range []struct{ send, want string }{
+		{"LC.KEYSPACE glob\r\n", "+OK"},
+		{"LC.MIGRATE k b\r\n", `"b"`},
+		{"LC.MIGRATE k mars\r\n", `-ERR lease: migrate "k": unknown region "mars" (valid: a, b, c)`},
+		{"LC.MIGRATE busy a\r\n", "-UNAVAILABLE lease: key busy (migration in progress)"},
+		{"LC.MIGRATE k \"\"\r\n", "-ERR region name must not be empty"},
+		{"LC.MIGRATE k\r\n", "-ERR wrong number of arguments for 'lc.migrate' command"},
+		{"LC.MIGRATE k b c\r\n", "-ERR wrong number of arguments for 'lc.migrate' command"},
+	} {
+		rc.send(tc.send)
+		if got := rc.reply(); got != tc.want {
+			t.Errorf("%q: reply %s; want %s", tc.send, got, tc.want)
+		}
+	}
+	var got []string
+	for _, r := range ts.b.requests() {
+		if r.Op != wire.OpMigrate || r.Keyspace != "glob" {
+			t.Errorf("request %v in keyspace %q; want migrate in glob", r.Op, r.Keyspace)
+		}
+		got = append(got, r.Key)
+	}
+	if want := "k k busy"; strings.Join(got, " ") != want {
+		t.Errorf("migrated keys = %q; want %q", strings.Join(got, " "), want)
+	}
+}
