@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -44,6 +45,12 @@ type Config struct {
 	Rate float64 `yaml:"rate"`
 	// ClosedLoop forces Rate to 0 (the YAML cannot express 0 otherwise).
 	ClosedLoop bool `yaml:"closed_loop"`
+	// RateSteps change the open-loop Rate during the run: from each step's
+	// At on, the clients together offer its Rate (requests/s). Steps are in
+	// increasing At order, within (0, Duration). Arrivals stay a Poisson
+	// process whose rate is piecewise constant (an arrival drawn past a step
+	// is redrawn from the step at the new rate). Default none.
+	RateSteps []RateStep `yaml:"rate_steps"`
 	// Duration is how long clients send requests, simulated. Default 60s.
 	Duration time.Duration `yaml:"duration"`
 	// Warmup is the first part of Duration that is not measured: operations
@@ -72,6 +79,12 @@ type Config struct {
 	// (what the protocol claims for these levels), linearizable, sequential,
 	// regular, valid-reads or none. Default auto.
 	Check string `yaml:"check"`
+}
+
+// RateStep sets the total offered rate from At on (Config.RateSteps).
+type RateStep struct {
+	At   time.Duration `yaml:"at"`   // since the run's start, simulated
+	Rate float64       `yaml:"rate"` // total requests/s, > 0
 }
 
 // QuorumPolicy is the quorum protocol's keyspace policy (see
@@ -247,6 +260,9 @@ func resolve(c Config) (*resolved, error) {
 	if c.Duration < 0 || c.ClientTimeout < 0 {
 		return nil, fmt.Errorf("duration and client_timeout must not be negative")
 	}
+	if err := c.validateRateSteps(); err != nil {
+		return nil, err
+	}
 	if c.Warmup < 0 || c.Warmup >= c.Duration {
 		return nil, fmt.Errorf("warmup: %s; must be at least 0 and shorter than duration %s", c.Warmup, c.Duration)
 	}
@@ -282,6 +298,36 @@ func resolve(c Config) (*resolved, error) {
 		r.faults = append(r.faults, rf)
 	}
 	return r, nil
+}
+
+// validateRateSteps checks RateSteps (after EnsureDefaults).
+func (c Config) validateRateSteps() error {
+	if len(c.RateSteps) > 0 && c.Rate == 0 {
+		return fmt.Errorf("rate_steps: need an open-loop rate > 0 to step from (closed_loop is set)")
+	}
+	for i, st := range c.RateSteps {
+		switch {
+		case !(st.Rate > 0) || math.IsInf(st.Rate, 0):
+			return fmt.Errorf("rate_steps[%d]: rate %g; must be > 0 requests/s", i, st.Rate)
+		case st.At <= 0 || st.At >= c.Duration:
+			return fmt.Errorf("rate_steps[%d]: at %s; must be after 0s and before duration %s", i, st.At, c.Duration)
+		case i > 0 && st.At <= c.RateSteps[i-1].At:
+			return fmt.Errorf("rate_steps[%d]: at %s; must be after rate_steps[%d] (at %s)", i, st.At, i-1, c.RateSteps[i-1].At)
+		}
+	}
+	return nil
+}
+
+// rateAt is the offered rate at t and when it next changes (-1: never).
+func (c Config) rateAt(t time.Duration) (rate float64, next time.Duration) {
+	rate, next = c.Rate, -1
+	for _, st := range c.RateSteps {
+		if st.At > t {
+			return rate, st.At
+		}
+		rate = st.Rate
+	}
+	return rate, next
 }
 
 // workloadSpec is the preset named by the flag or the YAML (default b) with

@@ -16,13 +16,15 @@ import (
 
 // Result is what a simulation measured.
 type Result struct {
-	World      string  `json:"world"`
-	Policy     string  `json:"policy"`
-	Workload   string  `json:"workload"`
-	Seed       uint64  `json:"seed"`
-	Clients    int     `json:"clients"`
-	Rate       float64 `json:"rate"`
-	SimSeconds float64 `json:"sim_seconds"`
+	World    string  `json:"world"`
+	Policy   string  `json:"policy"`
+	Workload string  `json:"workload"`
+	Seed     uint64  `json:"seed"`
+	Clients  int     `json:"clients"`
+	Rate     float64 `json:"rate"`
+	// RateSteps are Config.RateSteps: the offered rate from each At on.
+	RateSteps  []RateStep `json:"rate_steps,omitempty"`
+	SimSeconds float64    `json:"sim_seconds"`
 	// WarmupSeconds is the unmeasured start of the run (Config.Warmup).
 	WarmupSeconds float64         `json:"warmup_seconds,omitempty"`
 	Ops           int             `json:"ops"`
@@ -90,7 +92,7 @@ func (rn *runner) result() *Result {
 	c := rn.r.cfg
 	res := &Result{
 		World: rn.r.world.Name, Policy: rn.r.policyLine(), Workload: rn.r.workload.Name,
-		Seed: c.Seed, Clients: c.Clients, Rate: c.Rate, SimSeconds: c.Duration.Seconds(),
+		Seed: c.Seed, Clients: c.Clients, Rate: c.Rate, RateSteps: c.RateSteps, SimSeconds: c.Duration.Seconds(),
 		Ops: rn.ops, Events: rn.s.Steps(), TraceHash: fmt.Sprintf("%016x", rn.s.TraceHash()),
 		ThresholdMs: c.ThresholdMs, Messages: sinceWarmup(rn.s.MessageCounts(), rn.warmMsgs), Errors: rn.errs,
 		WarmupSeconds: c.Warmup.Seconds(),
@@ -197,7 +199,11 @@ func (res *Result) WriteText(out io.Writer, timing bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "lightcone sim: world=%s workload=%s seed=%d clients=%d ", res.World, res.Workload, res.Seed, res.Clients)
 	if res.Rate > 0 {
-		fmt.Fprintf(&b, "rate=%g/s (open loop)\n", res.Rate)
+		fmt.Fprintf(&b, "rate=%g/s (open loop)", res.Rate)
+		for _, st := range res.RateSteps {
+			fmt.Fprintf(&b, ", %g/s from %s", st.Rate, st.At)
+		}
+		fmt.Fprintln(&b)
 	} else {
 		fmt.Fprintf(&b, "closed loop\n")
 	}

@@ -211,9 +211,19 @@ func (rn *runner) newSession(cl *client) {
 }
 
 // scheduleArrival schedules the client's next Poisson arrival after from.
+// A gap that crosses a rate step is drawn again from the step at the new
+// rate: exponential gaps are memoryless, so the arrivals stay a Poisson
+// process whose rate changes exactly at the step.
 func (rn *runner) scheduleArrival(cl *client, from int64) {
-	rate := rn.r.cfg.Rate / float64(rn.r.cfg.Clients)
-	at := from + int64(workload.PoissonGap(cl.rng, rate))
+	var at int64
+	for {
+		total, next := rn.r.cfg.rateAt(time.Duration(from))
+		at = from + int64(workload.PoissonGap(cl.rng, total/float64(rn.r.cfg.Clients)))
+		if next < 0 || at < int64(next) {
+			break
+		}
+		from = int64(next)
+	}
 	if at >= rn.end {
 		return
 	}

@@ -131,6 +131,11 @@ func TestBadInput(t *testing.T) {
 		{name: "loss", c: Config{Net: Net{Loss: 2}}, want: "net.loss: 2"},
 		{name: "clients", c: Config{Clients: -1}, want: "clients: -1"},
 		{name: "warmup", c: Config{Warmup: 2 * time.Second}, want: "warmup: 2s; must be at least 0 and shorter than duration 1s"},
+		{name: "rate step rate", c: Config{RateSteps: []RateStep{{At: 500 * time.Millisecond}}}, want: "rate_steps[0]: rate 0; must be > 0 requests/s"},
+		{name: "rate step at", c: Config{RateSteps: []RateStep{{At: time.Second, Rate: 10}}}, want: "rate_steps[0]: at 1s; must be after 0s and before duration 1s"},
+		{name: "rate step order", c: Config{RateSteps: []RateStep{{At: 500 * time.Millisecond, Rate: 10}, {At: 200 * time.Millisecond, Rate: 20}}}, want: "rate_steps[1]: at 200ms; must be after rate_steps[0] (at 500ms)"},
+		{name: "rate step closed loop", c: Config{ClosedLoop: true, RateSteps: []RateStep{{At: 500 * time.Millisecond, Rate: 10}}}, want: "rate_steps: need an open-loop rate > 0"},
+		{name: "yaml rate step", yaml: "rate_steps: [{at: 0.5s, rat: 10}]\n", want: "field rat not found"},
 		{name: "fault node", c: Config{Faults: []Fault{{Crash: "pluto-0"}}}, want: `faults[0]: crash: unknown node or region "pluto-0"`},
 		{name: "fault kinds", c: Config{Faults: []Fault{{Crash: "japan", Net: &Net{}}}}, want: "exactly one of crash, partition, net, skew"},
 		{name: "yaml unknown field", yaml: "wrld: globlease4\n", want: "field wrld not found"},
@@ -156,6 +161,45 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("Run error = %v; want it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestRateSteps: the offered rate follows the steps, second by second,
+// from the step on (not a client's pre-step gap later), and the report
+// names them.
+func TestRateSteps(t *testing.T) {
+	c := Config{World: "local3", Clients: 300, Rate: 100, Duration: 30 * time.Second, Check: "none",
+		RateSteps: []RateStep{{At: 10 * time.Second, Rate: 400}, {At: 20 * time.Second, Rate: 200}}}
+	out, res := runText(t, c)
+	perSec := make([]int64, 30)
+	for _, s := range res.Seconds {
+		if s.Op == "read" || s.Op == "update" {
+			perSec[s.T] += s.Count
+		}
+	}
+	for _, tc := range []struct {
+		from, to int
+		want     float64
+	}{{1, 10, 100}, {10, 20, 400}, {21, 30, 200}} {
+		var n int64
+		for s := tc.from; s < tc.to; s++ {
+			n += perSec[s]
+		}
+		if got := float64(n) / float64(tc.to-tc.from); got < 0.85*tc.want || got > 1.15*tc.want {
+			t.Errorf("seconds [%d, %d): %.0f requests/s; want about %g (counts %v)", tc.from, tc.to, got, tc.want, perSec)
+		}
+	}
+	// 300 clients at 100/s: each waits 3 s on average between arrivals.
+	// Without redrawing at the step, the first second after it would still
+	// run at about the old rate.
+	if perSec[10] < 300 {
+		t.Errorf("second 10 (the step to 400/s): %d requests; want the new rate at once", perSec[10])
+	}
+	if !strings.Contains(out, "rate=100/s (open loop), 400/s from 10s, 200/s from 20s") {
+		t.Errorf("report lacks the rate steps:\n%s", out)
+	}
+	if len(res.RateSteps) != 2 {
+		t.Errorf("Result.RateSteps = %v; want the config's two", res.RateSteps)
 	}
 }
 
