@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,7 +27,7 @@ func cliCmd() *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "cli",
-		Short: "Talk to a running Lightcone node: get, put, del, status",
+		Short: "Talk to a running Lightcone node: get, put, del, migrate, status",
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&addr, "addr", server.DefaultRESPAddr, "the node's RESP address")
@@ -99,6 +100,65 @@ func cliCmd() *cobra.Command {
 			_, err = io.Copy(cmd.OutOrStdout(), res.Body)
 			return err
 		}}
-	cmd.AddCommand(get, put, del, status)
+	var keyspace string
+	migrate := &cobra.Command{Use: "migrate KEY REGION", Short: "Move a key's write mastership to a region (lease keyspaces)",
+		Long: `Move KEY's write mastership to REGION and print the region of its master afterwards.
+Only keyspaces whose protocol has per-key masters (lease) support it. While the
+key is busy (a write, an election or another migration in progress) the node
+answers UNAVAILABLE, and migrate retries until --timeout.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := client()
+			defer c.Close()
+			cx, cancel := ctx()
+			defer cancel()
+			region, err := migrateKey(cx, c.Conn(), keyspace, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: master in region %s\n", args[0], region)
+			return nil
+		}}
+	migrate.Flags().StringVar(&keyspace, "keyspace", "", "the key's keyspace (default: the node's default keyspace)")
+	cmd.AddCommand(get, put, del, migrate, status)
 	return cmd
+}
+
+// migrateRetry is how long migrate waits before asking again after a
+// retryable (UNAVAILABLE) answer.
+const migrateRetry = 100 * time.Millisecond
+
+// migrateKey asks, on one connection, for key's mastership to move to
+// region in keyspace ks ("" for the connection's default), retrying while
+// the node answers UNAVAILABLE, and returns the new master's region.
+func migrateKey(ctx context.Context, conn *redis.Conn, ks, key, region string) (string, error) {
+	defer conn.Close()
+	if ks != "" {
+		if err := conn.Do(ctx, "LC.KEYSPACE", ks).Err(); err != nil {
+			return "", fmt.Errorf("keyspace %q: %w", ks, err)
+		}
+	}
+	for {
+		got, err := conn.Do(ctx, "LC.MIGRATE", key, region).Text()
+		if err == nil {
+			return got, nil
+		}
+		msg := err.Error()
+		switch {
+		case strings.Contains(msg, "unknown operation migrate"):
+			if ks == "" {
+				ks, _ = conn.Do(ctx, "LC.KEYSPACE").Text()
+			}
+			return "", fmt.Errorf("migrate %q: keyspace %q: its protocol does not support migration (only lease keyspaces have per-key masters)", key, ks)
+		case !strings.HasPrefix(msg, "UNAVAILABLE "):
+			return "", fmt.Errorf("migrate %q: %s", key, strings.TrimPrefix(msg, "ERR "))
+		}
+		t := time.NewTimer(migrateRetry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return "", fmt.Errorf("migrate %q: gave up: %s", key, msg)
+		case <-t.C:
+		}
+	}
 }
