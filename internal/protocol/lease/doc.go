@@ -92,6 +92,30 @@
 //     (at most three times). If the target does not take over in time the
 //     old master takes the key back the same way (rollback).
 //
+//   - Keep-alive. Every MasterLease/4 a master confirms, in one message per
+//     peer, every key it served in the last 2·MasterLease whose master
+//     lease has less than half left, so busy keys never wait for a
+//     confirmation (keepalive.go).
+//   - Fresh nodes. The restart fences protect leases and confirmations an
+//     earlier incarnation gave; a durable marker, written before the first
+//     grant or confirmation leaves, tells a restart whether there were any.
+//
+// # Affiliated nodes
+//
+// A hot key's replica in a region (its host) attaches up to Affiliates
+// other nodes of the region (§III.F): each serves the key's reads under a
+// secondary lease the host grants from within its own lease (or master
+// lease), timed from when the affiliate asked, so it ends first in real
+// time. The host forwards every update to its affiliates and acknowledges
+// it only once they have it or their leases ran out, so the master's wait
+// for the host covers them (TestTeethAffiliateWait). Gateways learn the
+// affiliates from the host's replies and spread reads over the host and
+// its affiliates; they never return an older version of a hot key than
+// they already returned (the host is never behind its affiliates), so a
+// client's reads do not go back in time. Hosts count the reads they serve
+// and attach the top HotKeys keys at HotRate reads/s or more each
+// HotWindow, and detach keys that cool to half that (affiliates.go).
+//
 // # Versions
 //
 // A version is (ballot number, sequence within the mastership, master):
@@ -119,7 +143,14 @@
 // Passive writes trade this for latency: a completed passive write lives
 // only on its master until the lazy updates land, and is lost if the
 // master fails for good first (the paper's "weaker data availability").
-// Requests are at-most-once per gateway attempt: each node drops copies of
-// a request it has seen, but a write that was redirected or timed out has
-// an unknown outcome.
+// Requests are at-most-once: each node drops copies of a request it has
+// seen, and a gateway ignores answers to an attempt it has moved past, so
+// a write refused everywhere it was sent (redirects, a key being handed
+// over) is reported as not written; a write that timed out has an unknown
+// outcome.
+//
+// Routing: every node knows the topology and the rings, so a gateway
+// reaches a key's replicas in one hop from the start (the paper learns
+// such links by echo); the echo is kept for what a node cannot compute —
+// where a key's master moved.
 package lease

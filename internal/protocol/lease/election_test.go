@@ -168,3 +168,77 @@ links:
 		t.Fatalf("per-key sequential consistency: %v; want pass", res)
 	}
 }
+
+// TestRequestsDuringMigration: while a key's mastership moves, its old
+// master refuses reads and writes with a retryable error (nothing is
+// written), never a stale value; afterwards both work at the new master.
+func TestRequestsDuringMigration(t *testing.T) {
+	sc := newScript(t, fiveRegions, electionConfig())
+	key := sc.keyMasteredIn(0)
+	ga := sc.other(sc.replica(key, 0))
+	gc := sc.other(sc.replica(key, 2))
+	const t0 = 5 * time.Second
+	sc.submit(t0, 1, ga, wire.OpPut, key, "v1")
+	sc.submit(t0+200*time.Millisecond, 1, ga, wire.OpGet, key, "")
+	mig := sc.submit(t0+400*time.Millisecond, 9, gc, wire.OpMigrate, key, "c")
+	// The migrate request reaches the master (region a) 20ms later; the
+	// handoff then takes a few round trips.
+	var during []wire.RequestID
+	for i := range 6 {
+		at := t0 + 425*time.Millisecond + time.Duration(i)*10*time.Millisecond
+		during = append(during, sc.submit(at, 2, ga, wire.OpPut, key, "d"+time.Duration(i).String()), sc.submit(at, 3, ga, wire.OpGet, key, ""))
+	}
+	after := sc.submit(t0+time.Second, 1, ga, wire.OpPut, key, "v3")
+	read := sc.submit(t0+1200*time.Millisecond, 1, ga, wire.OpGet, key, "")
+	sc.s.Run(int64(20 * time.Second))
+	if r := sc.reply(mig); r.Err != nil {
+		t.Fatalf("migrate: %v", r.Err)
+	}
+	refused := 0
+	for _, id := range during {
+		r := sc.reply(id)
+		if r.Err == nil {
+			continue
+		}
+		if r.Err.Code != wire.ErrUnavailable || !strings.Contains(r.Err.Msg, "retry") {
+			t.Fatalf("request during the migration: %v; want a retryable error", r.Err)
+		}
+		refused++
+	}
+	if refused == 0 {
+		t.Fatal("no request met the migration in progress; the test does not test it")
+	}
+	if r := sc.reply(after); r.Err != nil {
+		t.Fatalf("write after the migration: %v", r.Err)
+	}
+	if r := sc.reply(read); string(r.Value) != "v3" {
+		t.Fatalf("read after the migration: %q", r.Value)
+	}
+	if res := check.SequentialPerKey(sc.hist, 0); res.Verdict != check.Pass {
+		t.Fatalf("history: %v", res)
+	}
+	t.Logf("%d of %d requests during the handoff were refused with a retryable error", refused, len(during))
+}
+
+// TestInvalidSettings: each bad lease setting is refused with a message
+// naming it.
+func TestInvalidSettings(t *testing.T) {
+	w := newScript(t, fiveRegions, electionConfig()).tp
+	for _, c := range []struct {
+		cfg  lease.Config
+		want string
+	}{
+		{lease.Config{LeaseLength: -time.Second}, "lease_length -1s: must be positive"},
+		{lease.Config{MasterLease: -1}, "master_lease"},
+		{lease.Config{MaxDriftPPM: 200_000}, "max_drift_ppm 200000"},
+		{lease.Config{MigrateThreshold: 0.4}, "migrate_threshold 0.4: must be in (0.5, 1]"},
+		{lease.Config{MigrateMinWrites: -2}, "migrate_min_writes -2"},
+		{lease.Config{Affiliates: 2}, `affiliates 2: a region of world "five" has only 1 other nodes`},
+		{lease.Config{HotRate: -1}, "hot_rate -1"},
+	} {
+		_, err := lease.NewKeyspace(w, c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v; want an error containing %q", c.cfg, err, c.want)
+		}
+	}
+}

@@ -300,7 +300,8 @@ type Replica struct {
 type gop struct {
 	req       *wire.Request
 	timeout   env.TimerID
-	msg       wire.Msg // what was sent to the master (writes, migrations)
+	msg       wire.Msg    // what was sent to the master (writes, migrations)
+	target    wire.NodeID // where the current attempt went
 	redirects int
 }
 
@@ -592,7 +593,8 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 		return
 	}
 	r.ops[op] = g
-	r.send(e, r.known(e, req.Key).Node, g.msg)
+	g.target = r.known(e, req.Key).Node
+	r.send(e, g.target, g.msg)
 }
 
 // send delivers m, handling it in place when it is for this node.
@@ -614,7 +616,7 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *MWrite:
 		r.onMWrite(e, from, m)
 	case *MWriteResp:
-		r.answerWrite(e, m)
+		r.answerWrite(e, from, m)
 	case *Renew:
 		r.onRenew(e, from, m)
 	case *Grant:
@@ -644,7 +646,7 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *Migrate:
 		r.onMigrate(e, from, m)
 	case *MigrateResp:
-		r.answerMigrate(e, m)
+		r.answerMigrate(e, from, m)
 	case *SecGrant:
 		r.onSecGrant(e, from, m)
 	case *ConfirmBatch:
@@ -1574,13 +1576,16 @@ func (r *Replica) redirect(e env.Env, op uint64, g *gop, b Ballot) bool {
 		return false
 	}
 	g.redirects++
-	r.send(e, r.known(e, g.req.Key).Node, g.msg)
+	g.target = r.known(e, g.req.Key).Node
+	r.send(e, g.target, g.msg)
 	return true
 }
 
-func (r *Replica) answerWrite(e env.Env, m *MWriteResp) {
+// answerWrite ends a write — ignoring answers to an earlier attempt (or
+// duplicates of one) once the write was sent on to another master.
+func (r *Replica) answerWrite(e env.Env, from wire.NodeID, m *MWriteResp) {
 	g := r.ops[m.Op]
-	if g == nil || g.req.Key != m.Key {
+	if g == nil || g.req.Key != m.Key || from != g.target {
 		return
 	}
 	if m.Redirect && r.redirect(e, m.Op, g, m.Master) {
@@ -1592,18 +1597,18 @@ func (r *Replica) answerWrite(e env.Env, m *MWriteResp) {
 	rep := &wire.Reply{ID: g.req.ID, Client: g.req.Client, Version: m.Version}
 	switch {
 	case m.Redirect || m.Retry:
-		// This copy was refused, but a duplicate or an earlier attempt may
-		// have reached a master: the outcome is unknown.
-		rep.Err = &wire.Error{Code: wire.ErrTimeout, Msg: fmt.Sprintf("lease: the mastership of %q is moving; retry (outcome unknown)", m.Key)}
+		// Every attempt was refused before it was written (each node drops
+		// later copies of a request it refused: firstCopy).
+		rep.Err = &wire.Error{Code: wire.ErrUnavailable, Msg: fmt.Sprintf("lease: the mastership of %q is moving; nothing was written; retry", m.Key)}
 	case m.Failed:
 		rep.Err = &wire.Error{Code: wire.ErrTimeout, Msg: "lease: the write did not reach a majority and every lease holder in time"}
 	}
 	e.Reply(rep)
 }
 
-func (r *Replica) answerMigrate(e env.Env, m *MigrateResp) {
+func (r *Replica) answerMigrate(e env.Env, from wire.NodeID, m *MigrateResp) {
 	g := r.ops[m.Op]
-	if g == nil || g.req.Key != m.Key {
+	if g == nil || g.req.Key != m.Key || from != g.target {
 		return
 	}
 	if m.Redirect && r.redirect(e, m.Op, g, m.Master) {

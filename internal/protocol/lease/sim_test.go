@@ -13,7 +13,7 @@ import (
 )
 
 var (
-	runsFlag = flag.Int("runs", 300, "seeded runs (TestLeaseUnderFaults)")
+	runsFlag = flag.Int("runs", 2000, "seeded runs (TestLeaseUnderFaults)")
 	seedFlag = flag.Uint64("seed", 0, "run only this seed (TestLeaseUnderFaults)")
 )
 
