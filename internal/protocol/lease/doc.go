@@ -62,6 +62,7 @@
 //     master that cannot reach a majority loses its lease and stops
 //     serving — it abdicates. A restarted replica votes for nobody until a
 //     confirmation it may have given has run out.
+//
 //   - Election. A replica that has waited ElectionTimeout for its master
 //     stands (Prepare, phase 1) with a ballot above every one it knows. A
 //     replica promises unless it promised a ballot as large, or is bound by
@@ -71,12 +72,14 @@
 //     majority accepted it is master. Writes carry their ballot, and a
 //     replica refuses writes of ballots below its promise, so an old master
 //     can complete no write after a majority promised a new one.
+//
 //   - The election fence. The old master granted leases only under its
 //     master lease, which ended before a majority could promise; those
 //     leases end at most (B+L)/(1−ρ) of real time after that. The new
 //     master does not know them, so it counts every replica but the old master as
 //     a holder for (L+B)·(1+ρ)/(1−ρ) after winning (TestTeethElectionFence
 //     shows why).
+//
 //   - Migration (manual, wire.OpMigrate, or automatic, AutoMigrate: a key
 //     whose writes mostly come from one other region moves there). The
 //     master, sure of its mastership and with no write in progress, freezes
@@ -96,6 +99,7 @@
 //     peer, every key it served in the last 2·MasterLease whose master
 //     lease has less than half left, so busy keys never wait for a
 //     confirmation (keepalive.go).
+//
 //   - Fresh nodes. The restart fences protect leases and confirmations an
 //     earlier incarnation gave; a durable marker, written before the first
 //     grant or confirmation leaves, tells a restart whether there were any.
