@@ -115,6 +115,8 @@ func (b *fakeBackend) answer(c fakeCall) {
 			v := wire.Version{TS: hlc.Timestamp{WallNanos: b.wall, Logical: uint32(b.wall % 3)}, Node: 7}
 			b.data[k] = fakeEntry{found: req.Op == wire.OpPut, value: req.Value, version: v}
 			r.Version = v
+		case wire.OpMigrate:
+			r.Value = append([]byte("moved-to-"), req.Value...)
 		}
 	}
 	b.mu.Unlock()

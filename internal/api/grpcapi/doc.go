@@ -5,7 +5,7 @@
 //
 // NewServer returns a *grpc.Server with three services registered:
 //
-//	lightcone.v1.KV        Get, Put, Delete, BatchGet, Status
+//	lightcone.v1.KV        Get, Put, Delete, BatchGet, Status, Migrate
 //	grpc.health.v1.Health  SERVING for "" and "lightcone.v1.KV"
 //	grpc.reflection.v1     (and v1alpha), so grpcurl needs no .proto
 //
@@ -15,6 +15,10 @@
 // the keyspace's configured level). Responses carry the wire.Version read
 // or written as {wall_nanos, logical, node}. Get reports found; a deleted
 // key is not found, and its version is the delete's.
+//
+// Migrate moves a key's write mastership to a region (wire.OpMigrate, as
+// RESP's LC.MIGRATE) and returns the new master's region; keyspaces whose
+// protocol has no per-key masters refuse it with INVALID_ARGUMENT.
 //
 // Every call is one backend request, except BatchGet, which submits one get
 // per key, all at once, and answers when every reply is in: the batch is

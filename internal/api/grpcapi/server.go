@@ -293,6 +293,26 @@ func (s *service) BatchGet(ctx context.Context, in *lightconev1.BatchGetRequest)
 	return out, nil
 }
 
+// Migrate moves a key's write mastership (wire.OpMigrate): the region goes
+// in the request's value, and the reply's value is the new master's region.
+func (s *service) Migrate(ctx context.Context, in *lightconev1.MigrateRequest) (*lightconev1.MigrateResponse, error) {
+	ks, _, err := s.common(in.GetKeyspace(), lightconev1.Consistency_CONSISTENCY_DEFAULT)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkKey(in.GetKey()); err != nil {
+		return nil, err
+	}
+	if in.GetRegion() == "" {
+		return nil, status.Error(codes.InvalidArgument, "region is required")
+	}
+	r, err := s.do(ctx, &wire.Request{Keyspace: ks, Op: wire.OpMigrate, Key: string(in.GetKey()), Value: []byte(in.GetRegion())})
+	if err != nil {
+		return nil, err
+	}
+	return &lightconev1.MigrateResponse{Region: string(r.Value)}, nil
+}
+
 func (s *service) Status(ctx context.Context, _ *lightconev1.StatusRequest) (*lightconev1.StatusResponse, error) {
 	if s.cfg.Status == nil {
 		return nil, status.Error(codes.Unimplemented, "status is not configured on this server")

@@ -590,3 +590,34 @@ func TestCtxErrorWording(t *testing.T) {
 		t.Errorf("ctxError(canceled, delete) = %v; want Canceled, outcome unknown", st)
 	}
 }
+
+// TestMigrate: Migrate sends one OpMigrate with the region as its value in
+// the named keyspace, returns the backend's region, and maps its errors as
+// the other calls do.
+func TestMigrate(t *testing.T) {
+	b := newFakeBackend(t)
+	b.setErr("busy", &wire.Error{Code: wire.ErrUnavailable, Msg: "lease: key busy"})
+	b.setErr("quorum", &wire.Error{Code: wire.ErrInvalid, Msg: "quorum: unknown operation migrate"})
+	kv := pb.NewKVClient(serve(t, Config{HasKeyspace: func(ks string) bool { return ks == "default" || ks == "glob" }}, b))
+	ctx := ctxT(t)
+	got, err := kv.Migrate(ctx, &pb.MigrateRequest{Keyspace: "glob", Key: []byte("k"), Region: "eu"})
+	if err != nil || got.GetRegion() != "moved-to-eu" {
+		t.Fatalf("Migrate(glob/k, eu) = %v, %v; want region moved-to-eu", got, err)
+	}
+	for _, tt := range []struct {
+		in   *pb.MigrateRequest
+		code codes.Code
+		msg  string
+	}{
+		{&pb.MigrateRequest{Key: []byte("busy"), Region: "eu"}, codes.Unavailable, "key busy"},
+		{&pb.MigrateRequest{Key: []byte("quorum"), Region: "eu"}, codes.InvalidArgument, "unknown operation migrate"},
+		{&pb.MigrateRequest{Key: []byte("k")}, codes.InvalidArgument, "region is required"},
+		{&pb.MigrateRequest{Keyspace: "nope", Key: []byte("k"), Region: "eu"}, codes.NotFound, `unknown keyspace "nope"`},
+	} {
+		_, err := kv.Migrate(ctx, tt.in)
+		st := wantCode(t, fmt.Sprintf("Migrate(%v)", tt.in), err, tt.code)
+		if !strings.Contains(st.Message(), tt.msg) {
+			t.Errorf("Migrate(%v): message %q; want it to contain %q", tt.in, st.Message(), tt.msg)
+		}
+	}
+}

@@ -825,6 +825,117 @@ func (x *StatusResponse) GetVersion() string {
 	return ""
 }
 
+// MigrateRequest moves one key's write mastership.
+type MigrateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Keyspace holding the key. Empty: the server's default keyspace
+	// (normally "default").
+	Keyspace string `protobuf:"bytes,1,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	// Key whose mastership moves; at most the server's key limit.
+	Key []byte `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// Name of the region that should hold the key's master.
+	Region        string `protobuf:"bytes,3,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MigrateRequest) Reset() {
+	*x = MigrateRequest{}
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MigrateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MigrateRequest) ProtoMessage() {}
+
+func (x *MigrateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MigrateRequest.ProtoReflect.Descriptor instead.
+func (*MigrateRequest) Descriptor() ([]byte, []int) {
+	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *MigrateRequest) GetKeyspace() string {
+	if x != nil {
+		return x.Keyspace
+	}
+	return ""
+}
+
+func (x *MigrateRequest) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *MigrateRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+// MigrateResponse reports where the key's master is after the call.
+type MigrateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Region of the key's master.
+	Region        string `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MigrateResponse) Reset() {
+	*x = MigrateResponse{}
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MigrateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MigrateResponse) ProtoMessage() {}
+
+func (x *MigrateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MigrateResponse.ProtoReflect.Descriptor instead.
+func (*MigrateResponse) Descriptor() ([]byte, []int) {
+	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *MigrateResponse) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
 var File_lightcone_v1_lightcone_proto protoreflect.FileDescriptor
 
 const file_lightcone_v1_lightcone_proto_rawDesc = "" +
@@ -873,7 +984,13 @@ const file_lightcone_v1_lightcone_proto_rawDesc = "" +
 	"\x06region\x18\x02 \x01(\tR\x06region\x12\x1a\n" +
 	"\bprotocol\x18\x03 \x01(\tR\bprotocol\x12:\n" +
 	"\tkeyspaces\x18\x04 \x03(\v2\x1c.lightcone.v1.KeyspaceStatusR\tkeyspaces\x12\x18\n" +
-	"\aversion\x18\x05 \x01(\tR\aversion*\xea\x01\n" +
+	"\aversion\x18\x05 \x01(\tR\aversion\"V\n" +
+	"\x0eMigrateRequest\x12\x1a\n" +
+	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\fR\x03key\x12\x16\n" +
+	"\x06region\x18\x03 \x01(\tR\x06region\")\n" +
+	"\x0fMigrateResponse\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region*\xea\x01\n" +
 	"\vConsistency\x12\x17\n" +
 	"\x13CONSISTENCY_DEFAULT\x10\x00\x12\x13\n" +
 	"\x0fCONSISTENCY_ONE\x10\x01\x12\x13\n" +
@@ -883,13 +1000,14 @@ const file_lightcone_v1_lightcone_proto_rawDesc = "" +
 	"\x15CONSISTENCY_LOCAL_ONE\x10\x05\x12\x1c\n" +
 	"\x18CONSISTENCY_LOCAL_QUORUM\x10\x06\x12\x1b\n" +
 	"\x17CONSISTENCY_EACH_QUORUM\x10\a\x12\x13\n" +
-	"\x0fCONSISTENCY_ALL\x10\b2\xd1\x02\n" +
+	"\x0fCONSISTENCY_ALL\x10\b2\x99\x03\n" +
 	"\x02KV\x12:\n" +
 	"\x03Get\x12\x18.lightcone.v1.GetRequest\x1a\x19.lightcone.v1.GetResponse\x12:\n" +
 	"\x03Put\x12\x18.lightcone.v1.PutRequest\x1a\x19.lightcone.v1.PutResponse\x12C\n" +
 	"\x06Delete\x12\x1b.lightcone.v1.DeleteRequest\x1a\x1c.lightcone.v1.DeleteResponse\x12I\n" +
 	"\bBatchGet\x12\x1d.lightcone.v1.BatchGetRequest\x1a\x1e.lightcone.v1.BatchGetResponse\x12C\n" +
-	"\x06Status\x12\x1b.lightcone.v1.StatusRequest\x1a\x1c.lightcone.v1.StatusResponseBMZKgithub.com/lightcone/lightcone/internal/api/grpcapi/lightconev1;lightconev1b\x06proto3"
+	"\x06Status\x12\x1b.lightcone.v1.StatusRequest\x1a\x1c.lightcone.v1.StatusResponse\x12F\n" +
+	"\aMigrate\x12\x1c.lightcone.v1.MigrateRequest\x1a\x1d.lightcone.v1.MigrateResponseBMZKgithub.com/lightcone/lightcone/internal/api/grpcapi/lightconev1;lightconev1b\x06proto3"
 
 var (
 	file_lightcone_v1_lightcone_proto_rawDescOnce sync.Once
@@ -904,7 +1022,7 @@ func file_lightcone_v1_lightcone_proto_rawDescGZIP() []byte {
 }
 
 var file_lightcone_v1_lightcone_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_lightcone_v1_lightcone_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_lightcone_v1_lightcone_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_lightcone_v1_lightcone_proto_goTypes = []any{
 	(Consistency)(0),         // 0: lightcone.v1.Consistency
 	(*Version)(nil),          // 1: lightcone.v1.Version
@@ -919,6 +1037,8 @@ var file_lightcone_v1_lightcone_proto_goTypes = []any{
 	(*StatusRequest)(nil),    // 10: lightcone.v1.StatusRequest
 	(*KeyspaceStatus)(nil),   // 11: lightcone.v1.KeyspaceStatus
 	(*StatusResponse)(nil),   // 12: lightcone.v1.StatusResponse
+	(*MigrateRequest)(nil),   // 13: lightcone.v1.MigrateRequest
+	(*MigrateResponse)(nil),  // 14: lightcone.v1.MigrateResponse
 }
 var file_lightcone_v1_lightcone_proto_depIdxs = []int32{
 	0,  // 0: lightcone.v1.GetRequest.consistency:type_name -> lightcone.v1.Consistency
@@ -935,13 +1055,15 @@ var file_lightcone_v1_lightcone_proto_depIdxs = []int32{
 	6,  // 11: lightcone.v1.KV.Delete:input_type -> lightcone.v1.DeleteRequest
 	8,  // 12: lightcone.v1.KV.BatchGet:input_type -> lightcone.v1.BatchGetRequest
 	10, // 13: lightcone.v1.KV.Status:input_type -> lightcone.v1.StatusRequest
-	3,  // 14: lightcone.v1.KV.Get:output_type -> lightcone.v1.GetResponse
-	5,  // 15: lightcone.v1.KV.Put:output_type -> lightcone.v1.PutResponse
-	7,  // 16: lightcone.v1.KV.Delete:output_type -> lightcone.v1.DeleteResponse
-	9,  // 17: lightcone.v1.KV.BatchGet:output_type -> lightcone.v1.BatchGetResponse
-	12, // 18: lightcone.v1.KV.Status:output_type -> lightcone.v1.StatusResponse
-	14, // [14:19] is the sub-list for method output_type
-	9,  // [9:14] is the sub-list for method input_type
+	13, // 14: lightcone.v1.KV.Migrate:input_type -> lightcone.v1.MigrateRequest
+	3,  // 15: lightcone.v1.KV.Get:output_type -> lightcone.v1.GetResponse
+	5,  // 16: lightcone.v1.KV.Put:output_type -> lightcone.v1.PutResponse
+	7,  // 17: lightcone.v1.KV.Delete:output_type -> lightcone.v1.DeleteResponse
+	9,  // 18: lightcone.v1.KV.BatchGet:output_type -> lightcone.v1.BatchGetResponse
+	12, // 19: lightcone.v1.KV.Status:output_type -> lightcone.v1.StatusResponse
+	14, // 20: lightcone.v1.KV.Migrate:output_type -> lightcone.v1.MigrateResponse
+	15, // [15:21] is the sub-list for method output_type
+	9,  // [9:15] is the sub-list for method input_type
 	9,  // [9:9] is the sub-list for extension type_name
 	9,  // [9:9] is the sub-list for extension extendee
 	0,  // [0:9] is the sub-list for field type_name
@@ -958,7 +1080,7 @@ func file_lightcone_v1_lightcone_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lightcone_v1_lightcone_proto_rawDesc), len(file_lightcone_v1_lightcone_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

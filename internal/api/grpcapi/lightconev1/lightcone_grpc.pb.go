@@ -31,6 +31,7 @@ const (
 	KV_Delete_FullMethodName   = "/lightcone.v1.KV/Delete"
 	KV_BatchGet_FullMethodName = "/lightcone.v1.KV/BatchGet"
 	KV_Status_FullMethodName   = "/lightcone.v1.KV/Status"
+	KV_Migrate_FullMethodName  = "/lightcone.v1.KV/Migrate"
 )
 
 // KVClient is the client API for KV service.
@@ -66,6 +67,12 @@ type KVClient interface {
 	BatchGet(ctx context.Context, in *BatchGetRequest, opts ...grpc.CallOption) (*BatchGetResponse, error)
 	// Status describes the node serving the call.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// Migrate moves a key's write mastership to a region. Only keyspaces
+	// whose protocol has per-key masters (lease) support it; others fail
+	// with INVALID_ARGUMENT, as does an unknown region (the message lists
+	// the valid ones). UNAVAILABLE means the key is busy (a write, an
+	// election or another migration in progress): retry.
+	Migrate(ctx context.Context, in *MigrateRequest, opts ...grpc.CallOption) (*MigrateResponse, error)
 }
 
 type kVClient struct {
@@ -126,6 +133,16 @@ func (c *kVClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc.C
 	return out, nil
 }
 
+func (c *kVClient) Migrate(ctx context.Context, in *MigrateRequest, opts ...grpc.CallOption) (*MigrateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MigrateResponse)
+	err := c.cc.Invoke(ctx, KV_Migrate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // KVServer is the server API for KV service.
 // All implementations must embed UnimplementedKVServer
 // for forward compatibility.
@@ -159,6 +176,12 @@ type KVServer interface {
 	BatchGet(context.Context, *BatchGetRequest) (*BatchGetResponse, error)
 	// Status describes the node serving the call.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// Migrate moves a key's write mastership to a region. Only keyspaces
+	// whose protocol has per-key masters (lease) support it; others fail
+	// with INVALID_ARGUMENT, as does an unknown region (the message lists
+	// the valid ones). UNAVAILABLE means the key is busy (a write, an
+	// election or another migration in progress): retry.
+	Migrate(context.Context, *MigrateRequest) (*MigrateResponse, error)
 	mustEmbedUnimplementedKVServer()
 }
 
@@ -183,6 +206,9 @@ func (UnimplementedKVServer) BatchGet(context.Context, *BatchGetRequest) (*Batch
 }
 func (UnimplementedKVServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedKVServer) Migrate(context.Context, *MigrateRequest) (*MigrateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Migrate not implemented")
 }
 func (UnimplementedKVServer) mustEmbedUnimplementedKVServer() {}
 func (UnimplementedKVServer) testEmbeddedByValue()            {}
@@ -295,6 +321,24 @@ func _KV_Status_Handler(srv interface{}, ctx context.Context, dec func(interface
 	return interceptor(ctx, in, info, handler)
 }
 
+func _KV_Migrate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MigrateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).Migrate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_Migrate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).Migrate(ctx, req.(*MigrateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // KV_ServiceDesc is the grpc.ServiceDesc for KV service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -321,6 +365,10 @@ var KV_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _KV_Status_Handler,
+		},
+		{
+			MethodName: "Migrate",
+			Handler:    _KV_Migrate_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

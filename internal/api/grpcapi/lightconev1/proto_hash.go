@@ -4,4 +4,4 @@ package lightconev1
 
 // ProtoSHA256 is the SHA-256 of proto/lightcone/v1/lightcone.proto, carriage
 // returns removed, that the code in this package was generated from.
-const ProtoSHA256 = "ea79b228a855dd69729c201a94f70fa117d9aaeb3c53657f810fa917fd052a3f"
+const ProtoSHA256 = "677fb5b41f878fd40eae021619c43adfe318db0ec27ab0ea21787a5a04ae38b4"
