@@ -26,9 +26,15 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, wan bool, extraYAML ...string) *cluster {
+	return newClusterIn(t, "local3", wan, extraYAML...)
+}
+
+// newClusterIn is newCluster in another world (a preset or a file) whose
+// nodes are a-0, b-0 and c-0.
+func newClusterIn(t *testing.T, world string, wan bool, extraYAML ...string) *cluster {
 	c := &cluster{t: t, bin: buildBinary(t), dir: t.TempDir(), procs: map[string]*proc{}, addrs: map[string][3]string{}}
 	var b strings.Builder
-	fmt.Fprintf(&b, "cluster:\n  name: test\n  world: local3\n  wan_emulation: %v\n  nodes:\n", wan)
+	fmt.Fprintf(&b, "cluster:\n  name: test\n  world: %q\n  wan_emulation: %v\n  nodes:\n", world, wan)
 	for _, n := range []string{"a-0", "b-0", "c-0"} {
 		a := [3]string{freeAddr(t), freeAddr(t), freeAddr(t)}
 		c.addrs[n] = a
