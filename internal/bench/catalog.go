@@ -17,6 +17,7 @@ func Default() *Catalog {
 		quorumGlobLeaseFig4(),
 		quorumGlobLeaseFig5(),
 		globLeaseFig4(), globLeaseFig5(), globLeaseFig6(), globLeaseFig7(), globLeaseFig8(),
+		globLeaseFig9(), globLeaseFig10(),
 		quorumMeteorControlled(),
 		meteorControlled(),
 		meteor3DC(),

@@ -128,6 +128,10 @@ const (
 	// their encoded kilobytes, sent per node per simulated second.
 	MetricStatusMsgsPerNodeSec = "status_msgs_per_node_s"
 	MetricStatusKBPerNodeSec   = "status_kb_per_node_s"
+	// MetricStabiliseS is the time to stabilise after the run's first rate
+	// step, in seconds (stabiliseSeconds): none when the read p99 did not
+	// settle below 100 ms.
+	MetricStabiliseS = "stabilise_s"
 )
 
 // MetricAboveMs names the share of all operations slower than ms, in %
@@ -152,7 +156,7 @@ func aboveMs(name string) (float64, bool) {
 func Metrics() []string {
 	return []string{MetricAbove, MetricP50, MetricP99, MetricReadP50, MetricReadP99, MetricWriteP50, MetricWriteP99,
 		MetricMean, MetricReadMean, MetricWriteMean, MetricRenewalsPerRead, MetricLeaseMsgsPerRead, MetricMsgsPerOp,
-		MetricStatusMsgsPerNodeSec, MetricStatusKBPerNodeSec, "above_<ms>ms"}
+		MetricStatusMsgsPerNodeSec, MetricStatusKBPerNodeSec, MetricStabiliseS, "above_<ms>ms"}
 }
 
 func validMetric(name string) bool {

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-var globLeaseNames = []string{"globlease-fig4", "globlease-fig5", "globlease-fig6", "globlease-fig7", "globlease-fig8"}
+var globLeaseNames = []string{"globlease-fig4", "globlease-fig5", "globlease-fig6", "globlease-fig7", "globlease-fig8", "globlease-fig9"}
 
 // TestCatalogHasGlobLease: every GlobLease figure is in the catalog, valid,
 // runs the lease protocol beside a quorum baseline in the same run, and

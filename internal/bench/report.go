@@ -81,6 +81,9 @@ func metric(res *scenario.Result, name string) (float64, bool) {
 		}
 		return float64(b) / 1024 / per, true
 	}
+	if name == MetricStabiliseS {
+		return stabiliseSeconds(res)
+	}
 	if ms, ok := aboveMs(name); ok {
 		h := res.Histograms["all/all"]
 		if h == nil || h.TotalCount() == 0 {
@@ -499,6 +502,8 @@ func metricTitle(m string) string {
 		return "lease renewals per read"
 	case MetricLeaseMsgsPerRead:
 		return "lease messages per read"
+	case MetricStabiliseS:
+		return "time to stabilise (s)"
 	case MetricMsgsPerOp:
 		return "messages per operation"
 	case MetricStatusMsgsPerNodeSec:
