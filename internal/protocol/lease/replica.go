@@ -1426,6 +1426,15 @@ func (r *Replica) startMigration(e env.Env, key string, region int, mg *migratio
 	}
 	mg.target = r.ks.ring.Replicas(nil, region, key, 1)[0]
 	r.migrating[key] = mg
+	r.send(e, mg.target, r.handoff(e, key))
+	e.SetTimer(2*r.ks.cfg.ElectionTimeout, leaseTimer{kind: timerMigrate, key: key, nonce: uint64(mg.target)})
+	return ""
+}
+
+// handoff is what this master hands over: its mastership, the key's
+// record, and every lease it must still respect, as time left on its clock.
+func (r *Replica) handoff(e env.Env, key string) *Handoff {
+	now := e.Now()
 	h := &Handoff{Key: key, From: r.meta(e, key).accepted}
 	h.Rec, h.Found, _ = e.Store().Get(key)
 	for _, n := range r.others(key) {
@@ -1439,9 +1448,7 @@ func (r *Replica) startMigration(e env.Env, key string, region int, mg *migratio
 	if _, exps := r.affHolders(key, now); len(exps) > 0 {
 		h.Holders = append(h.Holders, HolderLease{Node: r.id, Remaining: slices.Max(exps) - now})
 	}
-	r.send(e, mg.target, h)
-	e.SetTimer(2*r.ks.cfg.ElectionTimeout, leaseTimer{kind: timerMigrate, key: key, nonce: uint64(mg.target)})
-	return ""
+	return h
 }
 
 // onHandoff: the target runs the election with the old master's consent.
@@ -1476,16 +1483,8 @@ func (r *Replica) onHandoffDone(e env.Env, from wire.NodeID, m *HandoffDone) {
 // election with this (old) master's own consent, carrying its records.
 func (r *Replica) rollback(e env.Env, key string, mg *migration) {
 	delete(r.migrating, key)
-	now := e.Now()
-	mt := r.meta(e, key)
-	h := &Handoff{Key: key, From: mt.accepted}
-	h.Rec, h.Found, _ = e.Store().Get(key)
-	for _, n := range r.others(key) {
-		if exp := r.expiryOf(key, n); exp > now {
-			h.Holders = append(h.Holders, HolderLease{Node: n, Remaining: exp - now})
-		}
-	}
-	r.answerMigration(e, key, mg, "the target did not take over in time; rolled back", mt.accepted)
+	h := r.handoff(e, key)
+	r.answerMigration(e, key, mg, "the target did not take over in time; rolled back", h.From)
 	r.campaignFor(e, key, h, r.id)
 }
 
