@@ -242,3 +242,38 @@ func TestInvalidSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestAutomaticMigration: a key written only from region c moves its
+// mastership there after one window, and its writes then need only c's
+// majority round trip instead of the trip to region a and back.
+func TestAutomaticMigration(t *testing.T) {
+	cfg := electionConfig()
+	cfg.AutoMigrate, cfg.MigrateWindow, cfg.MigrateMinWrites = true, time.Second, 5
+	sc := newScript(t, fiveRegions, cfg)
+	key := sc.keyMasteredIn(0)
+	gc := sc.other(sc.replica(key, 2))
+	const t0 = 5 * time.Second
+	var ids []wire.RequestID
+	for i := range 40 {
+		ids = append(ids, sc.submit(t0+time.Duration(i)*100*time.Millisecond, 1, gc, wire.OpPut, key, "w"+time.Duration(i).String()))
+	}
+	sc.s.Run(int64(20 * time.Second))
+	first, last := sc.hist.Ops[0], sc.hist.Ops[len(sc.hist.Ops)-1]
+	if first.Outcome != check.OK || last.Outcome != check.OK {
+		t.Fatalf("writes failed: %+v %+v", first, last)
+	}
+	before, after := time.Duration(first.Return-first.Call), time.Duration(last.Return-last.Call)
+	// Before: c → a (20ms) + a's majority (40ms) + back (20ms) ≈ 80ms;
+	// after: c's majority ≈ 40ms.
+	if after > 50*time.Millisecond || before < 70*time.Millisecond {
+		t.Fatalf("write latency %s before and %s after the window; want ~80ms then ~40ms (the master moved to c)", before, after)
+	}
+	for _, id := range ids {
+		if r := sc.reply(id); r.Err != nil && r.Err.Code != wire.ErrUnavailable {
+			t.Fatalf("write %d: %v", id, r.Err)
+		}
+	}
+	if res := check.SequentialPerKey(sc.hist, 0); res.Verdict != check.Pass {
+		t.Fatalf("history: %v", res)
+	}
+}
