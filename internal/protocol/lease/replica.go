@@ -221,7 +221,13 @@ const activeKey = metaPrefix + metaPrefix + "active"
 
 var storeMarker = store.Record{Value: []byte{1}}
 
-// Stats are a replica's counters (issue 5, item 7).
+// Stats are a replica's counters (issue 5, item 7): lease renewals it
+// asked for, grants it gave, lease holders its writes had to update
+// (invalidations), keys it confirmed as master, elections, migrations and
+// rollbacks it won, hot keys it attached and detached; and gauges: leases
+// it holds now, and keys it masters among those it has touched since it
+// started (a key's initial master is computed, not stored, until used).
+// Summed over a region's nodes they give the region's masters.
 type Stats struct {
 	Renewals, Grants, Invalidations, Confirms uint64
 	Elections, Migrations, Rollbacks          uint64
