@@ -329,7 +329,12 @@ type waitRenew struct {
 type slaveLease struct {
 	exp    int64
 	ballot Ballot
+	reads  int // served under this lease
 }
+
+// renewAheadReads: a lease that has served this many reads is renewed
+// ahead of its expiry (in its last eighth).
+const renewAheadReads = 4
 
 type renewal struct {
 	nonce   uint64
@@ -709,6 +714,15 @@ func (r *Replica) onLRead(e env.Env, from wire.NodeID, m *LRead) {
 	}
 	if l := r.leases[m.Key]; l.exp > now && l.ballot == mt.accepted {
 		r.send(e, from, r.readResp(e, m.Op, m.Key))
+		// A lease that is being used is renewed before it runs out, so a
+		// busy key's reads never stall for a renewal round trip.
+		l.reads++
+		r.leases[m.Key] = l
+		if l.reads >= renewAheadReads && l.exp-now < int64(r.ks.cfg.LeaseLength)/8 && r.renewing[m.Key] == nil {
+			rn := &renewal{first: now}
+			r.renewing[m.Key] = rn
+			r.requestLease(e, m.Key, rn)
+		}
 		return
 	}
 	rn := r.renewing[m.Key]
