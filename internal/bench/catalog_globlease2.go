@@ -69,10 +69,15 @@ func affSeries(label string, affs int, readShare float64) Series {
 }
 
 // zipfQuorumSeries is the read-dominant quorum baseline on the Zipf workload.
+// Speculative retry is effectively off (Cassandra's speculative_retry NONE):
+// the quorum default retries a read after 1.5 round trips + 5 ms, which on
+// a queueing hot replica sends nearly every read to a second, remote
+// replica and multiplies the overload.
 func zipfQuorumSeries(label string, readShare float64) Series {
 	return Series{Label: label, Apply: func(c *scenario.Config) {
 		c.Protocol = "quorum"
 		c.Quorum.Read, c.Quorum.Write = "ONE", "ALL"
+		c.Quorum.SpeculativeRetry = time.Hour
 		c.Workload = globLeaseZipfWorkload(readShare)
 	}}
 }
