@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lightcone/lightcone/internal/server"
+	"github.com/lightcone/lightcone/internal/wire"
 )
 
 func cliCmd() *cobra.Command {
@@ -52,18 +53,43 @@ func cliCmd() *cobra.Command {
 			fmt.Fprintln(cmd.OutOrStdout(), v)
 			return nil
 		}}
+	var putKeyspace, putUpdate string
 	put := &cobra.Command{Use: "put KEY VALUE", Short: "Set a key", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c := client()
 			defer c.Close()
 			cx, cancel := ctx()
 			defer cancel()
-			if err := c.Set(cx, args[0], args[1], 0).Err(); err != nil {
+			if putKeyspace == "" && putUpdate == "" {
+				if err := c.Set(cx, args[0], args[1], 0).Err(); err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "OK")
+				return nil
+			}
+			if _, err := wire.ParseUpdateMode(putUpdate); putUpdate != "" && err != nil {
+				return fmt.Errorf("--update: %w", err)
+			}
+			conn := c.Conn()
+			defer conn.Close()
+			if putKeyspace != "" {
+				if err := conn.Do(cx, "LC.KEYSPACE", putKeyspace).Err(); err != nil {
+					return fmt.Errorf("keyspace %q: %w", putKeyspace, err)
+				}
+			}
+			cmdArgs := []any{"LC.SET", args[0], args[1]}
+			if putUpdate != "" {
+				cmdArgs = append(cmdArgs, "UPDATE", putUpdate)
+			}
+			v, err := conn.Do(cx, cmdArgs...).Text()
+			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "OK")
+			fmt.Fprintf(cmd.OutOrStdout(), "OK (version %s)\n", v)
 			return nil
 		}}
+	put.Flags().StringVar(&putKeyspace, "keyspace", "", "the key's keyspace (default: the node's default keyspace)")
+	put.Flags().StringVar(&putUpdate, "update", "", "update mode for lease keyspaces: active or passive (default: the keyspace's)")
 	del := &cobra.Command{Use: "del KEY...", Short: "Delete keys", Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c := client()

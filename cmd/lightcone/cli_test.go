@@ -75,3 +75,17 @@ func TestCLIMigrate(t *testing.T) {
 		t.Errorf("migrate in keyspace nope = %v; want an unknown-keyspace error", err)
 	}
 }
+
+// TestCLIPutUpdateMode: put in a lease keyspace with an explicit update
+// mode, and a bad mode refused before anything is sent.
+func TestCLIPutUpdateMode(t *testing.T) {
+	addr := startServer(t)
+	for _, mode := range []string{"passive", "active"} {
+		if out, err := runCLI(addr, "put", "k", "v-"+mode, "--keyspace", "glob", "--update", mode); err != nil || !strings.HasPrefix(out, "OK (version ") {
+			t.Errorf("put --update %s = %q, %v; want OK with a version", mode, out, err)
+		}
+	}
+	if _, err := runCLI(addr, "put", "k", "v", "--update", "lazy"); err == nil || !strings.Contains(err.Error(), `unknown update mode "lazy"`) {
+		t.Errorf("put --update lazy = %v; want an unknown-update-mode error", err)
+	}
+}

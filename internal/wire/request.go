@@ -86,6 +86,39 @@ type Request struct {
 	Key      string
 	Value    []byte // for OpPut
 	Level    Level  // consistency level of this request; LevelDefault: the keyspace's
+	// Update chooses a write's update mode where the protocol has them
+	// (GlobLease's active and passive updates); other protocols ignore it.
+	Update UpdateMode
+}
+
+// UpdateMode is a write's update mode (GlobLease Alg. 2: active or
+// passive update, separate request options).
+type UpdateMode uint8
+
+const (
+	UpdateDefault UpdateMode = iota // the keyspace's configured mode
+	UpdateActive                    // update a majority and every lease holder before answering
+	UpdatePassive                   // answer from the master alone when no lease is valid
+)
+
+func (m UpdateMode) String() string {
+	switch m {
+	case UpdateActive:
+		return "ACTIVE"
+	case UpdatePassive:
+		return "PASSIVE"
+	}
+	return "DEFAULT"
+}
+
+// ParseUpdateMode parses ACTIVE, PASSIVE or DEFAULT, in any case.
+func ParseUpdateMode(s string) (UpdateMode, error) {
+	for _, m := range []UpdateMode{UpdateDefault, UpdateActive, UpdatePassive} {
+		if strings.EqualFold(s, m.String()) {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown update mode %q (valid: ACTIVE, PASSIVE, DEFAULT)", s)
 }
 
 // Reply answers one Request.

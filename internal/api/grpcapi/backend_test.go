@@ -24,6 +24,7 @@ type fakeBackend struct {
 	data        map[string]fakeEntry // keyspace + "/" + key
 	wall        int64                // the fake clock: +1 per write
 	levels      []wire.Level         // level of every request, in arrival order
+	updates     []wire.UpdateMode    // update mode of every request, in arrival order
 	clientIDs   map[wire.ClientID]bool
 	outstanding map[[2]int64]bool // (client, id) submitted and not yet answered
 	errs        map[string]*wire.Error
@@ -70,6 +71,7 @@ func (b *fakeBackend) Submit(req *wire.Request, done func(*wire.Reply)) {
 	b.outstanding[k] = true
 	b.clientIDs[req.Client] = true
 	b.levels = append(b.levels, req.Level)
+	b.updates = append(b.updates, req.Update)
 	b.mu.Unlock()
 	b.calls <- fakeCall{req, done}
 }
@@ -122,6 +124,12 @@ func (b *fakeBackend) answer(c fakeCall) {
 	b.mu.Unlock()
 	c.done(r)
 	b.fired.Add(1)
+}
+
+func (b *fakeBackend) lastUpdate() wire.UpdateMode {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.updates[len(b.updates)-1]
 }
 
 func (b *fakeBackend) lastLevel() wire.Level {

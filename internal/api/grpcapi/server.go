@@ -215,7 +215,7 @@ func (s *service) Put(ctx context.Context, in *lightconev1.PutRequest) (*lightco
 	if v == nil {
 		v = []byte{}
 	}
-	r, err := s.do(ctx, &wire.Request{Keyspace: ks, Op: wire.OpPut, Key: string(in.GetKey()), Value: v, Level: lvl})
+	r, err := s.do(ctx, &wire.Request{Keyspace: ks, Op: wire.OpPut, Key: string(in.GetKey()), Value: v, Level: lvl, Update: updateMode(in.GetUpdate())})
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func (s *service) Delete(ctx context.Context, in *lightconev1.DeleteRequest) (*l
 	if err := s.checkKey(in.GetKey()); err != nil {
 		return nil, err
 	}
-	r, err := s.do(ctx, &wire.Request{Keyspace: ks, Op: wire.OpDelete, Key: string(in.GetKey()), Level: lvl})
+	r, err := s.do(ctx, &wire.Request{Keyspace: ks, Op: wire.OpDelete, Key: string(in.GetKey()), Level: lvl, Update: updateMode(in.GetUpdate())})
 	if err != nil {
 		return nil, err
 	}
@@ -446,4 +446,16 @@ func getResponse(r *wire.Reply) *lightconev1.GetResponse {
 
 func versionPB(v wire.Version) *lightconev1.Version {
 	return &lightconev1.Version{WallNanos: v.TS.WallNanos, Logical: v.TS.Logical, Node: int32(v.Node)}
+}
+
+// updateMode maps the API's update mode onto the wire's (unknown values,
+// from a newer client, mean the keyspace default).
+func updateMode(m lightconev1.UpdateMode) wire.UpdateMode {
+	switch m {
+	case lightconev1.UpdateMode_UPDATE_MODE_ACTIVE:
+		return wire.UpdateActive
+	case lightconev1.UpdateMode_UPDATE_MODE_PASSIVE:
+		return wire.UpdatePassive
+	}
+	return wire.UpdateDefault
 }

@@ -621,3 +621,29 @@ func TestMigrate(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateModeReachesTheBackend: a write's update mode (GlobLease's
+// active or passive update) travels with the request.
+func TestUpdateModeReachesTheBackend(t *testing.T) {
+	b := newFakeBackend(t)
+	kv := pb.NewKVClient(serve(t, Config{}, b))
+	ctx := ctxT(t)
+	for m, want := range map[pb.UpdateMode]wire.UpdateMode{
+		pb.UpdateMode_UPDATE_MODE_DEFAULT: wire.UpdateDefault,
+		pb.UpdateMode_UPDATE_MODE_ACTIVE:  wire.UpdateActive,
+		pb.UpdateMode_UPDATE_MODE_PASSIVE: wire.UpdatePassive,
+	} {
+		if _, err := kv.Put(ctx, &pb.PutRequest{Key: []byte("k"), Value: []byte("v"), Update: m}); err != nil {
+			t.Fatalf("Put %v: %v", m, err)
+		}
+		if got := b.lastUpdate(); got != want {
+			t.Errorf("Put %v reached the backend as %v; want %v", m, got, want)
+		}
+		if _, err := kv.Delete(ctx, &pb.DeleteRequest{Key: []byte("k"), Update: m}); err != nil {
+			t.Fatalf("Delete %v: %v", m, err)
+		}
+		if got := b.lastUpdate(); got != want {
+			t.Errorf("Delete %v reached the backend as %v; want %v", m, got, want)
+		}
+	}
+}

@@ -1169,8 +1169,9 @@ func cmdLCKeyspace(c *conn, args [][]byte) {
 	}
 }
 
-// cmdLCOp implements LC.GET key [LEVEL l], LC.SET key value [LEVEL l] and
-// LC.DEL key [LEVEL l]: one backend operation on the raw stored bytes (no
+// cmdLCOp implements LC.GET key [LEVEL l], LC.SET key value [LEVEL l]
+// [UPDATE ACTIVE|PASSIVE] and LC.DEL key [LEVEL l] [UPDATE ...]: one
+// backend operation on the raw stored bytes (no
 // envelope decoding), replying the version read or written.
 func cmdLCOp(c *conn, args [][]byte) {
 	name := strings.ToLower(string(args[0]))
@@ -1180,18 +1181,32 @@ func cmdLCOp(c *conn, args [][]byte) {
 	}
 	var level wire.Level
 	var lvlSet bool
-	switch rest := args[fixed:]; {
-	case len(rest) == 0:
-	case len(rest) == 2 && strings.EqualFold(string(rest[0]), "level"):
-		l, msg := parseLevel(rest[1])
-		if msg != "" {
-			c.replyError(msg)
-			return
-		}
-		level, lvlSet = l, true
-	default:
+	var update wire.UpdateMode
+	rest := args[fixed:]
+	if len(rest)%2 != 0 {
 		c.replyError(msgSyntax)
 		return
+	}
+	for ; len(rest) > 0; rest = rest[2:] {
+		switch {
+		case strings.EqualFold(string(rest[0]), "level"):
+			l, msg := parseLevel(rest[1])
+			if msg != "" {
+				c.replyError(msg)
+				return
+			}
+			level, lvlSet = l, true
+		case strings.EqualFold(string(rest[0]), "update") && name != "lc.get":
+			m, err := wire.ParseUpdateMode(string(rest[1]))
+			if err != nil {
+				c.replyError("ERR " + err.Error())
+				return
+			}
+			update = m
+		default:
+			c.replyError(msgSyntax)
+			return
+		}
 	}
 	key, ok := c.key(args[1])
 	if !ok {
@@ -1212,6 +1227,7 @@ func cmdLCOp(c *conn, args [][]byte) {
 	if lvlSet {
 		req.Level = level
 	}
+	req.Update = update
 	c.await([]*wire.Request{req}, func(w *Writer, reps []*wire.Reply) {
 		r := reps[0]
 		switch {

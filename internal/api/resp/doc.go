@@ -66,8 +66,11 @@
 //	    Sets this connection's keyspace, or replies it. Initially
 //	    Config.Keyspace.
 //	LC.GET key [LEVEL level]           → [value, version] or nil
-//	LC.SET key value [LEVEL level]     → version
-//	LC.DEL key [LEVEL level]           → version
+//	LC.SET key value [LEVEL level] [UPDATE ACTIVE|PASSIVE] → version
+//	LC.DEL key [LEVEL level] [UPDATE ACTIVE|PASSIVE]       → version
+//	                                     (UPDATE: GlobLease's update mode
+//	                                     for this write; other protocols
+//	                                     ignore it)
 //	    One backend operation on the raw stored bytes, without the value
 //	    envelope below; version is wire.Version's string ("<wall>.<logical>@n<node>").
 //	LC.MIGRATE key region              → region

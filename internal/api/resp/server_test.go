@@ -678,6 +678,9 @@ func TestExtensionCommands(t *testing.T) {
 		{"GET k\r\n", `"v"`},
 		{"LC.DEL k\r\n", `"2.0@n1"`},
 		{"LC.GET k LEVEL\r\n", "-ERR syntax error"},
+		{"LC.SET k w UPDATE passive LEVEL one\r\n", `"3.0@n1"`},
+		{"LC.SET k w UPDATE lazy\r\n", `-ERR unknown update mode "lazy" (valid: ACTIVE, PASSIVE, DEFAULT)`},
+		{"LC.GET k UPDATE active\r\n", "-ERR syntax error"},
 	} {
 		rc.send(tc.send)
 		if got := rc.reply(); got != tc.want {
@@ -690,8 +693,11 @@ func TestExtensionCommands(t *testing.T) {
 			t.Errorf("request %v in keyspace %q; want ks2", r.Op, r.Keyspace)
 		}
 		levels = append(levels, r.Op.String()+"/"+r.Level.String())
+		if r.Update != wire.UpdateDefault {
+			levels = append(levels, r.Update.String())
+		}
 	}
-	want := "put/ALL get/ONE get/ONE get/ONE delete/LOCAL_QUORUM"
+	want := "put/ALL get/ONE get/ONE get/ONE delete/LOCAL_QUORUM put/ONE PASSIVE"
 	if got := strings.Join(levels, " "); got != want {
 		t.Errorf("requests = %s; want %s", got, want)
 	}

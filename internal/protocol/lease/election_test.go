@@ -277,3 +277,27 @@ func TestAutomaticMigration(t *testing.T) {
 		t.Fatalf("history: %v", res)
 	}
 }
+
+// TestUpdateModePerRequest: active and passive update are request options
+// (GlobLease Alg. 2). With no lease held anywhere, a passive write
+// completes at the master alone while an active one waits for a majority;
+// the keyspace default (active) applies when the request names none.
+func TestUpdateModePerRequest(t *testing.T) {
+	sc := newScript(t, fiveRegions, electionConfig())
+	key := sc.keyMasteredIn(0)
+	ga := sc.other(sc.replica(key, 0))
+	const t0 = 5 * time.Second
+	sc.submit(t0, 1, ga, wire.OpPut, key, "v1") // the first write is always active
+	sc.submit(t0+100*time.Millisecond, 1, ga, wire.OpGet, key, "")
+	p := sc.submitMode(t0+300*time.Millisecond, 1, ga, wire.OpPut, key, "v2", wire.UpdatePassive)
+	a := sc.submitMode(t0+500*time.Millisecond, 1, ga, wire.OpPut, key, "v3", wire.UpdateActive)
+	d := sc.submit(t0+700*time.Millisecond, 1, ga, wire.OpPut, key, "v4")
+	sc.s.Run(int64(10 * time.Second))
+	lat := sc.took
+	if lat[p] > 10*time.Millisecond || lat[a] < 40*time.Millisecond || lat[d] < 40*time.Millisecond {
+		t.Fatalf("write latencies: passive %s, active %s, default %s; want the passive one local (< 10ms) and the others a majority round trip (≥ 40ms)", lat[p], lat[a], lat[d])
+	}
+	if res := check.SequentialPerKey(sc.hist, 0); res.Verdict != check.Pass {
+		t.Fatalf("history: %v", res)
+	}
+}

@@ -589,7 +589,14 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 		if !rec.Tombstone {
 			rec.Value = req.Value
 		}
-		g.msg = &MWrite{Op: op, Key: req.Key, Rec: rec, Passive: r.ks.cfg.Passive, Origin: r.region}
+		passive := r.ks.cfg.Passive
+		switch req.Update {
+		case wire.UpdateActive:
+			passive = false
+		case wire.UpdatePassive:
+			passive = true
+		}
+		g.msg = &MWrite{Op: op, Key: req.Key, Rec: rec, Passive: passive, Origin: r.region}
 		g.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, leaseTimer{kind: timerGateway, op: op})
 	case wire.OpMigrate:
 		reg := r.ks.topo.World.RegionIndex(string(req.Value))

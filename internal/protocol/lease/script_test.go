@@ -22,6 +22,7 @@ type script struct {
 	calls   map[wire.RequestID]check.Op
 	replies map[wire.RequestID]*wire.Reply
 	thens   map[wire.RequestID]func()
+	took    map[wire.RequestID]time.Duration
 	nextID  wire.RequestID
 }
 
@@ -30,7 +31,7 @@ func newScript(t testing.TB, worldYAML string, cfg lease.Config) *script {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &script{t: t, tp: topo.NewTopology(w), calls: map[wire.RequestID]check.Op{}, replies: map[wire.RequestID]*wire.Reply{}, thens: map[wire.RequestID]func(){}}
+	sc := &script{t: t, tp: topo.NewTopology(w), calls: map[wire.RequestID]check.Op{}, replies: map[wire.RequestID]*wire.Reply{}, thens: map[wire.RequestID]func(){}, took: map[wire.RequestID]time.Duration{}}
 	if sc.ks, err = lease.NewKeyspace(sc.tp, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +49,7 @@ func (sc *script) onReply(r *wire.Reply) {
 		return
 	}
 	op.Return, op.Outcome = sc.s.Now(), check.OK
+	sc.took[r.ID] = time.Duration(op.Return - op.Call)
 	if r.Err != nil {
 		op.Outcome = check.Failed
 		if op.Kind == check.Write {
@@ -63,6 +65,11 @@ func (sc *script) onReply(r *wire.Reply) {
 // submit sends a request from client (in the gateway's region) at time at
 // and returns its ID; reads and writes enter the history.
 func (sc *script) submit(at time.Duration, client int64, gateway wire.NodeID, op wire.Op, key, v string) wire.RequestID {
+	return sc.submitMode(at, client, gateway, op, key, v, wire.UpdateDefault)
+}
+
+// submitMode is submit with a write's update mode.
+func (sc *script) submitMode(at time.Duration, client int64, gateway wire.NodeID, op wire.Op, key, v string, mode wire.UpdateMode) wire.RequestID {
 	sc.nextID++
 	id := sc.nextID
 	sc.s.At(int64(at), func() {
@@ -72,7 +79,7 @@ func (sc *script) submit(at time.Duration, client int64, gateway wire.NodeID, op
 		case wire.OpPut:
 			sc.calls[id] = check.Op{Client: client, Key: key, Kind: check.Write, Value: v, Found: true, Call: sc.s.Now()}
 		}
-		sc.s.Submit(sc.tp.RegionOf(gateway), gateway, &wire.Request{ID: id, Client: wire.ClientID(client), Op: op, Key: key, Value: []byte(v)})
+		sc.s.Submit(sc.tp.RegionOf(gateway), gateway, &wire.Request{ID: id, Client: wire.ClientID(client), Op: op, Key: key, Value: []byte(v), Update: mode})
 	})
 	return id
 }

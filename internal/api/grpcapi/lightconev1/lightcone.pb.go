@@ -108,6 +108,60 @@ func (Consistency) EnumDescriptor() ([]byte, []int) {
 	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{0}
 }
 
+// UpdateMode is a write's update mode (GlobLease Alg. 2).
+type UpdateMode int32
+
+const (
+	// The keyspace's configured mode.
+	UpdateMode_UPDATE_MODE_DEFAULT UpdateMode = 0
+	// Update a majority and every lease holder before answering.
+	UpdateMode_UPDATE_MODE_ACTIVE UpdateMode = 1
+	// Answer from the key's master alone when no replica holds a lease; the
+	// other replicas catch up lazily.
+	UpdateMode_UPDATE_MODE_PASSIVE UpdateMode = 2
+)
+
+// Enum value maps for UpdateMode.
+var (
+	UpdateMode_name = map[int32]string{
+		0: "UPDATE_MODE_DEFAULT",
+		1: "UPDATE_MODE_ACTIVE",
+		2: "UPDATE_MODE_PASSIVE",
+	}
+	UpdateMode_value = map[string]int32{
+		"UPDATE_MODE_DEFAULT": 0,
+		"UPDATE_MODE_ACTIVE":  1,
+		"UPDATE_MODE_PASSIVE": 2,
+	}
+)
+
+func (x UpdateMode) Enum() *UpdateMode {
+	p := new(UpdateMode)
+	*p = x
+	return p
+}
+
+func (x UpdateMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (UpdateMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_lightcone_v1_lightcone_proto_enumTypes[1].Descriptor()
+}
+
+func (UpdateMode) Type() protoreflect.EnumType {
+	return &file_lightcone_v1_lightcone_proto_enumTypes[1]
+}
+
+func (x UpdateMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use UpdateMode.Descriptor instead.
+func (UpdateMode) EnumDescriptor() ([]byte, []int) {
+	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{1}
+}
+
 // Version orders the values of one key: last writer wins. Compare wall_nanos,
 // then logical, then node.
 type Version struct {
@@ -318,7 +372,10 @@ type PutRequest struct {
 	// empty value is a value: Get finds it.
 	Value []byte `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
 	// Consistency level of this write.
-	Consistency   Consistency `protobuf:"varint,4,opt,name=consistency,proto3,enum=lightcone.v1.Consistency" json:"consistency,omitempty"`
+	Consistency Consistency `protobuf:"varint,4,opt,name=consistency,proto3,enum=lightcone.v1.Consistency" json:"consistency,omitempty"`
+	// Update mode of this write, where the keyspace's protocol has them
+	// (GlobLease: active or passive update); other protocols ignore it.
+	Update        UpdateMode `protobuf:"varint,5,opt,name=update,proto3,enum=lightcone.v1.UpdateMode" json:"update,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -381,6 +438,13 @@ func (x *PutRequest) GetConsistency() Consistency {
 	return Consistency_CONSISTENCY_DEFAULT
 }
 
+func (x *PutRequest) GetUpdate() UpdateMode {
+	if x != nil {
+		return x.Update
+	}
+	return UpdateMode_UPDATE_MODE_DEFAULT
+}
+
 // PutResponse acknowledges a write.
 type PutResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -436,7 +500,9 @@ type DeleteRequest struct {
 	// Key to delete; at most the server's key limit (default 64 KiB).
 	Key []byte `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
 	// Consistency level of this delete.
-	Consistency   Consistency `protobuf:"varint,3,opt,name=consistency,proto3,enum=lightcone.v1.Consistency" json:"consistency,omitempty"`
+	Consistency Consistency `protobuf:"varint,3,opt,name=consistency,proto3,enum=lightcone.v1.Consistency" json:"consistency,omitempty"`
+	// Update mode of this delete (see PutRequest.update).
+	Update        UpdateMode `protobuf:"varint,4,opt,name=update,proto3,enum=lightcone.v1.UpdateMode" json:"update,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -490,6 +556,13 @@ func (x *DeleteRequest) GetConsistency() Consistency {
 		return x.Consistency
 	}
 	return Consistency_CONSISTENCY_DEFAULT
+}
+
+func (x *DeleteRequest) GetUpdate() UpdateMode {
+	if x != nil {
+		return x.Update
+	}
+	return UpdateMode_UPDATE_MODE_DEFAULT
 }
 
 // DeleteResponse acknowledges a delete.
@@ -954,19 +1027,21 @@ const file_lightcone_v1_lightcone_proto_rawDesc = "" +
 	"\vGetResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\x12/\n" +
-	"\aversion\x18\x03 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"\x8d\x01\n" +
+	"\aversion\x18\x03 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"\xbf\x01\n" +
 	"\n" +
 	"PutRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\fR\x03key\x12\x14\n" +
 	"\x05value\x18\x03 \x01(\fR\x05value\x12;\n" +
-	"\vconsistency\x18\x04 \x01(\x0e2\x19.lightcone.v1.ConsistencyR\vconsistency\">\n" +
+	"\vconsistency\x18\x04 \x01(\x0e2\x19.lightcone.v1.ConsistencyR\vconsistency\x120\n" +
+	"\x06update\x18\x05 \x01(\x0e2\x18.lightcone.v1.UpdateModeR\x06update\">\n" +
 	"\vPutResponse\x12/\n" +
-	"\aversion\x18\x01 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"z\n" +
+	"\aversion\x18\x01 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"\xac\x01\n" +
 	"\rDeleteRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\fR\x03key\x12;\n" +
-	"\vconsistency\x18\x03 \x01(\x0e2\x19.lightcone.v1.ConsistencyR\vconsistency\"A\n" +
+	"\vconsistency\x18\x03 \x01(\x0e2\x19.lightcone.v1.ConsistencyR\vconsistency\x120\n" +
+	"\x06update\x18\x04 \x01(\x0e2\x18.lightcone.v1.UpdateModeR\x06update\"A\n" +
 	"\x0eDeleteResponse\x12/\n" +
 	"\aversion\x18\x01 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"~\n" +
 	"\x0fBatchGetRequest\x12\x1a\n" +
@@ -1000,7 +1075,12 @@ const file_lightcone_v1_lightcone_proto_rawDesc = "" +
 	"\x15CONSISTENCY_LOCAL_ONE\x10\x05\x12\x1c\n" +
 	"\x18CONSISTENCY_LOCAL_QUORUM\x10\x06\x12\x1b\n" +
 	"\x17CONSISTENCY_EACH_QUORUM\x10\a\x12\x13\n" +
-	"\x0fCONSISTENCY_ALL\x10\b2\x99\x03\n" +
+	"\x0fCONSISTENCY_ALL\x10\b*V\n" +
+	"\n" +
+	"UpdateMode\x12\x17\n" +
+	"\x13UPDATE_MODE_DEFAULT\x10\x00\x12\x16\n" +
+	"\x12UPDATE_MODE_ACTIVE\x10\x01\x12\x17\n" +
+	"\x13UPDATE_MODE_PASSIVE\x10\x022\x99\x03\n" +
 	"\x02KV\x12:\n" +
 	"\x03Get\x12\x18.lightcone.v1.GetRequest\x1a\x19.lightcone.v1.GetResponse\x12:\n" +
 	"\x03Put\x12\x18.lightcone.v1.PutRequest\x1a\x19.lightcone.v1.PutResponse\x12C\n" +
@@ -1021,52 +1101,55 @@ func file_lightcone_v1_lightcone_proto_rawDescGZIP() []byte {
 	return file_lightcone_v1_lightcone_proto_rawDescData
 }
 
-var file_lightcone_v1_lightcone_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_lightcone_v1_lightcone_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_lightcone_v1_lightcone_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_lightcone_v1_lightcone_proto_goTypes = []any{
 	(Consistency)(0),         // 0: lightcone.v1.Consistency
-	(*Version)(nil),          // 1: lightcone.v1.Version
-	(*GetRequest)(nil),       // 2: lightcone.v1.GetRequest
-	(*GetResponse)(nil),      // 3: lightcone.v1.GetResponse
-	(*PutRequest)(nil),       // 4: lightcone.v1.PutRequest
-	(*PutResponse)(nil),      // 5: lightcone.v1.PutResponse
-	(*DeleteRequest)(nil),    // 6: lightcone.v1.DeleteRequest
-	(*DeleteResponse)(nil),   // 7: lightcone.v1.DeleteResponse
-	(*BatchGetRequest)(nil),  // 8: lightcone.v1.BatchGetRequest
-	(*BatchGetResponse)(nil), // 9: lightcone.v1.BatchGetResponse
-	(*StatusRequest)(nil),    // 10: lightcone.v1.StatusRequest
-	(*KeyspaceStatus)(nil),   // 11: lightcone.v1.KeyspaceStatus
-	(*StatusResponse)(nil),   // 12: lightcone.v1.StatusResponse
-	(*MigrateRequest)(nil),   // 13: lightcone.v1.MigrateRequest
-	(*MigrateResponse)(nil),  // 14: lightcone.v1.MigrateResponse
+	(UpdateMode)(0),          // 1: lightcone.v1.UpdateMode
+	(*Version)(nil),          // 2: lightcone.v1.Version
+	(*GetRequest)(nil),       // 3: lightcone.v1.GetRequest
+	(*GetResponse)(nil),      // 4: lightcone.v1.GetResponse
+	(*PutRequest)(nil),       // 5: lightcone.v1.PutRequest
+	(*PutResponse)(nil),      // 6: lightcone.v1.PutResponse
+	(*DeleteRequest)(nil),    // 7: lightcone.v1.DeleteRequest
+	(*DeleteResponse)(nil),   // 8: lightcone.v1.DeleteResponse
+	(*BatchGetRequest)(nil),  // 9: lightcone.v1.BatchGetRequest
+	(*BatchGetResponse)(nil), // 10: lightcone.v1.BatchGetResponse
+	(*StatusRequest)(nil),    // 11: lightcone.v1.StatusRequest
+	(*KeyspaceStatus)(nil),   // 12: lightcone.v1.KeyspaceStatus
+	(*StatusResponse)(nil),   // 13: lightcone.v1.StatusResponse
+	(*MigrateRequest)(nil),   // 14: lightcone.v1.MigrateRequest
+	(*MigrateResponse)(nil),  // 15: lightcone.v1.MigrateResponse
 }
 var file_lightcone_v1_lightcone_proto_depIdxs = []int32{
 	0,  // 0: lightcone.v1.GetRequest.consistency:type_name -> lightcone.v1.Consistency
-	1,  // 1: lightcone.v1.GetResponse.version:type_name -> lightcone.v1.Version
+	2,  // 1: lightcone.v1.GetResponse.version:type_name -> lightcone.v1.Version
 	0,  // 2: lightcone.v1.PutRequest.consistency:type_name -> lightcone.v1.Consistency
-	1,  // 3: lightcone.v1.PutResponse.version:type_name -> lightcone.v1.Version
-	0,  // 4: lightcone.v1.DeleteRequest.consistency:type_name -> lightcone.v1.Consistency
-	1,  // 5: lightcone.v1.DeleteResponse.version:type_name -> lightcone.v1.Version
-	0,  // 6: lightcone.v1.BatchGetRequest.consistency:type_name -> lightcone.v1.Consistency
-	3,  // 7: lightcone.v1.BatchGetResponse.results:type_name -> lightcone.v1.GetResponse
-	11, // 8: lightcone.v1.StatusResponse.keyspaces:type_name -> lightcone.v1.KeyspaceStatus
-	2,  // 9: lightcone.v1.KV.Get:input_type -> lightcone.v1.GetRequest
-	4,  // 10: lightcone.v1.KV.Put:input_type -> lightcone.v1.PutRequest
-	6,  // 11: lightcone.v1.KV.Delete:input_type -> lightcone.v1.DeleteRequest
-	8,  // 12: lightcone.v1.KV.BatchGet:input_type -> lightcone.v1.BatchGetRequest
-	10, // 13: lightcone.v1.KV.Status:input_type -> lightcone.v1.StatusRequest
-	13, // 14: lightcone.v1.KV.Migrate:input_type -> lightcone.v1.MigrateRequest
-	3,  // 15: lightcone.v1.KV.Get:output_type -> lightcone.v1.GetResponse
-	5,  // 16: lightcone.v1.KV.Put:output_type -> lightcone.v1.PutResponse
-	7,  // 17: lightcone.v1.KV.Delete:output_type -> lightcone.v1.DeleteResponse
-	9,  // 18: lightcone.v1.KV.BatchGet:output_type -> lightcone.v1.BatchGetResponse
-	12, // 19: lightcone.v1.KV.Status:output_type -> lightcone.v1.StatusResponse
-	14, // 20: lightcone.v1.KV.Migrate:output_type -> lightcone.v1.MigrateResponse
-	15, // [15:21] is the sub-list for method output_type
-	9,  // [9:15] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	1,  // 3: lightcone.v1.PutRequest.update:type_name -> lightcone.v1.UpdateMode
+	2,  // 4: lightcone.v1.PutResponse.version:type_name -> lightcone.v1.Version
+	0,  // 5: lightcone.v1.DeleteRequest.consistency:type_name -> lightcone.v1.Consistency
+	1,  // 6: lightcone.v1.DeleteRequest.update:type_name -> lightcone.v1.UpdateMode
+	2,  // 7: lightcone.v1.DeleteResponse.version:type_name -> lightcone.v1.Version
+	0,  // 8: lightcone.v1.BatchGetRequest.consistency:type_name -> lightcone.v1.Consistency
+	4,  // 9: lightcone.v1.BatchGetResponse.results:type_name -> lightcone.v1.GetResponse
+	12, // 10: lightcone.v1.StatusResponse.keyspaces:type_name -> lightcone.v1.KeyspaceStatus
+	3,  // 11: lightcone.v1.KV.Get:input_type -> lightcone.v1.GetRequest
+	5,  // 12: lightcone.v1.KV.Put:input_type -> lightcone.v1.PutRequest
+	7,  // 13: lightcone.v1.KV.Delete:input_type -> lightcone.v1.DeleteRequest
+	9,  // 14: lightcone.v1.KV.BatchGet:input_type -> lightcone.v1.BatchGetRequest
+	11, // 15: lightcone.v1.KV.Status:input_type -> lightcone.v1.StatusRequest
+	14, // 16: lightcone.v1.KV.Migrate:input_type -> lightcone.v1.MigrateRequest
+	4,  // 17: lightcone.v1.KV.Get:output_type -> lightcone.v1.GetResponse
+	6,  // 18: lightcone.v1.KV.Put:output_type -> lightcone.v1.PutResponse
+	8,  // 19: lightcone.v1.KV.Delete:output_type -> lightcone.v1.DeleteResponse
+	10, // 20: lightcone.v1.KV.BatchGet:output_type -> lightcone.v1.BatchGetResponse
+	13, // 21: lightcone.v1.KV.Status:output_type -> lightcone.v1.StatusResponse
+	15, // 22: lightcone.v1.KV.Migrate:output_type -> lightcone.v1.MigrateResponse
+	17, // [17:23] is the sub-list for method output_type
+	11, // [11:17] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_lightcone_v1_lightcone_proto_init() }
@@ -1079,7 +1162,7 @@ func file_lightcone_v1_lightcone_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lightcone_v1_lightcone_proto_rawDesc), len(file_lightcone_v1_lightcone_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,

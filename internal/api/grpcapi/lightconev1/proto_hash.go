@@ -4,4 +4,4 @@ package lightconev1
 
 // ProtoSHA256 is the SHA-256 of proto/lightcone/v1/lightcone.proto, carriage
 // returns removed, that the code in this package was generated from.
-const ProtoSHA256 = "677fb5b41f878fd40eae021619c43adfe318db0ec27ab0ea21787a5a04ae38b4"
+const ProtoSHA256 = "796eb4070355e29cc746c66d4472c0f2d1df55a1b64b13b8ce49d67e91d34d73"
