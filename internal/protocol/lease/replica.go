@@ -420,6 +420,7 @@ const (
 	timerHostWait
 	timerKeepAlive
 	timerBatch
+	timerSweep
 )
 
 type leaseTimer struct {
@@ -471,6 +472,7 @@ func (r *Replica) Start(e env.Env) {
 		r.voteFence = now + r.ks.stretch(r.ks.cfg.MasterLease)
 	}
 	e.SetTimer(keepAlivePeriod(r.ks.cfg.MasterLease), leaseTimer{kind: timerKeepAlive})
+	e.SetTimer(r.ks.cfg.LeaseLength, leaseTimer{kind: timerSweep})
 	if r.ks.cfg.AutoMigrate {
 		e.SetTimer(r.ks.cfg.MigrateWindow, leaseTimer{kind: timerAutoMigrate})
 	}
@@ -1716,6 +1718,9 @@ func (r *Replica) Timer(e env.Env, payload any) {
 		e.SetTimer(keepAlivePeriod(r.ks.cfg.MasterLease), leaseTimer{kind: timerKeepAlive})
 	case timerBatch:
 		delete(r.batches, t.op)
+	case timerSweep:
+		r.sweep(e)
+		e.SetTimer(r.ks.cfg.LeaseLength, leaseTimer{kind: timerSweep})
 	case timerHot:
 		r.detectHot(e)
 		e.SetTimer(r.ks.cfg.HotWindow, leaseTimer{kind: timerHot})
