@@ -101,7 +101,10 @@
 // see two writes to different keys in opposite orders (IRIW). The global
 // checker (check.Sequential) finds such histories in about 1 in 700 seeded
 // fault runs (TestGlobalSequentialConsistencyGap replays one); the per-key
-// checker passes them.
+// checker passes them. Without faults M1 is globally sequentially
+// consistent in every seeded run (TestM1GlobalWithoutFaults; 1,500 runs by
+// hand), M2 not always (12 of 1,500): its staleness θt assumes delays near
+// their minimum, and jittered delays are unbounded.
 //
 // Failures: a replica answers only after its write is durable (persist
 // before send). A crashed gateway's requests time out at their clients
