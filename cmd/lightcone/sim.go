@@ -73,6 +73,12 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 				"meteor-interval":            func() { cfg.Meteor.DispatchInterval = c.Meteor.DispatchInterval },
 				"meteor-max-clock-skew":      func() { cfg.Meteor.MaxClockSkew = c.Meteor.MaxClockSkew },
 				"meteor-redundant":           func() { cfg.Meteor.Redundant = c.Meteor.Redundant },
+				"lease-length":               func() { cfg.Lease.LeaseLength = c.Lease.LeaseLength },
+				"lease-passive":              func() { cfg.Lease.Passive = c.Lease.Passive },
+				"lease-auto-migrate":         func() { cfg.Lease.AutoMigrate = c.Lease.AutoMigrate },
+				"lease-affiliates":           func() { cfg.Lease.Affiliates = c.Lease.Affiliates },
+				"lease-master-lease":         func() { cfg.Lease.MasterLease = c.Lease.MasterLease },
+				"service-time":               func() { cfg.ServiceTime = c.ServiceTime },
 			})
 			res, err := scenario.Run(cfg)
 			if err != nil {
@@ -101,6 +107,12 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 	f.DurationVar(&c.Meteor.DispatchInterval, "meteor-interval", 0, "meteor: status dispatch interval; default 10ms")
 	f.DurationVar(&c.Meteor.MaxClockSkew, "meteor-max-clock-skew", 0, "meteor: ε, assumed bound on the difference of two clocks; default 2ms")
 	f.IntVar(&c.Meteor.Redundant, "meteor-redundant", 0, "meteor: earlier payloads repeated in each status; default 3")
+	f.DurationVar(&c.Lease.LeaseLength, "lease-length", 0, "lease: how long a replica serves a key locally after renewing; default 60s")
+	f.BoolVar(&c.Lease.Passive, "lease-passive", false, "lease: passive update when no lease is valid (else active)")
+	f.BoolVar(&c.Lease.AutoMigrate, "lease-auto-migrate", false, "lease: move each key's master to the region that writes it most")
+	f.IntVar(&c.Lease.Affiliates, "lease-affiliates", 0, "lease: other nodes of a region attached to each of its hot keys")
+	f.DurationVar(&c.Lease.MasterLease, "lease-master-lease", 0, "lease: a master's lease from a majority's confirmation; default 30s")
+	f.DurationVar(&c.ServiceTime, "service-time", 0, "each node's cost per request or message (0: infinitely fast)")
 	f.StringVar(&c.WorkloadPreset, "workload", "b", "YCSB core workload ("+strings.Join(workload.PresetNames(), ", ")+")")
 	f.IntVar(&c.Clients, "clients", 50, "clients, spread evenly over the regions")
 	f.Float64Var(&c.Rate, "rate", 1000, "total target requests/s, Poisson arrivals (open loop)")

@@ -169,5 +169,12 @@ func (l *leaseProto) describe() string {
 	if c.Passive {
 		mode = "passive"
 	}
-	return fmt.Sprintf("lease (GlobLease) lease=%s update=%s max_drift=%gppm guarantee=sequential-per-key", c.LeaseLength, mode, c.MaxDriftPPM)
+	extra := ""
+	if c.AutoMigrate {
+		extra += fmt.Sprintf(" auto_migrate=%s/%g", c.MigrateWindow, c.MigrateThreshold)
+	}
+	if c.Affiliates > 0 {
+		extra += fmt.Sprintf(" affiliates=%d", c.Affiliates)
+	}
+	return fmt.Sprintf("lease (GlobLease) lease=%s update=%s master_lease=%s max_drift=%gppm%s guarantee=sequential-per-key", c.LeaseLength, mode, c.MasterLease, c.MaxDriftPPM, extra)
 }
