@@ -118,13 +118,32 @@ func (r *Replica) keepAlive(e env.Env) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	br := &batchRound{sent: now, ballots: map[string]Ballot{}, acks: map[string]map[wire.NodeID]bool{}, asked: map[wire.NodeID][]string{}}
+	var due []string
 	for _, k := range keys {
 		mt := r.meta(e, k)
-		if !r.isMaster(mt) || r.migrating[k] != nil || r.campaigns[k] != nil || r.confirms[k] != nil || r.mlease[k]-now >= ml/2 {
+		if r.isMaster(mt) && r.migrating[k] == nil && r.campaigns[k] == nil && r.confirms[k] == nil && r.mlease[k]-now < ml/2 {
+			due = append(due, k)
+		}
+	}
+	for len(due) > 0 {
+		n := min(len(due), maxBatchKeys)
+		r.sendBatch(e, due[:n])
+		due = due[n:]
+	}
+}
+
+// maxBatchKeys bounds the keys one keep-alive round confirms, so a
+// message stays small whatever the number of keys a node masters.
+const maxBatchKeys = 4096
+
+func (r *Replica) sendBatch(e env.Env, keys []string) {
+	br := &batchRound{sent: e.Now(), ballots: map[string]Ballot{}, acks: map[string]map[wire.NodeID]bool{}, asked: map[wire.NodeID][]string{}}
+	for _, k := range keys {
+		if r.ks.majority(k) == 1 { // a group of one: this node is the majority
+			r.mlease[k] = br.sent + int64(r.ks.cfg.MasterLease)
 			continue
 		}
-		br.ballots[k] = mt.accepted
+		br.ballots[k] = r.meta(e, k).accepted
 		br.acks[k] = map[wire.NodeID]bool{r.id: true}
 		for _, p := range r.others(k) {
 			br.asked[p] = append(br.asked[p], k)
