@@ -1037,7 +1037,15 @@ func (r *Replica) check(e env.Env, w *write) {
 			}
 		}
 	}
-	if wait == 0 && len(w.acked)+1 >= r.ks.majority(w.key) {
+	// The majority is of the key's group: affiliated nodes' acks (they
+	// hold secondary leases) do not count toward it.
+	members := 1
+	for _, n := range r.others(w.key) {
+		if w.acked[n] {
+			members++
+		}
+	}
+	if wait == 0 && members >= r.ks.majority(w.key) {
 		r.finishWrite(e, w, false)
 		return
 	}

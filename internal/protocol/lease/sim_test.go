@@ -110,3 +110,21 @@ func TestLeaseUnderFaults(t *testing.T) {
 		t.Fatalf("the runs did not exercise migrations and elections: %v", msgs)
 	}
 }
+
+// TestLeaseRegressionSeeds replays seeds that once found bugs (each fixed
+// by the commit that added it): a duplicated redirect answered as "not
+// written" (512), a candidacy's nack dropping lease records (1131), a
+// gateway reading alternately from a host and its affiliate (57), and
+// affiliates' acks counted toward a write's majority (4827).
+func TestLeaseRegressionSeeds(t *testing.T) {
+	for _, seed := range []uint64{57, 245, 512, 579, 1131, 4827} {
+		res, err := scenario.Run(config(t, seed, 19_000))
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if res.Check.Verdict != "pass" {
+			t.Errorf("seed %d: %s %s: key %q: %s\nreplay: go test ./internal/protocol/lease -run TestLeaseUnderFaults -seed %d -v",
+				seed, res.Check.Model, res.Check.Verdict, res.Check.Key, res.Check.Detail, seed)
+		}
+	}
+}
