@@ -128,3 +128,56 @@ func TestLeaseRegressionSeeds(t *testing.T) {
 		}
 	}
 }
+
+// world5 is five regions of three nodes: groups of five (majority three)
+// and up to two affiliated nodes per hot key.
+func world5(t testing.TB) *topo.World {
+	w, err := topo.Parse([]byte(`
+name: lease5
+nodes_per_region: 3
+regions: [{name: a}, {name: b}, {name: c}, {name: d}, {name: e}]
+links:
+  - {from: a, to: b, one_way_ms: 20, jitter: {dist: exponential, mean_ms: 5}}
+  - {from: a, to: c, one_way_ms: 60, jitter: {dist: exponential, mean_ms: 5}}
+  - {from: a, to: d, one_way_ms: 45, jitter: {dist: exponential, mean_ms: 5}}
+  - {from: a, to: e, one_way_ms: 80, jitter: {dist: exponential, mean_ms: 5}}
+  - {from: b, to: c, one_way_ms: 35, jitter: {dist: exponential, mean_ms: 5}}
+  - {from: b, to: d, one_way_ms: 25, jitter: {dist: exponential, mean_ms: 5}}
+  - {from: b, to: e, one_way_ms: 70, jitter: {dist: exponential, mean_ms: 5}}
+  - {from: c, to: d, one_way_ms: 50, jitter: {dist: exponential, mean_ms: 5}}
+  - {from: c, to: e, one_way_ms: 30, jitter: {dist: exponential, mean_ms: 5}}
+  - {from: d, to: e, one_way_ms: 55, jitter: {dist: exponential, mean_ms: 5}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TestLeaseUnderFaultsFiveRegions: the same seeded runs on five regions of
+// three nodes (groups of five, two affiliates per hot key), so elections
+// and handoffs meet larger majorities and more concurrent candidates.
+func TestLeaseUnderFaultsFiveRegions(t *testing.T) {
+	runs := *runsFlag / 4
+	first, last := uint64(1), uint64(runs)
+	if *seedFlag != 0 {
+		first, last, runs = *seedFlag, *seedFlag, 1
+	}
+	if testing.Short() {
+		last = min(last, first+20)
+	}
+	for seed := first; seed <= last; seed++ {
+		c := config(t, seed, 19_000)
+		c.WorldDef = world5(t)
+		c.Clients *= 2
+		c.Lease.Affiliates *= 2
+		res, err := scenario.Run(c)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if res.Check.Verdict != "pass" {
+			t.Fatalf("seed %d: %s %s: key %q: %s\nreplay: go test ./internal/protocol/lease -run TestLeaseUnderFaultsFiveRegions -seed %d -v",
+				seed, res.Check.Model, res.Check.Verdict, res.Check.Key, res.Check.Detail, seed)
+		}
+	}
+}
