@@ -8,6 +8,7 @@ import (
 	"github.com/lightcone/lightcone/internal/localcluster"
 	"github.com/lightcone/lightcone/internal/realrun"
 	"github.com/lightcone/lightcone/internal/scenario"
+	"github.com/lightcone/lightcone/internal/server"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -15,6 +16,7 @@ import (
 // local cluster (one process per region, WAN emulation) driven through the
 // real client path, once per series.
 func runReal(ctx context.Context, e *Experiment, opts Options, rep *Report, progress func(string, ...any)) error {
+	opts = realOptions(opts)
 	xs := e.xs()
 	if e.Sweep != nil && len(e.Real.SweepValues) > 0 {
 		xs = e.Real.SweepValues
@@ -35,12 +37,28 @@ func runReal(ctx context.Context, e *Experiment, opts Options, rep *Report, prog
 		if opts.Progress != nil {
 			logw = opts.Progress
 		}
+		// Lease series run in keyspaces of their own beside the default
+		// (quorum) one, each with its series' policy at this point.
+		var keyspaces []server.KeyspacePolicy
+		for si, s := range e.Series {
+			c, err := e.configFor(s, x, opts)
+			if err != nil {
+				return err
+			}
+			switch c.Protocol {
+			case "", "quorum":
+			case "lease":
+				keyspaces = append(keyspaces, server.KeyspacePolicy{Name: realKeyspace(si), Protocol: "lease", Lease: c.Lease})
+			default:
+				return fmt.Errorf("bench: real runtime: series %q: protocol %s is not supported on the real runtime yet", s.Label, c.Protocol)
+			}
+		}
 		progress("real: starting a %d-region cluster%s", len(world.Regions), e.xLabel(x))
-		cl, err := localcluster.Start(ctx, localcluster.Options{World: &world, Binary: opts.Binary, ReplicasPerRegion: 1, Log: logw})
+		cl, err := localcluster.Start(ctx, localcluster.Options{World: &world, Binary: opts.Binary, ReplicasPerRegion: 1, Log: logw, Keyspaces: keyspaces})
 		if err != nil {
 			return fmt.Errorf("bench: real runtime: %w", err)
 		}
-		for _, s := range e.Series {
+		for si, s := range e.Series {
 			i++
 			c, err := e.configFor(s, x, opts)
 			if err != nil {
@@ -66,11 +84,17 @@ func runReal(ctx context.Context, e *Experiment, opts Options, rep *Report, prog
 			}
 			read, _ := wire.ParseLevel(c.Quorum.Read)
 			write, _ := wire.ParseLevel(c.Quorum.Write)
-			progress("real %d/%d: %s%s", i, total, s.Label, e.xLabel(x))
-			res, hists, err := realrun.Run(ctx, cl, realrun.Spec{
+			rs := realrun.Spec{
 				World: &world, Workload: spec, ClientsPerRegion: e.Real.ClientsPerRegion, RatePerClient: e.Real.RatePerClient,
 				Duration: dur, Read: read, Write: write, Seed: opts.Seed, ThresholdMs: c.ThresholdMs, Progress: opts.Progress,
-			})
+			}
+			if c.Protocol == "lease" {
+				// The simulator's warm-up (leases held) stands for a long-running
+				// cluster; here every key is read once per region first.
+				rs.Keyspace, rs.Read, rs.Write, rs.PrimeReads = realKeyspace(si), wire.LevelDefault, wire.LevelDefault, true
+			}
+			progress("real %d/%d: %s%s", i, total, s.Label, e.xLabel(x))
+			res, hists, err := realrun.Run(ctx, cl, rs)
 			p := Point{Series: s.Label, X: x, Runtime: "real", Result: res, Hists: hists}
 			if err != nil {
 				p.Error = err.Error()
@@ -103,4 +127,19 @@ func checkLevels(c scenario.Config) (scenario.Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// realKeyspace names series si's own keyspace on a real cluster.
+func realKeyspace(si int) string { return fmt.Sprintf("series%d", si) }
+
+// realOptions are opts for the real runtime: the simulator's warm-up does
+// not apply (a real run warms up on its own, and a lease series primes its
+// leases), unless --set warmup asks for one.
+func realOptions(opts Options) Options {
+	ov := map[string]string{"warmup": "0s"}
+	for k, v := range opts.Overrides {
+		ov[k] = v
+	}
+	opts.Overrides = ov
+	return opts
 }

@@ -132,3 +132,41 @@ func TestCalibrationDir2(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobLeaseFig4OnTheRealRuntime: the lease protocol runs unchanged on
+// real processes (one per region, WAN emulated) in its own keyspace beside
+// the quorum baseline: with leases primed its reads are local, and the
+// requests above 500 ms are its writes (the master waits for the farthest
+// lease holder), as in the simulator.
+func TestGlobLeaseFig4OnTheRealRuntime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real clusters; skipped in -short")
+	}
+	bin := buildBinary(t)
+	e, _ := Default().Get("globlease-fig4")
+	rep, err := Run(context.Background(), e, Options{Runtime: "real", Binary: bin, Overrides: map[string]string{"duration": "6s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noServers(t, bin)
+	if len(rep.Points) != 4 {
+		t.Fatalf("%d real points; want 4", len(rep.Points))
+	}
+	for _, p := range rep.Points {
+		if p.Error != "" || p.Result == nil {
+			t.Fatalf("%s: %s", p.Series, p.Error)
+		}
+		if !strings.HasPrefix(p.Series, "GlobLease") {
+			continue
+		}
+		mean, ok := metric(p.Result, MetricReadMean)
+		if !ok || mean > 50 {
+			t.Errorf("%s: read mean %.1f ms; want local (< 50 ms) with leases primed", p.Series, mean)
+		}
+		above, _ := metric(p.Result, MetricAbove)
+		want := map[string]float64{"GlobLease 85% reads": 15, "GlobLease 95% reads": 5}[p.Series]
+		if above < want-6 || above > want+6 {
+			t.Errorf("%s: %.1f%% above 500 ms; want about the write share, %g%%", p.Series, above, want)
+		}
+	}
+}

@@ -194,9 +194,13 @@ func (e *Experiment) Validate(opts *Options) error {
 		opts.Seed = 1
 	}
 	// Every point's config must resolve.
+	check := *opts
+	if opts.Runtime == "real" {
+		check = realOptions(*opts)
+	}
 	for _, x := range e.xs() {
 		for _, s := range e.Series {
-			c, err := e.configFor(s, x, *opts)
+			c, err := e.configFor(s, x, check)
 			if err != nil {
 				return err
 			}
