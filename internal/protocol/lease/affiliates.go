@@ -117,6 +117,11 @@ func (r *Replica) affiliatesOf() []wire.NodeID {
 // hostLease is when this node's own right to serve key ends: its master
 // lease if it is the master, else its lease.
 func (r *Replica) hostLease(e env.Env, key string) int64 {
+	if r.migrating[key] != nil || r.campaigns[key] != nil {
+		// Mastership is moving: a handoff has counted the affiliates'
+		// leases already, so none may start or grow now.
+		return 0
+	}
 	mt := r.meta(e, key)
 	if r.isMaster(mt) {
 		return r.mlease[key]

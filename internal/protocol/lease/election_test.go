@@ -301,3 +301,52 @@ func TestUpdateModePerRequest(t *testing.T) {
 		t.Fatalf("history: %v", res)
 	}
 }
+
+// TestWinnerRestartKeepsTheFence (found in review): a replica that never
+// granted or confirmed anything — cut off from the start — wins an
+// election, crashes and restarts. Its election fence was in memory only;
+// the durable activity marker, written before its first Accept left, makes
+// the restart fence instead, so a write cannot complete while a cut-off
+// replica still serves the old master's lease.
+func TestWinnerRestartKeepsTheFence(t *testing.T) {
+	sc := newScript(t, fiveRegions, electionConfig())
+	key := sc.keyMasteredIn(0)
+	master, s, c := sc.replica(key, 0), sc.replica(key, 1), sc.replica(key, 2)
+	g := sc.other(s)
+	const t0 = 5 * time.Second
+	sc.s.At(0, func() {
+		for _, n := range sc.tp.Nodes {
+			if n.ID != c {
+				sc.s.Block(c, n.ID)
+				sc.s.Block(n.ID, c)
+			}
+		}
+	})
+	sc.submit(t0, 1, g, wire.OpPut, key, "v1")
+	sc.submit(t0+300*time.Millisecond, 1, g, wire.OpGet, key, "")
+	sc.s.At(int64(t0+500*time.Millisecond), func() {
+		sc.s.Heal()
+		for _, n := range sc.tp.Nodes {
+			if n.ID != s && n.ID != g {
+				sc.s.Block(s, n.ID)
+				sc.s.Block(n.ID, s)
+			}
+		}
+		sc.s.Crash(master)
+	})
+	read := sc.submit(t0+600*time.Millisecond, 2, sc.other(c), wire.OpGet, key, "")
+	sc.s.At(int64(t0+1400*time.Millisecond), func() { sc.s.Crash(c) })
+	sc.s.At(int64(t0+1450*time.Millisecond), func() { sc.s.Restart(c) })
+	write := sc.submit(t0+1600*time.Millisecond, 1, c, wire.OpPut, key, "v2")
+	sc.submit(t0+1800*time.Millisecond, 1, g, wire.OpGet, key, "")
+	sc.s.Run(int64(20 * time.Second))
+	if r := sc.reply(read); r.Err != nil {
+		t.Fatalf("read through the new master: %v", r.Err)
+	}
+	if w := sc.reply(write); w.Err == nil {
+		t.Fatalf("write while a cut-off replica may hold the old master's lease completed: %+v", w)
+	}
+	if res := check.SequentialPerKey(sc.hist, 0); res.Verdict != check.Pass {
+		t.Fatalf("history: %v", res)
+	}
+}

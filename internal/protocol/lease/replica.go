@@ -387,9 +387,13 @@ type migration struct {
 }
 
 type campaign struct {
-	ballot  Ballot
-	old     Ballot // the mastership being replaced
-	consent bool   // a handoff: the old master agreed
+	ballot Ballot
+	old    Ballot // the mastership being replaced
+	// newest is the latest mastership any promise (or this node) reported:
+	// the election fence need not cover that master's node — not the
+	// possibly stale old one's.
+	newest  Ballot
+	consent bool // a handoff: the old master agreed
 	// inherit: the handoff's lease records are complete — every promise
 	// reported the old master's mastership as current, so no master came
 	// between (otherwise the election fence applies).
@@ -1241,6 +1245,10 @@ func (r *Replica) campaignFor(e env.Env, key string, h *Handoff, notify wire.Nod
 	if mt.accepted != c.old {
 		c.inherit = false
 	}
+	c.newest = c.old
+	if c.newest.Less(mt.accepted) {
+		c.newest = mt.accepted
+	}
 	r.campaigns[key] = c
 	r.setMeta(e, key, c.ballot, mt.accepted)
 	if mt.accepted.Node == r.id && !(h != nil && h.From == mt.accepted) {
@@ -1303,6 +1311,9 @@ func (r *Replica) onPromise(e env.Env, from wire.NodeID, m *Promise) {
 	if m.Known != c.old {
 		c.inherit = false
 	}
+	if c.newest.Less(m.Known) {
+		c.newest = m.Known
+	}
 	if m.Found && (!c.found || c.best.Version.Less(m.Rec.Version)) {
 		c.found, c.best = true, m.Rec
 	}
@@ -1319,6 +1330,9 @@ func (r *Replica) promised(e env.Env, key string, c *campaign) {
 	c.phase = 2
 	c.sent = e.Now()
 	c.accepted = map[wire.NodeID]bool{r.id: true}
+	// If this node wins, it will hold a fence or inherited lease records
+	// only in memory: a restart must fence instead (Start).
+	r.markActive(e)
 	if c.found {
 		r.apply(e, key, c.best)
 	}
@@ -1384,7 +1398,7 @@ func (r *Replica) acceptedBy(e env.Env, key string, c *campaign) {
 			}
 		}
 	} else if !r.ks.cfg.noElectionFence {
-		r.keyFence[key] = keyFence{until: now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout), except: c.old.Node}
+		r.keyFence[key] = keyFence{until: now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout), except: c.newest.Node}
 	}
 	delete(r.leases, key)
 	r.endCampaign(e, key, c, true)
