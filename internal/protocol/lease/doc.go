@@ -76,9 +76,13 @@
 //   - The election fence. The old master granted leases only under its
 //     master lease, which ended before a majority could promise; those
 //     leases end at most (B+L)/(1−ρ) of real time after that. The new
-//     master does not know them, so it counts every replica but the old master as
-//     a holder for (L+B)·(1+ρ)/(1−ρ) after winning (TestTeethElectionFence
-//     shows why).
+//     master does not know them, so it counts every replica as a holder for
+//     (L+B)·(1+ρ)/(1−ρ) after winning (TestTeethElectionFence shows why) —
+//     except the old master itself, taken as the newest mastership any
+//     promise reported (a master holds no lease of its own key). A
+//     candidate writes its activity marker before its first Accept leaves,
+//     so a winner that restarts fences everything instead of losing this
+//     fence (TestWinnerRestartKeepsTheFence).
 //
 //   - Migration (manual, wire.OpMigrate, or automatic, AutoMigrate: a key
 //     whose writes mostly come from one other region moves there). The
