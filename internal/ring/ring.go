@@ -4,6 +4,7 @@
 package ring
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/lightcone/lightcone/internal/topo"
@@ -97,4 +98,24 @@ func (r *Ring) Replicas(dst []wire.NodeID, region int, key string, n int) []wire
 		}
 	}
 	return dst
+}
+
+// ValidatePlacement checks a replicas-per-region setting against a world
+// with nodesPerRegion nodes in each region; errors are prefixed with who
+// ("quorum", "meteor") and name the setting.
+func ValidatePlacement(who string, replicasPerRegion, nodesPerRegion []int) error {
+	if len(replicasPerRegion) != len(nodesPerRegion) {
+		return fmt.Errorf("%s: replicas_per_region has %d entries; the world has %d regions", who, len(replicasPerRegion), len(nodesPerRegion))
+	}
+	total := 0
+	for r, n := range replicasPerRegion {
+		if n < 0 || n > nodesPerRegion[r] {
+			return fmt.Errorf("%s: replicas_per_region[%d] = %d; must be between 0 and the region's %d nodes", who, r, n, nodesPerRegion[r])
+		}
+		total += n
+	}
+	if total == 0 {
+		return fmt.Errorf("%s: replicas_per_region places no replica anywhere", who)
+	}
+	return nil
 }

@@ -2,15 +2,10 @@ package server_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lightcone/lightcone/internal/protocol/lease"
-	"github.com/lightcone/lightcone/internal/topo"
 )
 
 // TestLeaseElectionOnRealServers: the protocol's master failover on real
@@ -23,20 +18,8 @@ func TestLeaseElectionOnRealServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test; skipped in -short")
 	}
-	worldFile := filepath.Join(t.TempDir(), "wan3.yaml")
-	if err := os.WriteFile(worldFile, []byte(wan3World), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w, err := topo.Parse([]byte(wan3World))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lk, err := lease.NewKeyspace(topo.NewTopology(w), lease.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	worldFile, tp, lk := wan3Setup(t)
 	const key = "ek"
-	tp := topo.NewTopology(w)
 	master := tp.Nodes[lk.Master(key)].Name
 	var others []string
 	for _, n := range []string{"a-0", "b-0", "c-0"} {

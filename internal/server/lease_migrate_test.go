@@ -41,16 +41,11 @@ links:
   - {from: b, to: c, one_way_ms: %[1]d, jitter: {dist: none}}
 `, wan3OneWay.Milliseconds())
 
-// TestLeaseMigrationOnRealServers: three real processes with WAN
-// emulation and a passive lease keyspace. A key's writes from another
-// region cross the WAN to its master; LC.MIGRATE moves the mastership
-// there and replies that region; writes from it then complete locally (in
-// well under one WAN round trip), and the new master's /metrics and
-// /status count the migration, next to nonzero lease counters.
-func TestLeaseMigrationOnRealServers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("multi-process test; skipped in -short")
-	}
+// wan3Setup writes wan3World to a file for the servers and returns it with
+// its topology and a lease keyspace over it, to work out where keys'
+// initial masters are.
+func wan3Setup(t *testing.T) (string, *topo.Topology, *lease.Keyspace) {
+	t.Helper()
 	worldFile := filepath.Join(t.TempDir(), "wan3.yaml")
 	if err := os.WriteFile(worldFile, []byte(wan3World), 0o644); err != nil {
 		t.Fatal(err)
@@ -64,6 +59,21 @@ func TestLeaseMigrationOnRealServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return worldFile, tp, lk
+}
+
+// TestLeaseMigrationOnRealServers: three real processes with WAN
+// emulation and a passive lease keyspace. A key's writes from another
+// region cross the WAN to its master; LC.MIGRATE moves the mastership
+// there and replies that region; writes from it then complete locally (in
+// well under one WAN round trip), and the new master's /metrics and
+// /status count the migration, next to nonzero lease counters.
+func TestLeaseMigrationOnRealServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	worldFile, tp, lk := wan3Setup(t)
+	w := tp.World
 	// The key's initial master, and a target in the next region.
 	const key = "mk"
 	from := tp.RegionOf(lk.Master(key))
@@ -109,6 +119,7 @@ func TestLeaseMigrationOnRealServers(t *testing.T) {
 
 	// Migrate; UNAVAILABLE (the key is busy) is retryable.
 	var got string
+	var err error
 	for {
 		got, err = tc.Do(ctx, "LC.MIGRATE", key, target).Text()
 		if err == nil || !strings.HasPrefix(err.Error(), "UNAVAILABLE") || time.Now().After(deadline) {

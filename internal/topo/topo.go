@@ -5,6 +5,7 @@ package topo
 
 import (
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/wire"
@@ -132,4 +133,29 @@ func itoa(i int) string {
 		i /= 10
 	}
 	return string(b[n:])
+}
+
+// ProximityRank ranks every node by distance from id: rank[n] is n's
+// position when nodes are ordered nearest first by mean round trip, id
+// itself first, ties by node ID. Protocols use it to ask the nearest
+// replicas first.
+func (t *Topology) ProximityRank(id wire.NodeID) []int {
+	order := make([]wire.NodeID, len(t.Nodes))
+	for i := range order {
+		order[i] = wire.NodeID(i)
+	}
+	slices.SortStableFunc(order, func(a, b wire.NodeID) int {
+		if (a == id) != (b == id) {
+			if a == id {
+				return -1
+			}
+			return 1
+		}
+		return int(t.MeanRTT(id, a) - t.MeanRTT(id, b))
+	})
+	rank := make([]int, len(order))
+	for i, n := range order {
+		rank[n] = i
+	}
+	return rank
 }

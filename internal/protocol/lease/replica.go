@@ -1621,7 +1621,7 @@ func (r *Replica) answerRead(e env.Env, from wire.NodeID, m *LReadResp) {
 const maxRedirects = 3
 
 // redirect follows an echo to a later master, or gives up.
-func (r *Replica) redirect(e env.Env, op uint64, g *gop, b Ballot) bool {
+func (r *Replica) redirect(e env.Env, g *gop, b Ballot) bool {
 	if !r.hint(e, g.req.Key, b) || g.redirects >= maxRedirects {
 		return false
 	}
@@ -1638,7 +1638,7 @@ func (r *Replica) answerWrite(e env.Env, from wire.NodeID, m *MWriteResp) {
 	if g == nil || g.req.Key != m.Key || from != g.target {
 		return
 	}
-	if m.Redirect && r.redirect(e, m.Op, g, m.Master) {
+	if m.Redirect && r.redirect(e, g, m.Master) {
 		return
 	}
 	r.hint(e, m.Key, m.Master)
@@ -1661,7 +1661,7 @@ func (r *Replica) answerMigrate(e env.Env, from wire.NodeID, m *MigrateResp) {
 	if g == nil || g.req.Key != m.Key || from != g.target {
 		return
 	}
-	if m.Redirect && r.redirect(e, m.Op, g, m.Master) {
+	if m.Redirect && r.redirect(e, g, m.Master) {
 		return
 	}
 	delete(r.ops, m.Op)

@@ -140,24 +140,7 @@ type Replica struct {
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	t := ks.topo
-	order := make([]wire.NodeID, len(t.Nodes))
-	for i := range order {
-		order[i] = wire.NodeID(i)
-	}
-	// Nearest first by mean RTT; the node itself first; ties by ID.
-	slices.SortStableFunc(order, func(a, b wire.NodeID) int {
-		if (a == id) != (b == id) {
-			if a == id {
-				return -1
-			}
-			return 1
-		}
-		return int(t.MeanRTT(id, a) - t.MeanRTT(id, b))
-	})
-	rank := make([]int, len(order))
-	for i, n := range order {
-		rank[n] = i
-	}
+	rank := t.ProximityRank(id)
 	return &Replica{
 		ks: ks, id: id, rank: rank, ops: make(map[uint64]*op),
 		pending: make(map[string]wire.Version), peers: make(map[wire.NodeID]*peerView),

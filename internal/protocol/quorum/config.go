@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lightcone/lightcone/internal/ring"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -68,18 +69,8 @@ func (c *Config) EnsureDefaults(regions int) {
 // Validate checks c against a world with the given number of nodes in each
 // region.
 func (c *Config) Validate(nodesPerRegion []int) error {
-	if len(c.ReplicasPerRegion) != len(nodesPerRegion) {
-		return fmt.Errorf("quorum: replicas_per_region has %d entries; the world has %d regions", len(c.ReplicasPerRegion), len(nodesPerRegion))
-	}
-	total := 0
-	for r, n := range c.ReplicasPerRegion {
-		if n < 0 || n > nodesPerRegion[r] {
-			return fmt.Errorf("quorum: replicas_per_region[%d] = %d; must be between 0 and the region's %d nodes", r, n, nodesPerRegion[r])
-		}
-		total += n
-	}
-	if total == 0 {
-		return fmt.Errorf("quorum: replicas_per_region places no replica anywhere")
+	if err := ring.ValidatePlacement("quorum", c.ReplicasPerRegion, nodesPerRegion); err != nil {
+		return err
 	}
 	for _, d := range []struct {
 		name string
