@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/lightcone/lightcone/internal/store"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
@@ -51,6 +52,14 @@ func newMeteor(p MeteorPolicy, t *topo.Topology) (*meteorProto, error) {
 
 func (m *meteorProto) factory() env.Factory             { return m.ks.Factory() }
 func (m *meteorProto) holders(key string) []wire.NodeID { return m.ks.Replicas(nil, key) }
+
+// loadVersion and loadRecord: meteor keeps a key's versions as a chain;
+// bulk-loaded records are committed everywhere by definition.
+func (m *meteorProto) loadVersion() wire.Version { return meteor.LoadVersion() }
+
+func (m *meteorProto) loadRecord(key string, rec store.Record) (string, store.Record) {
+	return meteor.LoadRecord(key, rec)
+}
 
 // model: MeteorShower claims sequential consistency (§4.2.2, Theorem 1);
 // internal/protocol/meteor/doc.go says what is proved and checked.

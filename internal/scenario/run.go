@@ -149,10 +149,17 @@ func (r *resolved) run() *Result {
 	if lv, ok := r.proto.(interface{ loadVersion() wire.Version }); ok {
 		loadVersion = lv.loadVersion()
 	}
+	encode := func(key string, rec store.Record) (string, store.Record) { return key, rec }
+	if le, ok := r.proto.(interface {
+		loadRecord(string, store.Record) (string, store.Record)
+	}); ok {
+		encode = le.loadRecord
+	}
 	for _, key := range gen.LoadKeys() {
 		v := "load:" + key
+		sk, rec := encode(key, store.Record{Value: []byte(v), Version: loadVersion})
 		for _, n := range r.proto.holders(key) {
-			rn.s.Engine(n).Load(key, store.Record{Value: []byte(v), Version: loadVersion})
+			rn.s.Engine(n).Load(sk, rec)
 		}
 		rn.hist.Init[key] = v
 	}

@@ -43,4 +43,15 @@ func (v Version) Less(u Version) bool {
 // IsZero reports whether v is the zero version (no write).
 func (v Version) IsZero() bool { return v == Version{} }
 
+// Compare returns -1, 0 or +1 as v is older than, equal to or newer than u.
+func (v Version) Compare(u Version) int {
+	switch {
+	case v.Less(u):
+		return -1
+	case u.Less(v):
+		return 1
+	}
+	return 0
+}
+
 func (v Version) String() string { return fmt.Sprintf("%s@n%d", v.TS, v.Node) }

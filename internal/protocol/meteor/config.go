@@ -73,9 +73,21 @@ type Config struct {
 	// The real runtime passes measured latencies (half the minimum ping
 	// RTT).
 	OneWay func(a, b wire.NodeID) time.Duration
-	// Theta, if set, overrides the θt computed from OneWay (M2 only): for
-	// tests and for the teeth test that shows what too large a θt breaks.
+	// Theta, if set, overrides the θt computed from OneWay (M2 only).
 	Theta time.Duration
+	// WriteLead is the margin a gateway adds when it stamps a write ahead of
+	// its clock: a write is stamped at now + (the largest one-way latency
+	// to the key's replicas) + ε + WriteLead, so it reaches every replica
+	// before that replica's closure passes its timestamp (doc.go,
+	// "Closure"). A write that arrives later is refused there; a gateway
+	// whose write is refused by too many replicas to commit restamps it
+	// with twice the lead. Default 10ms.
+	WriteLead time.Duration
+	// Horizon is how far back reads may look: a replica keeps, besides the
+	// versions stamped within Horizon of its clock, the newest committed
+	// one before, and refuses (retryably) a read whose view time is older.
+	// It must exceed ReadTimeout. Default ReadTimeout + 5s.
+	Horizon time.Duration
 }
 
 // DefaultMaxClockSkew is MaxClockSkew's default.
@@ -110,6 +122,12 @@ func (c *Config) EnsureDefaults(regions int) {
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = 2 * time.Second
 	}
+	if c.WriteLead == 0 {
+		c.WriteLead = 10 * time.Millisecond
+	}
+	if c.Horizon == 0 {
+		c.Horizon = c.ReadTimeout + 5*time.Second
+	}
 }
 
 // Validate checks c against a world with the given number of nodes in each
@@ -135,10 +153,13 @@ func (c *Config) Validate(nodesPerRegion []int) error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"read_timeout", c.ReadTimeout}, {"write_timeout", c.WriteTimeout}, {"max_clock_skew", c.MaxClockSkew}, {"theta", c.Theta}} {
+	}{{"read_timeout", c.ReadTimeout}, {"write_timeout", c.WriteTimeout}, {"max_clock_skew", c.MaxClockSkew}, {"theta", c.Theta}, {"write_lead", c.WriteLead}} {
 		if d.v < 0 {
 			return fmt.Errorf("meteor: %s = %s; must not be negative", d.name, d.v)
 		}
+	}
+	if c.Horizon <= c.ReadTimeout {
+		return fmt.Errorf("meteor: horizon = %s; must exceed read_timeout (%s): a parked read must not outlive the versions it may return", c.Horizon, c.ReadTimeout)
 	}
 	return nil
 }
@@ -155,5 +176,5 @@ func (c *Config) writeAcks(n int) int {
 }
 
 // Model is the consistency model the scenario runner checks meteor histories
-// against (doc.go, "Guarantee").
-const Model = "sequential-per-key"
+// against (doc.go, "Guarantee"): sequential consistency across keys.
+const Model = "sequential"

@@ -8,21 +8,26 @@ import (
 )
 
 // Write is MeteorShower's write notification, {Key, Update, Ts, Vn}
-// (§4.2.3): the gateway sends it to every replica of Key, which applies Rec
-// if its version (timestamp, gateway) is newer than its own (Fig. 4.14b).
+// (§4.2.3): the gateway sends it to every replica of Key, which adds Rec to
+// its versions of Key unless its closure has passed Rec's timestamp
+// (Fig. 4.14b, with multi-version storage in place of last writer wins).
 type Write struct {
 	Op  uint64
 	Key string
 	Rec store.Record
 }
 
-// WriteAck answers a Write once the replica holds Rec or a newer version
-// durably: Ack if it applied Rec, Rej if it already had the newer Version.
+// WriteAck answers a Write once the replica has made Rec durable (Ack), or
+// reports that it refused Rec (Rej) because the write arrived after the
+// replica's closure had passed its timestamp: the replica has promised, in a
+// status already sent, that it holds no version stamped that early that it
+// does not already report (doc.go, "Closure"). Version names the write
+// attempt answered.
 type WriteAck struct {
 	Op      uint64
 	Key     string
 	Rej     bool
-	Version wire.Version // the replica's version of Key after the write
+	Version wire.Version
 }
 
 // ReadReq asks the nearest replica of Key to serve a read from its status
@@ -34,12 +39,16 @@ type ReadReq struct {
 	ViewTs int64
 }
 
-// ReadResp is the replica's answer to a ReadReq.
+// ReadResp is the replica's answer to a ReadReq: the newest committed
+// version of Key stamped at or before the view time, or TooOld if the view
+// time is older than the versions the replica keeps (the gateway answers a
+// retryable error).
 type ReadResp struct {
-	Op    uint64
-	Key   string
-	Found bool
-	Rec   store.Record
+	Op     uint64
+	Key    string
+	Found  bool
+	Rec    store.Record
+	TooOld bool
 }
 
 // Entry is one line of a status payload: a version of Key the sender has
@@ -73,21 +82,26 @@ type Status struct {
 	Redundant []Payload
 }
 
-// Pull asks a peer for its record of Key: to fetch a value the status map
-// says exists (§4.2.4, read worker), or to learn the peer's state of Key
-// when its status history has a gap.
+// Pull asks a peer for the versions of Key it has applied: to learn the
+// peer's state of Key when its status history has a gap (§4.2.4), and, if
+// Want is set, to fetch that version's value for a read the local replica
+// cannot serve from its own chain.
 type Pull struct {
-	Key string
+	Key  string
+	Want wire.Version
 }
 
-// PullResp is the peer's record of Key, with the epoch and the Seq of the
-// last status it had sent: every later change of Key is in a later status.
+// PullResp is the peer's answer: every version of Key it has applied
+// (after its own compaction), with its epoch and the Seq of the last status
+// it had sent, so every later version is in a later status; and the record
+// of Want if it holds it.
 type PullResp struct {
-	Key   string
-	Found bool
-	Rec   store.Record
-	Epoch uint64
-	Seq   uint64
+	Key      string
+	Epoch    uint64
+	Seq      uint64
+	Versions []wire.Version
+	Has      bool
+	Rec      store.Record
 }
 
 // Kind implements wire.Msg.
@@ -174,12 +188,13 @@ func (m *ReadResp) AppendPayload(b []byte) []byte {
 	b = wire.AppendUvarint(b, m.Op)
 	b = wire.AppendString(b, m.Key)
 	b = wire.AppendBool(b, m.Found)
-	return store.AppendWire(b, m.Rec)
+	b = store.AppendWire(b, m.Rec)
+	return wire.AppendBool(b, m.TooOld)
 }
 
 // DecodePayload implements wire.Encodable.
 func (m *ReadResp) DecodePayload(d *wire.Decoder) {
-	m.Op, m.Key, m.Found, m.Rec = d.Uvarint(), d.String(), d.Bool(), store.DecodeWire(d)
+	m.Op, m.Key, m.Found, m.Rec, m.TooOld = d.Uvarint(), d.String(), d.Bool(), store.DecodeWire(d), d.Bool()
 }
 
 // maxEntries bounds the entries of one decoded payload and the payloads of
@@ -246,21 +261,40 @@ func (m *Status) DecodePayload(d *wire.Decoder) {
 }
 
 // AppendPayload implements wire.Encodable.
-func (m *Pull) AppendPayload(b []byte) []byte { return wire.AppendString(b, m.Key) }
+func (m *Pull) AppendPayload(b []byte) []byte {
+	b = wire.AppendString(b, m.Key)
+	return wire.AppendVersion(b, m.Want)
+}
 
 // DecodePayload implements wire.Encodable.
-func (m *Pull) DecodePayload(d *wire.Decoder) { m.Key = d.String() }
+func (m *Pull) DecodePayload(d *wire.Decoder) { m.Key, m.Want = d.String(), d.Version() }
 
 // AppendPayload implements wire.Encodable.
 func (m *PullResp) AppendPayload(b []byte) []byte {
 	b = wire.AppendString(b, m.Key)
-	b = wire.AppendBool(b, m.Found)
-	b = store.AppendWire(b, m.Rec)
 	b = wire.AppendUvarint(b, m.Epoch)
-	return wire.AppendUvarint(b, m.Seq)
+	b = wire.AppendUvarint(b, m.Seq)
+	b = wire.AppendUvarint(b, uint64(len(m.Versions)))
+	for _, v := range m.Versions {
+		b = wire.AppendVersion(b, v)
+	}
+	b = wire.AppendBool(b, m.Has)
+	return store.AppendWire(b, m.Rec)
 }
 
 // DecodePayload implements wire.Encodable.
 func (m *PullResp) DecodePayload(d *wire.Decoder) {
-	m.Key, m.Found, m.Rec, m.Epoch, m.Seq = d.String(), d.Bool(), store.DecodeWire(d), d.Uvarint(), d.Uvarint()
+	m.Key, m.Epoch, m.Seq = d.String(), d.Uvarint(), d.Uvarint()
+	n := d.Uvarint()
+	if n > maxChain || n > uint64(d.Len()) {
+		d.Fail(fmt.Errorf("meteor: pull answer with %d versions", n))
+		return
+	}
+	if n > 0 {
+		m.Versions = make([]wire.Version, n)
+	}
+	for i := range m.Versions {
+		m.Versions[i] = d.Version()
+	}
+	m.Has, m.Rec = d.Bool(), store.DecodeWire(d)
 }

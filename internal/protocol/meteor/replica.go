@@ -62,56 +62,63 @@ func (k *Keyspace) Factory() env.Factory {
 	return func(id wire.NodeID) env.Replica { return newReplica(k, id) }
 }
 
-// Theta is θt for a read coordinated by gateway gw and served by replica
-// srv, of a key whose replicas are reps (§4.2.2, "Summary of θt"):
+// Theta is θt for a read coordinated by gateway gw of a key whose
+// replicas are reps (§4.2.2, "Summary of θt"): the read's view time is
+// T_read − θt.
 //
-//   - M1: 0, less ε.
+//   - M1: 0.
 //   - M2: the write level's order statistic of the one-way latencies from
 //     the gateway to the replicas (ONE: minimum, QUORUM: median, ALL:
-//     maximum), less ε. When reads need more than the serving replica's own
-//     status, it is also capped at the latency from the nearest other
-//     replica back to the gateway: Lemma 1's argument needs every replica
-//     that may be the only one shared by the write's acknowledgers and the
-//     read's fresh statuses to have applied the write more than θt + ε
-//     before the read began, and an acknowledgement takes at least that
-//     latency to reach the gateway. For one replica per region and a
-//     QUORUM write the cap equals the median (the thesis' case).
+//     maximum), less ε.
 //
-// The result may be negative: a read then needs statuses sent after it
-// began, plus ε.
-func (k *Keyspace) Theta(gw, srv wire.NodeID, reps []wire.NodeID) time.Duration {
-	eps := k.cfg.MaxClockSkew
+// θt decides only how long a read waits and how stale its answer may be:
+// the read returns the newest committed version at its view time whatever
+// θt is (doc.go, "Reads"), so no choice of θt can break the guarantee.
+func (k *Keyspace) Theta(gw wire.NodeID, reps []wire.NodeID) time.Duration {
 	if k.cfg.Mode == M1 {
-		return -eps
+		return 0
 	}
 	if k.cfg.Theta > 0 {
 		return k.cfg.Theta
 	}
 	lats := make([]time.Duration, 0, len(reps))
-	var nearestOther time.Duration = -1
 	for _, p := range reps {
 		lats = append(lats, k.cfg.OneWay(gw, p))
-		if p != srv {
-			if l := k.cfg.OneWay(p, gw); nearestOther < 0 || l < nearestOther {
-				nearestOther = l
-			}
-		}
 	}
+	return k.cfg.orderStat(lats) - k.cfg.MaxClockSkew
+}
+
+// orderStat is the write level's order statistic of lats (sorted in place).
+func (c *Config) orderStat(lats []time.Duration) time.Duration {
 	slices.Sort(lats)
-	var stat time.Duration
-	switch k.cfg.Write {
+	switch c.Write {
 	case wire.One:
-		stat = lats[0]
+		return lats[0]
 	case wire.All:
-		stat = lats[len(lats)-1]
-	default:
-		stat = lats[(len(lats)-1)/2]
+		return lats[len(lats)-1]
 	}
-	n := len(reps)
-	if rq := n - k.cfg.writeAcks(n) + 1; rq > 1 && nearestOther >= 0 {
-		stat = min(stat, nearestOther)
+	return lats[(len(lats)-1)/2]
+}
+
+// Lead is how far ahead of its clock gateway gw stamps a write of a key
+// whose replicas are reps: the largest one-way latency to them, plus ε and
+// WriteLead, so the write reaches each of them before its closure passes
+// the timestamp (doc.go, "Closure").
+func (k *Keyspace) Lead(gw wire.NodeID, reps []wire.NodeID) time.Duration {
+	var far time.Duration
+	for _, p := range reps {
+		far = max(far, k.cfg.OneWay(gw, p))
 	}
-	return stat - eps
+	return far + k.cfg.MaxClockSkew + k.cfg.WriteLead
+}
+
+// maxLead bounds Lead for gateway gw over every key.
+func (k *Keyspace) maxLead(gw wire.NodeID) time.Duration {
+	all := make([]wire.NodeID, len(k.topo.Nodes))
+	for i := range all {
+		all[i] = wire.NodeID(i)
+	}
+	return k.Lead(gw, all)
 }
 
 // Replica is one node of a meteor keyspace: a storage replica for the keys
@@ -125,17 +132,28 @@ type Replica struct {
 	ops    map[uint64]*op
 	nextOp uint64
 
+	// Gateway: each client's order floor, the largest view time or write
+	// timestamp of its completed operations (doc.go, "Program order"), and
+	// a floor for every client after a restart.
+	floors    map[wire.ClientID]int64
+	bootFloor int64
+
+	// Closure (doc.go): no write stamped at or before closed is applied
+	// from now on; durable is the bound stored under closedKey.
+	closed, durable int64
+
 	// Status dispatcher (status.go).
 	epoch   uint64
 	genesis bool
-	seq     uint64                  // the last status sent
-	pending map[string]wire.Version // applied since the last status
-	history []sentPayload           // the last Redundant payloads, newest last
-	// Status map and read subscription map (status.go).
-	peers  map[wire.NodeID]*peerView
-	parked []*pread
-	pulls  map[pullKey]int64 // outstanding pulls and when they were sent
-	nextRd uint64
+	seq     uint64        // the last status sent
+	pending []Entry       // applied since the last status
+	history []sentPayload // the last Redundant payloads, newest last
+	// Status map and read subscription map (status.go, read.go).
+	peers   map[wire.NodeID]*peerView
+	parked  []*pread
+	pulls   map[pullKey]int64       // outstanding pulls and when they were sent
+	fetched map[string]store.Record // values pulled for reads, until the next sweep
+	dirty   map[string]struct{}     // keys with more than one version somewhere
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -143,8 +161,10 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	rank := t.ProximityRank(id)
 	return &Replica{
 		ks: ks, id: id, rank: rank, ops: make(map[uint64]*op),
-		pending: make(map[string]wire.Version), peers: make(map[wire.NodeID]*peerView),
-		pulls: make(map[pullKey]int64),
+		floors: make(map[wire.ClientID]int64),
+		peers:  make(map[wire.NodeID]*peerView),
+		pulls:  make(map[pullKey]int64), fetched: make(map[string]store.Record),
+		dirty: make(map[string]struct{}),
 	}
 }
 
@@ -154,9 +174,12 @@ type op struct {
 	req      *wire.Request
 	replicas []wire.NodeID
 	answered []bool
-	acks     int // write: replicas holding the write or a newer version
+	acks     int // write: replicas that applied this attempt
+	rejs     int // write: replicas that refused it (closure passed)
 	need     int
-	version  wire.Version
+	attempt  int
+	version  wire.Version // write: this attempt's version
+	view     int64        // read: the view time
 	timeout  env.TimerID
 }
 
@@ -164,27 +187,33 @@ type opTimer struct{ op uint64 }
 
 type dispatchTimer struct{}
 
+type sweepTimer struct{}
+
 // Start implements env.Replica.
 //
 // Operation IDs start at a random point, so an answer meant for a previous
-// incarnation matches no new operation. The HLC starts ε ahead of the
-// physical clock: every version issued before the crash has a wall time no
-// later than the largest clock in the cluster then, which is less than this
-// clock now plus ε, so versions issued from here on are newer than any a
-// client of this gateway has seen (Lemma 1's per-process write order). The
-// epoch is random for the same reason as operation IDs; the boot marker
-// tells a first start (Genesis) from a restart.
+// incarnation matches no new operation; the epoch is random for the same
+// reason, and the boot marker tells a first start (Genesis) from a restart.
+// The closure resumes from the stored bound. Clients' order floors were
+// lost, so every read from here on views at least now + the largest lead:
+// every write this gateway stamped before it crashed is at or before that.
 func (r *Replica) Start(e env.Env) {
 	r.nextOp = e.Rand().Uint64()>>1 | 1
 	r.epoch = e.Rand().Uint64() | 1
 	now := e.Now()
-	r.clock.Observe(now, hlc.Timestamp{WallNanos: now + int64(r.ks.cfg.MaxClockSkew)})
+	r.bootFloor = now + int64(r.ks.maxLead(r.id))
+	r.closed = now
+	if rec, ok, err := e.Store().Get(closedKey); err == nil && ok {
+		r.closed = max(r.closed, rec.Version.TS.WallNanos)
+		r.durable = rec.Version.TS.WallNanos
+	}
 	if _, ok, err := e.Store().Get(bootKey); err == nil && !ok {
 		if err := e.Store().Put(bootKey, store.Record{Value: []byte{1}}); err == nil {
 			r.genesis = true
 		}
 	}
 	e.SetTimer(r.ks.cfg.DispatchInterval, dispatchTimer{})
+	e.SetTimer(sweepInterval, sweepTimer{})
 }
 
 func errReply(req *wire.Request, code wire.ErrorCode, msg string) *wire.Reply {
@@ -201,8 +230,8 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 	}
 	r.nextOp++
 	o := &op{id: r.nextOp, req: req, replicas: r.ks.Replicas(nil, req.Key)}
-	// The read rule and θt are derived from the keyspace's write level, so
-	// a request's level can only strengthen a write (more acks keep
+	// The read rule is derived from the keyspace's write level, so a
+	// request's level can only strengthen a write (more acks keep
 	// r + w > n); a read's level is not used.
 	o.need = r.ks.cfg.writeAcks(len(o.replicas))
 	if req.Op != wire.OpGet {
@@ -232,19 +261,37 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 	o.answered = make([]bool, len(o.replicas))
 	r.ops[o.id] = o
 	if req.Op == wire.OpGet {
+		o.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, opTimer{o.id})
 		r.startRead(e, o)
 	} else {
+		o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, opTimer{o.id})
 		r.startWrite(e, o)
 	}
 }
 
-// startWrite stamps the write with the gateway's HLC and sends the write
-// notification to every replica (Fig. 4.15b). Writes are totally ordered by
-// (timestamp, gateway ID) (Lemma 1); the HLC has observed every version this
-// gateway returned, so a client's write is ordered after everything it read
-// (the per-process order Theorem 1's construction needs).
+// floor is client c's order floor.
+func (r *Replica) floor(c wire.ClientID) int64 { return max(r.floors[c], r.bootFloor) }
+
+func (r *Replica) raiseFloor(c wire.ClientID, ts int64) {
+	if ts > r.floors[c] {
+		r.floors[c] = ts
+	}
+}
+
+// startWrite stamps the write ahead of the gateway's clock by the key's
+// lead, and after its client's floor, and sends the write notification to
+// every replica (Fig. 4.15b). Writes are totally ordered by (timestamp,
+// gateway ID) (Lemma 1); a client's write is ordered after everything it
+// read or wrote before (doc.go, "Program order").
 func (r *Replica) startWrite(e env.Env, o *op) {
-	o.version = wire.Version{TS: r.clock.Now(e.Now()), Node: r.id}
+	lead := r.ks.Lead(r.id, o.replicas) << min(o.attempt, 6)
+	phys := e.Now() + int64(lead)
+	if fl := r.floor(o.req.Client); phys <= fl {
+		phys = fl + 1
+	}
+	o.version = wire.Version{TS: r.clock.Now(phys), Node: r.id}
+	o.acks, o.rejs = 0, 0
+	clear(o.answered)
 	rec := store.Record{Version: o.version, Tombstone: o.req.Op == wire.OpDelete}
 	if !rec.Tombstone {
 		rec.Value = o.req.Value
@@ -257,42 +304,54 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 		}
 		e.Send(n, &Write{Op: o.id, Key: o.req.Key, Rec: rec})
 	}
-	o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, opTimer{o.id})
 	if local {
-		ack, err := r.applyWrite(e, o.req.Key, rec)
+		applied, err := r.applyWrite(e, o.req.Key, rec)
 		if err != nil {
 			e.Log().Error("meteor: cannot apply a write", "key", o.req.Key, "err", err)
 			return
 		}
-		r.onWriteAck(e, r.id, &WriteAck{Op: o.id, Key: o.req.Key, Rej: !ack})
+		r.onWriteAck(e, r.id, &WriteAck{Op: o.id, Key: o.req.Key, Rej: !applied, Version: rec.Version})
 	}
 }
 
-// applyWrite is writeLocal (Fig. 4.14b): store rec if it is newer than the
-// local version and register it for the next status message. It reports
-// whether rec was applied (Ack) or the replica already had a newer version
-// (Rej).
+// closure is the closure this replica keeps from now on: max(clock, every
+// closure it promised).
+func (r *Replica) closure(e env.Env) int64 {
+	r.closed = max(r.closed, e.Now())
+	return r.closed
+}
+
+// applyWrite is writeLocal (Fig. 4.14b) over a multi-version chain: add rec
+// to key's versions and register it for the next status message, unless
+// the closure has passed its timestamp — the replica has then told its
+// peers it holds nothing stamped that early beyond what it reported, and it
+// refuses the write (doc.go, "Closure"). It reports whether rec is held.
 func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (bool, error) {
-	r.clock.Observe(e.Now(), rec.Version.TS)
-	cur, ok, err := e.Store().Get(key)
+	chain, err := loadChain(e.Store(), key)
 	if err != nil {
 		return false, err
 	}
-	if ok && !cur.Version.Less(rec.Version) {
+	if chainIndex(chain, rec.Version) >= 0 {
+		return true, nil // a duplicate of a write already applied
+	}
+	if rec.Version.TS.WallNanos <= r.closure(e) {
 		return false, nil
 	}
-	if err := e.Store().Put(key, rec); err != nil {
+	i, _ := slices.BinarySearchFunc(chain, rec.Version, func(c store.Record, v wire.Version) int { return c.Version.Compare(v) })
+	chain = slices.Insert(chain, i, rec)
+	if err := saveChain(e.Store(), key, chain); err != nil {
 		return false, err
 	}
-	if v, ok := r.pending[key]; !ok || v.Less(rec.Version) {
-		r.pending[key] = rec.Version
+	r.pending = append(r.pending, Entry{key, rec.Version})
+	if len(chain) > 1 {
+		r.dirty[key] = struct{}{}
 	}
 	return true, nil
 }
 
 func (r *Replica) onWriteAck(e env.Env, from wire.NodeID, m *WriteAck) {
 	o := r.ops[m.Op]
-	if o == nil || o.req.Op == wire.OpGet || o.req.Key != m.Key {
+	if o == nil || o.req.Op == wire.OpGet || o.req.Key != m.Key || m.Version != o.version {
 		return
 	}
 	i := slices.Index(o.replicas, from)
@@ -300,31 +359,37 @@ func (r *Replica) onWriteAck(e env.Env, from wire.NodeID, m *WriteAck) {
 		return
 	}
 	o.answered[i] = true
-	// A Rej counts like an Ack: the replica holds a newer version, so a
-	// read whose fresh statuses include it returns that version or a newer
-	// one, which is what Lemma 1 needs of the write. Last writer wins orders
-	// the rejected write just before the newer one, where no read can
-	// return it. (The thesis answers Fail on a majority of Rejs, which is
-	// wrong when a minority applied the write: reads may return it.)
+	if m.Rej {
+		o.rejs++
+		if o.rejs > len(o.replicas)-r.ks.cfg.writeAcks(len(o.replicas)) {
+			// Enough replicas closed past the timestamp that this version
+			// can never be committed (doc.go, "Commit"): no read will
+			// return it, so the write can be stamped again, further ahead.
+			o.attempt++
+			r.startWrite(e, o)
+		}
+		return
+	}
 	o.acks++
 	if o.acks >= o.need {
 		delete(r.ops, o.id)
 		e.CancelTimer(o.timeout)
+		r.raiseFloor(o.req.Client, o.version.TS.WallNanos)
 		e.Reply(&wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: o.version})
 	}
 }
 
 // startRead sends the read to the nearest replica of the key (Fig. 4.15a)
-// with the view time T_read − θt.
+// with its view time: T_read − θt, or the client's floor if that is later.
 func (r *Replica) startRead(e env.Env, o *op) {
 	srv := o.replicas[0]
-	view := e.Now() - int64(r.ks.Theta(r.id, srv, o.replicas))
-	o.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, opTimer{o.id})
+	o.view = max(e.Now()-int64(r.ks.Theta(r.id, o.replicas)), r.floor(o.req.Client))
+	m := &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view}
 	if srv == r.id {
-		r.park(e, r.id, &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: view})
+		r.park(e, r.id, m)
 		return
 	}
-	e.Send(srv, &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: view})
+	e.Send(srv, m)
 }
 
 func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
@@ -334,11 +399,12 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 	}
 	delete(r.ops, o.id)
 	e.CancelTimer(o.timeout)
-	if !m.Rec.Version.IsZero() {
-		// A later write by this gateway's client is ordered after what it
-		// read (Lemma 2 / Theorem 1, case 4).
-		r.clock.Observe(e.Now(), m.Rec.Version.TS)
+	if m.TooOld {
+		e.Reply(errReply(o.req, wire.ErrUnavailable, "meteor: the read's view time is older than the versions the replica keeps; retry"))
+		return
 	}
+	// The client's later operations are ordered after this read.
+	r.raiseFloor(o.req.Client, o.view)
 	rep := &wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: m.Rec.Version, Found: m.Found && !m.Rec.Tombstone}
 	if rep.Found {
 		rep.Value = m.Rec.Value
@@ -352,17 +418,11 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *Write:
 		applied, err := r.applyWrite(e, m.Key, m.Rec)
 		if err != nil {
-			// No answer unless the write (or a newer one) is stored.
+			// No answer unless the write is stored.
 			e.Log().Error("meteor: cannot apply a write", "key", m.Key, "err", err)
 			return
 		}
-		ack := &WriteAck{Op: m.Op, Key: m.Key, Rej: !applied, Version: m.Rec.Version}
-		if !applied {
-			if cur, _, err := e.Store().Get(m.Key); err == nil {
-				ack.Version = cur.Version
-			}
-		}
-		e.Send(from, ack)
+		e.Send(from, &WriteAck{Op: m.Op, Key: m.Key, Rej: !applied, Version: m.Rec.Version})
 		if applied {
 			r.recheck(e)
 		}
@@ -387,6 +447,9 @@ func (r *Replica) Timer(e env.Env, payload any) {
 	case dispatchTimer:
 		r.dispatch(e)
 		e.SetTimer(r.ks.cfg.DispatchInterval, dispatchTimer{})
+	case sweepTimer:
+		r.sweep(e)
+		e.SetTimer(sweepInterval, sweepTimer{})
 	case opTimer:
 		o := r.ops[t.op]
 		if o == nil {
@@ -396,6 +459,10 @@ func (r *Replica) Timer(e env.Env, payload any) {
 		msg := "meteor: not enough replicas acknowledged the write in time"
 		if o.req.Op == wire.OpGet {
 			msg = "meteor: the nearest replica did not answer the read in time"
+		} else {
+			// The write may still commit: order the client's later
+			// operations after it either way.
+			r.raiseFloor(o.req.Client, o.version.TS.WallNanos)
 		}
 		e.Reply(errReply(o.req, wire.ErrTimeout, msg))
 	}
@@ -434,26 +501,13 @@ func ReadFloor(cfg Config, local int, oneWay func(a, b int) time.Duration) time.
 	}
 	slices.Sort(back)
 	wait := back[need-2]
-	theta := -cfg.MaxClockSkew
+	var theta time.Duration
 	if cfg.Mode == M2 {
 		lats := make([]time.Duration, 0, n)
 		for _, p := range reps {
 			lats = append(lats, p.d)
 		}
-		var stat time.Duration
-		switch cfg.Write {
-		case wire.One:
-			stat = lats[0]
-		case wire.All:
-			stat = lats[n-1]
-		default:
-			stat = lats[(n-1)/2]
-		}
-		nearestOther := oneWay(reps[1].region, local)
-		for _, p := range reps[1:] {
-			nearestOther = min(nearestOther, oneWay(p.region, local))
-		}
-		theta = min(stat, nearestOther) - cfg.MaxClockSkew
+		theta = cfg.orderStat(lats) - cfg.MaxClockSkew
 		if cfg.Theta > 0 {
 			theta = cfg.Theta
 		}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/hlc"
+	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -34,20 +36,28 @@ func (p *sentPayload) forPeer(q wire.NodeID) Payload {
 }
 
 // dispatch is the status message dispatcher (Fig. 4.13a, §4.2.4): every
-// interval, a status with the writes applied since the last one goes to
-// every peer, even when there were none, stamped with this node's clock.
+// interval, a status with the versions applied since the last one goes to
+// every peer, even when there were none, stamped with this node's closure
+// (its clock, or a later closure it promised): the status says the sender
+// holds no version stamped at or before MsgTs beyond those it has reported,
+// and it keeps that promise by refusing later writes stamped that early
+// (applyWrite). The closure's bound is stored before the status leaves.
 func (r *Replica) dispatch(e env.Env) {
 	r.seq++
-	p := sentPayload{seq: r.seq, msgTs: e.Now()}
-	keys := make([]string, 0, len(r.pending))
-	for k := range r.pending { // lint:order-independent (sorted below)
-		keys = append(keys, k)
+	p := sentPayload{seq: r.seq, msgTs: r.closure(e)}
+	if p.msgTs > r.durable {
+		r.durable = p.msgTs + int64(durableAhead)
+		if err := e.Store().Put(closedKey, store.Record{Version: wire.Version{TS: hlc.Timestamp{WallNanos: r.durable}}}); err != nil {
+			e.Log().Error("meteor: cannot store the closure; no status sent", "err", err)
+			r.durable = 0
+			r.seq--
+			return
+		}
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		p.entries = append(p.entries, sentEntry{Entry{k, r.pending[k]}, r.ks.Replicas(nil, k)})
-		delete(r.pending, k)
+	for _, en := range r.pending {
+		p.entries = append(p.entries, sentEntry{en, r.ks.Replicas(nil, en.Key)})
 	}
+	r.pending = r.pending[:0]
 	r.history = append(r.history, p)
 	if len(r.history) > r.ks.cfg.Redundant+1 {
 		r.history = slices.Delete(r.history, 0, len(r.history)-r.ks.cfg.Redundant-1)
@@ -63,15 +73,13 @@ func (r *Replica) dispatch(e env.Env) {
 		}
 		e.Send(peer, m)
 	}
-	// Forget pulls whose answers were lost, so the map stays bounded.
-	now := e.Now()
-	for k, at := range r.pulls { // lint:order-independent (deletes only)
-		if now-at > int64(10*time.Second) {
-			delete(r.pulls, k)
-		}
-	}
 	r.recheck(e) // also expires parked reads
 }
+
+// durableAhead is how far ahead of the closure its stored bound is set, so
+// the bound is written about once per durableAhead rather than with every
+// status.
+const durableAhead = time.Second
 
 // peerView is the status map's record of one peer (Fig. 4.13b): the
 // versions it has reported applying, and up to which status its report is
@@ -84,26 +92,35 @@ type peerView struct {
 	// of lastTs. Otherwise only keys in probed are known exactly.
 	complete   bool
 	contiguous uint64 // every payload up to this Seq has been applied
-	lastTs     int64  // MsgTs of payload contiguous
+	lastTs     int64  // MsgTs of payload contiguous: the peer's closure
 	// floor: a pull answered at a Seq below it does not tell the peer's
 	// state (payloads after that Seq may be missing).
 	floor  uint64
-	buf    map[uint64]Payload // payloads after a gap, waiting for it to fill
-	ver    map[string]wire.Version
-	probed map[string]uint64 // key → Seq of the pull that told its state
+	buf    map[uint64]Payload        // payloads after a gap, waiting for it to fill
+	ver    map[string][]wire.Version // key → versions reported applied, oldest first
+	probed map[string]uint64         // key → Seq of the pull that told its state
 }
 
-func (pv *peerView) apply(p Payload) {
-	for _, en := range p.Entries {
-		if v, ok := pv.ver[en.Key]; !ok || v.Less(en.Version) {
-			pv.ver[en.Key] = en.Version
+// add records that the peer applied v of key.
+func (r *Replica) addPeerVersion(pv *peerView, key string, v wire.Version) {
+	vs, added := insertVersion(pv.ver[key], v)
+	if added {
+		pv.ver[key] = vs
+		if len(vs) > 1 {
+			r.dirty[key] = struct{}{}
 		}
+	}
+}
+
+func (r *Replica) applyPayload(pv *peerView, p Payload) {
+	for _, en := range p.Entries {
+		r.addPeerVersion(pv, en.Key, en.Version)
 	}
 }
 
 // reset forgets which keys the view knows exactly (after a gap that
 // redundancy cannot fill, or a new epoch). Reported versions stay: a
-// replica's versions only grow, so they remain lower bounds.
+// replica's applied versions are durable, so they remain true.
 func (pv *peerView) reset(floor uint64) {
 	pv.complete = false
 	pv.floor = floor
@@ -111,11 +128,11 @@ func (pv *peerView) reset(floor uint64) {
 	clear(pv.buf)
 }
 
-// fresh reports whether the peer's status may serve a read of key with view
-// time view: its report is complete for key up to a status stamped after
-// view (Fig. 4.14a: status.timestamp + θt > timestamp).
-func (pv *peerView) fresh(key string, view int64) bool {
-	if pv == nil || !pv.known || pv.lastTs <= view {
+// closedAt reports whether the view knows the peer's whole set of versions
+// of key stamped at or before t: its report is complete for key up to a
+// status whose closure is t or later.
+func (pv *peerView) closedAt(key string, t int64) bool {
+	if pv == nil || !pv.known || pv.lastTs < t {
 		return false
 	}
 	if pv.complete {
@@ -130,7 +147,7 @@ func (pv *peerView) fresh(key string, view int64) bool {
 func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 	pv := r.peers[from]
 	if pv == nil {
-		pv = &peerView{buf: map[uint64]Payload{}, ver: map[string]wire.Version{}, probed: map[string]uint64{}}
+		pv = &peerView{buf: map[uint64]Payload{}, ver: map[string][]wire.Version{}, probed: map[string]uint64{}}
 		r.peers[from] = pv
 	}
 	if pv.known && m.Epoch != pv.epoch {
@@ -148,7 +165,7 @@ func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 		if !m.Genesis || oldest > 1 {
 			// Joined mid-epoch: what came before is unknown.
 			for _, p := range all {
-				pv.apply(p)
+				r.applyPayload(pv, p)
 			}
 			pv.contiguous, pv.lastTs = m.Now.Seq, m.Now.MsgTs
 			r.recheck(e)
@@ -172,7 +189,7 @@ func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 			break
 		}
 		delete(pv.buf, p.Seq)
-		pv.apply(p)
+		r.applyPayload(pv, p)
 		pv.contiguous, pv.lastTs = p.Seq, p.MsgTs
 	}
 	if pv.contiguous+1 < oldest {
@@ -185,161 +202,11 @@ func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 		}
 		slices.Sort(seqs)
 		for _, s := range seqs {
-			pv.apply(pv.buf[s])
+			r.applyPayload(pv, pv.buf[s])
 		}
 		last := pv.buf[seqs[len(seqs)-1]]
 		pv.contiguous, pv.lastTs = last.Seq, last.MsgTs
 		pv.reset(last.Seq)
-	}
-	r.recheck(e)
-}
-
-// pread is a read this node serves as the key's nearest replica: an entry
-// of the read subscription map while it waits.
-type pread struct {
-	gateway  wire.NodeID
-	req      *ReadReq
-	replicas []wire.NodeID
-	deadline int64
-}
-
-// park serves a read now if the status map allows, else keeps it in the
-// read subscription map (Fig. 4.14a, last line).
-func (r *Replica) park(e env.Env, from wire.NodeID, m *ReadReq) {
-	pr := &pread{gateway: from, req: m, replicas: r.ks.Replicas(nil, m.Key), deadline: e.Now() + int64(r.ks.cfg.ReadTimeout)}
-	if !slices.Contains(pr.replicas, r.id) {
-		return // not a replica of the key: a misrouted read; the gateway times out
-	}
-	if !r.tryRead(e, pr) {
-		r.parked = append(r.parked, pr)
-	}
-}
-
-// recheck wakes the parked reads: after a status, a pull's answer or a
-// local write (§4.2.4, read subscription map). Expired reads are dropped;
-// their gateways have answered ErrTimeout.
-func (r *Replica) recheck(e env.Env) {
-	if len(r.parked) == 0 {
-		return
-	}
-	now := e.Now()
-	keep := r.parked[:0]
-	for _, pr := range r.parked {
-		if now > pr.deadline || r.tryRead(e, pr) {
-			continue
-		}
-		keep = append(keep, pr)
-	}
-	clear(r.parked[len(keep):])
-	r.parked = keep
-}
-
-// tryRead is readLocal (Fig. 4.14a): the local status and every peer status
-// fresher than the view time; if there are at least n − w + 1 of them, the
-// newest version among them is the answer, served from the local store once
-// the local replica has it (or a newer one). It reports whether it answered.
-//
-// Lemma 1: a write that completed before the read began is held (it or a
-// newer version) by w replicas, and n − w + 1 fresh statuses include at
-// least one of them, stamped — by θt's bound (Keyspace.Theta) — after that
-// replica applied it; so the answer reflects the write or a newer one. The
-// answer is stored locally before it leaves, and every later read served
-// here includes the local status, so the reads a gateway's clients make here
-// never go back in time.
-func (r *Replica) tryRead(e env.Env, pr *pread) bool {
-	key := pr.req.Key
-	cur, found, err := e.Store().Get(key)
-	if err != nil {
-		e.Log().Error("meteor: read failed", "key", key, "err", err)
-		return false
-	}
-	var local wire.Version
-	if found {
-		local = cur.Version
-	}
-	n := len(pr.replicas)
-	need := n - r.ks.cfg.writeAcks(n) + 1
-	fresh, best, src := 1, local, wire.NodeID(-1)
-	for _, p := range pr.replicas {
-		if p == r.id {
-			continue
-		}
-		pv := r.peers[p]
-		if pv.fresh(key, pr.req.ViewTs) {
-			fresh++
-			if v := pv.ver[key]; best.Less(v) {
-				best, src = v, p
-			}
-			continue
-		}
-		if pv != nil && pv.known && !pv.complete {
-			if s, ok := pv.probed[key]; !ok || s < pv.floor {
-				r.pull(e, p, key) // learn the peer's state of key
-			}
-		}
-	}
-	if fresh < need {
-		return false
-	}
-	if local.Less(best) {
-		// The newest version is not here yet: its write notification is
-		// in flight or lost. Fetch it from a peer that has it.
-		r.pull(e, src, key)
-		return false
-	}
-	resp := &ReadResp{Op: pr.req.Op, Key: key, Found: found, Rec: cur}
-	if pr.gateway == r.id {
-		r.onReadResp(e, r.id, resp)
-	} else {
-		e.Send(pr.gateway, resp)
-	}
-	return true
-}
-
-type pullKey struct {
-	peer wire.NodeID
-	key  string
-}
-
-// pull asks peer for its record of key, unless a pull is outstanding and not
-// yet overdue.
-func (r *Replica) pull(e env.Env, peer wire.NodeID, key string) {
-	pk := pullKey{peer, key}
-	now := e.Now()
-	retry := 2*r.ks.topo.MeanRTT(r.id, peer) + 2*r.ks.cfg.DispatchInterval
-	if at, ok := r.pulls[pk]; ok && now-at < int64(retry) {
-		return
-	}
-	r.pulls[pk] = now
-	e.Send(peer, &Pull{Key: key})
-}
-
-func (r *Replica) onPull(e env.Env, from wire.NodeID, m *Pull) {
-	cur, found, err := e.Store().Get(m.Key)
-	if err != nil {
-		e.Log().Error("meteor: pull failed", "key", m.Key, "err", err)
-		return
-	}
-	// Seq is the last status sent: every change after this answer, and
-	// every change not yet in a sent status, is in a later one.
-	e.Send(from, &PullResp{Key: m.Key, Found: found, Rec: cur, Epoch: r.epoch, Seq: r.seq})
-}
-
-func (r *Replica) onPullResp(e env.Env, from wire.NodeID, m *PullResp) {
-	delete(r.pulls, pullKey{from, m.Key})
-	if m.Found {
-		if _, err := r.applyWrite(e, m.Key, m.Rec); err != nil {
-			e.Log().Error("meteor: cannot apply a pulled record", "key", m.Key, "err", err)
-			return
-		}
-	}
-	if pv := r.peers[from]; pv != nil && pv.known && pv.epoch == m.Epoch && m.Seq >= pv.floor {
-		if m.Found {
-			pv.apply(Payload{Entries: []Entry{{m.Key, m.Rec.Version}}})
-		}
-		if _, ok := pv.probed[m.Key]; !ok {
-			pv.probed[m.Key] = m.Seq
-		}
 	}
 	r.recheck(e)
 }

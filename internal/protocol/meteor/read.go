@@ -1,0 +1,396 @@
+package meteor
+
+import (
+	"slices"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// sweepInterval is how often a replica compacts its chains and forgets
+// stale gateway state.
+const sweepInterval = time.Second
+
+// pread is a read this node serves as the key's nearest replica: an entry
+// of the read subscription map while it waits.
+type pread struct {
+	gateway  wire.NodeID
+	req      *ReadReq
+	replicas []wire.NodeID
+	deadline int64
+}
+
+// park serves a read now if the status map allows, else keeps it in the
+// read subscription map (Fig. 4.14a, last line).
+func (r *Replica) park(e env.Env, from wire.NodeID, m *ReadReq) {
+	pr := &pread{gateway: from, req: m, replicas: r.ks.Replicas(nil, m.Key), deadline: e.Now() + int64(r.ks.cfg.ReadTimeout)}
+	if !slices.Contains(pr.replicas, r.id) {
+		return // not a replica of the key: a misrouted read; the gateway times out
+	}
+	if !r.tryRead(e, pr) {
+		r.parked = append(r.parked, pr)
+	}
+}
+
+// recheck wakes the parked reads: after a status, a pull's answer or a
+// local write (§4.2.4, read subscription map). Expired reads are dropped;
+// their gateways have answered ErrTimeout.
+func (r *Replica) recheck(e env.Env) {
+	if len(r.parked) == 0 {
+		return
+	}
+	now := e.Now()
+	keep := r.parked[:0]
+	for _, pr := range r.parked {
+		if now > pr.deadline || r.tryRead(e, pr) {
+			continue
+		}
+		keep = append(keep, pr)
+	}
+	clear(r.parked[len(keep):])
+	r.parked = keep
+}
+
+// commitState is what a replica knows of whether a version is committed:
+// applied by w replicas (doc.go, "Commit").
+type commitState uint8
+
+const (
+	unresolved  commitState = iota
+	committed               // w replicas applied it
+	uncommitted             // n − w + 1 replicas closed past it without it: never committed
+)
+
+// resolve decides whether version v of key, whose replicas are reps, is
+// committed, from the local chain and the status map. Applied versions are
+// durable and closures are kept, so an answer other than unresolved never
+// changes.
+func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []store.Record, v wire.Version) commitState {
+	if loaded(v) {
+		return committed
+	}
+	n := len(reps)
+	w := r.ks.cfg.writeAcks(n)
+	applied, absent := 0, 0
+	if chainIndex(chain, v) >= 0 {
+		applied++
+	} else if r.closure(e) >= v.TS.WallNanos {
+		absent++
+	}
+	for _, p := range reps {
+		if p == r.id {
+			continue
+		}
+		pv := r.peers[p]
+		if pv == nil {
+			continue
+		}
+		switch {
+		case hasVersion(pv.ver[key], v):
+			applied++
+		case pv.closedAt(key, v.TS.WallNanos):
+			absent++
+		}
+	}
+	switch {
+	case applied >= w:
+		return committed
+	case absent >= n-w+1:
+		return uncommitted
+	}
+	return unresolved
+}
+
+// tryRead is readLocal (Fig. 4.14a) with commit resolution: it answers the
+// read with the newest committed version of the key stamped at or before
+// the view time T, and reports whether it answered.
+//
+// It needs n − w + 1 replicas whose closure has passed T, itself included
+// when its own has: every committed version stamped at or before T was
+// applied by w replicas, before each closed past it, so one of those
+// n − w + 1 reports it (the thesis' r + w > n, Lemma 1). The candidates are
+// the versions those replicas report at or before T; the newest committed
+// one is the answer, skipping versions known never to commit, and the read
+// waits while the newest candidate not known uncommitted is unresolved.
+// Every read thus returns exactly the newest committed version at its view
+// time, which is what makes the reads of different keys agree (Lemma 3's
+// consistent cut, doc.go "Reads").
+func (r *Replica) tryRead(e env.Env, pr *pread) bool {
+	key, view := pr.req.Key, pr.req.ViewTs
+	if view <= e.Now()-int64(r.ks.cfg.Horizon) {
+		r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, TooOld: true})
+		return true
+	}
+	chain, err := loadChain(e.Store(), key)
+	if err != nil {
+		e.Log().Error("meteor: read failed", "key", key, "err", err)
+		return false
+	}
+	n := len(pr.replicas)
+	need := n - r.ks.cfg.writeAcks(n) + 1
+	var cands []wire.Version
+	fresh := 0
+	if r.closure(e) >= view {
+		fresh++
+		for _, c := range chain {
+			if c.Version.TS.WallNanos <= view {
+				cands = append(cands, c.Version)
+			}
+		}
+	}
+	for _, p := range pr.replicas {
+		if p == r.id {
+			continue
+		}
+		pv := r.peers[p]
+		if pv.closedAt(key, view) {
+			fresh++
+			for _, v := range pv.ver[key] {
+				if v.TS.WallNanos <= view {
+					cands = append(cands, v)
+				}
+			}
+			continue
+		}
+		r.probe(e, p, pv, key)
+	}
+	if fresh < need {
+		return false
+	}
+	slices.SortFunc(cands, func(a, b wire.Version) int { return b.Compare(a) })
+	cands = slices.Compact(cands)
+	for _, v := range cands {
+		switch r.resolve(e, key, pr.replicas, chain, v) {
+		case uncommitted:
+			continue
+		case unresolved:
+			// Learn the state of the key at peers whose report is
+			// incomplete; statuses bring the rest.
+			for _, p := range pr.replicas {
+				if p != r.id {
+					r.probe(e, p, r.peers[p], key)
+				}
+			}
+			return false
+		}
+		if i := chainIndex(chain, v); i >= 0 {
+			r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, Found: true, Rec: chain[i]})
+			return true
+		}
+		if rec, ok := r.fetched[key]; ok && rec.Version == v {
+			r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, Found: true, Rec: rec})
+			return true
+		}
+		// This replica does not hold the answer (its write notification is
+		// in flight, or arrived after the closure): fetch it from the
+		// nearest replica that does.
+		var src wire.NodeID = -1
+		for _, p := range pr.replicas {
+			if p != r.id && hasVersion(r.peers[p].verOf(key), v) && (src < 0 || r.rank[p] < r.rank[src]) {
+				src = p
+			}
+		}
+		if src >= 0 {
+			r.pull(e, src, key, v)
+		}
+		return false
+	}
+	r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key})
+	return true
+}
+
+// verOf is the view's versions of key (none for a nil view).
+func (pv *peerView) verOf(key string) []wire.Version {
+	if pv == nil {
+		return nil
+	}
+	return pv.ver[key]
+}
+
+// probe pulls peer's state of key if its view does not know the key
+// exactly (a gap, or the peer restarted).
+func (r *Replica) probe(e env.Env, p wire.NodeID, pv *peerView, key string) {
+	if pv == nil || !pv.known || pv.complete {
+		return
+	}
+	if s, ok := pv.probed[key]; !ok || s < pv.floor {
+		r.pull(e, p, key, wire.Version{})
+	}
+}
+
+func (r *Replica) answer(e env.Env, pr *pread, m *ReadResp) {
+	if pr.gateway == r.id {
+		r.onReadResp(e, r.id, m)
+		return
+	}
+	e.Send(pr.gateway, m)
+}
+
+type pullKey struct {
+	peer wire.NodeID
+	key  string
+	want wire.Version
+}
+
+// pull asks peer for its versions of key (and the value of want, if set),
+// unless such a pull is outstanding and not yet overdue.
+func (r *Replica) pull(e env.Env, peer wire.NodeID, key string, want wire.Version) {
+	pk := pullKey{peer, key, want}
+	now := e.Now()
+	retry := 2*r.ks.topo.MeanRTT(r.id, peer) + 2*r.ks.cfg.DispatchInterval
+	if at, ok := r.pulls[pk]; ok && now-at < int64(retry) {
+		return
+	}
+	r.pulls[pk] = now
+	e.Send(peer, &Pull{Key: key, Want: want})
+}
+
+func (r *Replica) onPull(e env.Env, from wire.NodeID, m *Pull) {
+	chain, err := loadChain(e.Store(), m.Key)
+	if err != nil {
+		e.Log().Error("meteor: pull failed", "key", m.Key, "err", err)
+		return
+	}
+	// Seq is the last status sent: every version applied after this answer
+	// is in a later one.
+	resp := &PullResp{Key: m.Key, Epoch: r.epoch, Seq: r.seq, Versions: make([]wire.Version, len(chain))}
+	for i, c := range chain {
+		resp.Versions[i] = c.Version
+	}
+	if !m.Want.IsZero() {
+		if i := chainIndex(chain, m.Want); i >= 0 {
+			resp.Has, resp.Rec = true, chain[i]
+		}
+	}
+	e.Send(from, resp)
+}
+
+// onPullResp records what a pull told. A fetched value is kept for the
+// reads waiting on it, never added to the local chain: the local closure
+// may have passed its timestamp, and the local status reports only what
+// this replica applied.
+func (r *Replica) onPullResp(e env.Env, from wire.NodeID, m *PullResp) {
+	delete(r.pulls, pullKey{from, m.Key, m.Rec.Version})
+	delete(r.pulls, pullKey{from, m.Key, wire.Version{}})
+	if m.Has {
+		r.fetched[m.Key] = m.Rec
+	}
+	if pv := r.peers[from]; pv != nil {
+		for _, v := range m.Versions {
+			r.addPeerVersion(pv, m.Key, v)
+		}
+		if pv.known && pv.epoch == m.Epoch && m.Seq >= pv.floor {
+			if _, ok := pv.probed[m.Key]; !ok {
+				pv.probed[m.Key] = m.Seq
+			}
+		}
+	}
+	r.recheck(e)
+}
+
+// sweep compacts the chains of keys with several versions, and forgets
+// fetched values, overdue pulls and order floors no operation can need.
+func (r *Replica) sweep(e env.Env) {
+	now := e.Now()
+	horizon := int64(r.ks.cfg.Horizon)
+	keys := make([]string, 0, len(r.dirty))
+	for k := range r.dirty { // lint:order-independent (sorted below)
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := r.compact(e, k, now-horizon); err != nil {
+			e.Log().Error("meteor: cannot compact a key's versions", "key", k, "err", err)
+		}
+	}
+	clear(r.fetched)
+	for k, at := range r.pulls { // lint:order-independent (deletes only)
+		if now-at > int64(10*time.Second) {
+			delete(r.pulls, k)
+		}
+	}
+	for c, fl := range r.floors { // lint:order-independent (deletes only)
+		// A floor below every view time a read can have now is moot.
+		if fl < now-horizon {
+			delete(r.floors, c)
+		}
+	}
+}
+
+// compact drops the versions of key no read can return: reads view at
+// least gc (tryRead refuses older views), so of the versions stamped at or
+// before gc only the newest committed one can be an answer, and versions
+// known never to commit cannot be. It compacts the local chain and the
+// status map's reports alike.
+func (r *Replica) compact(e env.Env, key string, gc int64) error {
+	chain, err := loadChain(e.Store(), key)
+	if err != nil {
+		return err
+	}
+	reps := r.ks.Replicas(nil, key)
+	all := make([]wire.Version, 0, len(chain))
+	for _, c := range chain {
+		all = append(all, c.Version)
+	}
+	for _, p := range reps {
+		if pv := r.peers[p]; pv != nil && p != r.id {
+			all = append(all, pv.ver[key]...)
+		}
+	}
+	slices.SortFunc(all, func(a, b wire.Version) int { return b.Compare(a) })
+	all = slices.Compact(all)
+	var base wire.Version
+	var drop []wire.Version
+	for _, v := range all {
+		if v.TS.WallNanos > gc {
+			continue
+		}
+		if !base.IsZero() {
+			drop = append(drop, v)
+			continue
+		}
+		switch r.resolve(e, key, reps, chain, v) {
+		case committed:
+			base = v
+		case uncommitted:
+			drop = append(drop, v)
+		}
+	}
+	if len(drop) == 0 {
+		if len(all) <= 1 {
+			delete(r.dirty, key)
+		}
+		return nil
+	}
+	kept := chain[:0:0]
+	for _, c := range chain {
+		if !slices.Contains(drop, c.Version) {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) != len(chain) {
+		if err := saveChain(e.Store(), key, kept); err != nil {
+			return err
+		}
+	}
+	left := len(kept)
+	for _, p := range reps {
+		pv := r.peers[p]
+		if pv == nil || p == r.id {
+			continue
+		}
+		vs := slices.DeleteFunc(pv.ver[key], func(v wire.Version) bool { return slices.Contains(drop, v) })
+		if len(vs) == 0 {
+			delete(pv.ver, key)
+		} else {
+			pv.ver[key] = vs
+		}
+		left = max(left, len(vs))
+	}
+	if left <= 1 {
+		delete(r.dirty, key)
+	}
+	return nil
+}

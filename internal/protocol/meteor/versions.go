@@ -1,0 +1,108 @@
+package meteor
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/lightcone/lightcone/internal/hlc"
+
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// A replica keeps several versions of a key (a chain, oldest first): a read
+// at view time T returns the newest committed version stamped at or before
+// T, and a version stamped before T may still be in flight when a newer one
+// has arrived (doc.go, "Reads"). The chain of key is stored under
+// chainPrefix+key; compaction (compact) drops what no read can need.
+const (
+	chainPrefix = "\xffmeteor/v/"
+	// closedKey holds a bound above every closure this replica has
+	// promised (Replica.closed), so a restart whose clock reads earlier
+	// keeps the promise.
+	closedKey = "\xffmeteor.closed"
+	// maxChain bounds a decoded chain, so a corrupt length cannot make the
+	// decoder allocate without limit.
+	maxChain = 1 << 16
+)
+
+func chainKey(key string) string { return chainPrefix + key }
+
+// loadChain returns the versions of key this replica has applied, oldest
+// first.
+func loadChain(s store.Store, key string) ([]store.Record, error) {
+	rec, ok, err := s.Get(chainKey(key))
+	if err != nil || !ok {
+		return nil, err
+	}
+	d := wire.NewDecoder(rec.Value)
+	n := d.Uvarint()
+	if n > maxChain || n > uint64(d.Len()) {
+		return nil, fmt.Errorf("meteor: stored chain of %q has %d versions", key, n)
+	}
+	chain := make([]store.Record, n)
+	for i := range chain {
+		chain[i] = store.DecodeWire(d)
+	}
+	if err := d.Err(); err != nil {
+		return nil, fmt.Errorf("meteor: stored chain of %q: %w", key, err)
+	}
+	return chain, nil
+}
+
+// saveChain stores chain as key's versions.
+func saveChain(s store.Store, key string, chain []store.Record) error {
+	return s.Put(chainKey(key), encodeChain(chain))
+}
+
+func encodeChain(chain []store.Record) store.Record {
+	b := wire.AppendUvarint(nil, uint64(len(chain)))
+	for _, r := range chain {
+		b = store.AppendWire(b, r)
+	}
+	var newest wire.Version
+	if len(chain) > 0 {
+		newest = chain[len(chain)-1].Version
+	}
+	return store.Record{Value: b, Version: newest}
+}
+
+// chainIndex is the position of v in chain, or -1.
+func chainIndex(chain []store.Record, v wire.Version) int {
+	i, ok := slices.BinarySearchFunc(chain, v, func(r store.Record, v wire.Version) int { return r.Version.Compare(v) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// insertVersion adds v to the sorted set vs and reports whether it was new.
+func insertVersion(vs []wire.Version, v wire.Version) ([]wire.Version, bool) {
+	i, ok := slices.BinarySearchFunc(vs, v, wire.Version.Compare)
+	if ok {
+		return vs, false
+	}
+	return slices.Insert(vs, i, v), true
+}
+
+// hasVersion reports whether the sorted set vs holds v.
+func hasVersion(vs []wire.Version, v wire.Version) bool {
+	_, ok := slices.BinarySearchFunc(vs, v, wire.Version.Compare)
+	return ok
+}
+
+// LoadVersion is the version of bulk-loaded records (LoadRecord): older than
+// any write's, and committed by definition, because a bulk load puts the
+// record on every replica before the keyspace starts.
+func LoadVersion() wire.Version { return wire.Version{TS: hlc.Timestamp{WallNanos: 1}} }
+
+// loaded reports whether v is the bulk-load version.
+func loaded(v wire.Version) bool { return v == LoadVersion() }
+
+// LoadRecord returns the store key and record under which a bulk load puts
+// rec, a record of key at LoadVersion, on every replica of key before the
+// keyspace starts.
+func LoadRecord(key string, rec store.Record) (string, store.Record) {
+	rec.Version = LoadVersion()
+	return chainKey(key), encodeChain([]store.Record{rec})
+}
