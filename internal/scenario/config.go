@@ -12,6 +12,7 @@ import (
 
 	"github.com/lightcone/lightcone/internal/check"
 	"github.com/lightcone/lightcone/internal/protocol/lease"
+	"github.com/lightcone/lightcone/internal/protocol/meteor"
 	"github.com/lightcone/lightcone/internal/sim"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/workload"
@@ -115,6 +116,10 @@ type MeteorPolicy struct {
 	ReadTimeout       time.Duration `yaml:"read_timeout"`        // default 5s
 	WriteTimeout      time.Duration `yaml:"write_timeout"`       // default 2s
 	Theta             time.Duration `yaml:"theta"`               // M2: overrides the computed θt
+	WriteLead         time.Duration `yaml:"write_lead"`          // margin of the write stamp's lead; default 10ms
+	// Tweak, if set, edits the protocol's configuration last (tests: the
+	// teeth tests' unsafe switches).
+	Tweak func(*meteor.Config) `yaml:"-"`
 }
 
 // Clock draws node clock errors (sim.ClockConfig).

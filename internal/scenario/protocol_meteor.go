@@ -20,7 +20,7 @@ type meteorProto struct {
 func newMeteor(p MeteorPolicy, t *topo.Topology) (*meteorProto, error) {
 	cfg := meteor.Config{
 		MaxClockSkew: p.MaxClockSkew, DispatchInterval: p.DispatchInterval, Redundant: p.Redundant,
-		ReadTimeout: p.ReadTimeout, WriteTimeout: p.WriteTimeout, Theta: p.Theta,
+		ReadTimeout: p.ReadTimeout, WriteTimeout: p.WriteTimeout, Theta: p.Theta, WriteLead: p.WriteLead,
 	}
 	rpr := p.ReplicasPerRegion
 	if rpr == 0 {
@@ -42,6 +42,9 @@ func newMeteor(p MeteorPolicy, t *topo.Topology) (*meteorProto, error) {
 		if cfg.Mode, err = meteor.ParseMode(p.Mode); err != nil {
 			return nil, fmt.Errorf("meteor.mode: %w", err)
 		}
+	}
+	if p.Tweak != nil {
+		p.Tweak(&cfg)
 	}
 	ks, err := meteor.NewKeyspace(t, cfg)
 	if err != nil {

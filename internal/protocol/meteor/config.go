@@ -88,6 +88,8 @@ type Config struct {
 	// one before, and refuses (retryably) a read whose view time is older.
 	// It must exceed ReadTimeout. Default ReadTimeout + 5s.
 	Horizon time.Duration
+
+	acceptLate bool // teeth tests: apply writes the closure has passed (export_test.go)
 }
 
 // DefaultMaxClockSkew is MaxClockSkew's default.

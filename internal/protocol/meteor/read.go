@@ -159,6 +159,11 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	if fresh < need {
 		return false
 	}
+	if len(chain) > 0 && loaded(chain[0].Version) {
+		// A bulk load put this version on every replica, unreported by
+		// statuses: it is a candidate whichever replicas are counted.
+		cands = append(cands, chain[0].Version)
+	}
 	slices.SortFunc(cands, func(a, b wire.Version) int { return b.Compare(a) })
 	cands = slices.Compact(cands)
 	for _, v := range cands {

@@ -334,7 +334,7 @@ func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (bool, err
 	if chainIndex(chain, rec.Version) >= 0 {
 		return true, nil // a duplicate of a write already applied
 	}
-	if rec.Version.TS.WallNanos <= r.closure(e) {
+	if rec.Version.TS.WallNanos <= r.closure(e) && !r.ks.cfg.acceptLate {
 		return false, nil
 	}
 	i, _ := slices.BinarySearchFunc(chain, rec.Version, func(c store.Record, v wire.Version) int { return c.Version.Compare(v) })
