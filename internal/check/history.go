@@ -1,6 +1,9 @@
 package check
 
-import "math"
+import (
+	"cmp"
+	"math"
+)
 
 // Kind is the kind of a recorded operation.
 type Kind uint8
@@ -36,6 +39,35 @@ type Op struct {
 	Call    int64  // true (simulated) time the client sent the request, ns
 	Return  int64  // true time the client received the reply, ns; Never if unknown
 	Outcome Outcome
+	// Pos, if set, is where the system says the operation took effect in
+	// its total order (a write's version; a read's view time). Sequential
+	// tries the order of positions as a witness before searching; a wrong
+	// position can only cost time, never change a verdict.
+	Pos Position
+}
+
+// Position is an operation's place in a system's claimed total order:
+// ordered by T, then Sub, then Node. A read placed at time T is after every
+// write at T: give it Sub and Node math.MaxInt64.
+type Position struct {
+	Set          bool
+	T, Sub, Node int64
+}
+
+// Compare orders positions (unset ones last).
+func (p Position) Compare(q Position) int {
+	switch {
+	case p.Set != q.Set:
+		if p.Set {
+			return -1
+		}
+		return 1
+	case p.T != q.T:
+		return cmp.Compare(p.T, q.T)
+	case p.Sub != q.Sub:
+		return cmp.Compare(p.Sub, q.Sub)
+	}
+	return cmp.Compare(p.Node, q.Node)
 }
 
 // History is a set of operations plus the initial state of the keys.

@@ -1,7 +1,9 @@
 package check
 
 import (
+	"cmp"
 	"container/heap"
+	"slices"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -103,6 +105,46 @@ func (s *seq) linearizationWitness() []step {
 	}
 	if len(trail) != total {
 		return nil
+	}
+	return trail
+}
+
+// positionWitness tries the order the system claims (Op.Pos): if every
+// operation that must be placed has a position, the operations sorted by
+// position (program order among equals; optional Unknown writes without a
+// position left out, last) are a candidate witness, checked by replay by the
+// caller. It returns nil if some mandatory operation has no position.
+func (s *seq) positionWitness() []step {
+	var placed, skipped []int32
+	for i := range s.ops {
+		switch {
+		case !s.active[i]:
+		case s.ops[i].Pos.Set:
+			placed = append(placed, int32(i))
+		case s.optional[i]:
+			skipped = append(skipped, int32(i))
+		default:
+			return nil
+		}
+	}
+	if len(placed) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(placed, func(a, b int32) int {
+		if c := s.ops[a].Pos.Compare(s.ops[b].Pos); c != 0 {
+			return c
+		}
+		if s.client[a] == s.client[b] {
+			return cmp.Compare(s.pos[a], s.pos[b])
+		}
+		return 0
+	})
+	trail := make([]step, 0, len(placed)+len(skipped))
+	for _, i := range placed {
+		trail = append(trail, step{op: i})
+	}
+	for _, i := range skipped {
+		trail = append(trail, step{op: i, skip: true})
 	}
 	return trail
 }

@@ -32,6 +32,9 @@ func Sequential(h History, budget int) Result {
 	if r, bad := s.saturate(); bad {
 		return r
 	}
+	if w := s.positionWitness(); w != nil && s.replay(w) == "" {
+		return Result{Model: "sequential", Verdict: Pass}
+	}
 	if w := s.linearizationWitness(); w != nil && s.replay(w) == "" {
 		return Result{Model: "sequential", Verdict: Pass}
 	}

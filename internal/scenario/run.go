@@ -306,8 +306,14 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 		op := check.Op{Client: int64(cl.session), Key: st.key, Call: cl.call, Return: now, Outcome: check.OK}
 		if st.op == wire.OpGet {
 			op.Kind, op.Found, op.Value = check.Read, rep.Found, string(rep.Value)
+			if rep.ReadAt != 0 {
+				op.Pos = check.Position{Set: true, T: rep.ReadAt, Sub: math.MaxInt64, Node: math.MaxInt64}
+			}
 		} else {
 			op.Kind, op.Found, op.Value = check.Write, st.op == wire.OpPut, cl.value
+			if v := rep.Version; !v.IsZero() {
+				op.Pos = check.Position{Set: true, T: v.TS.WallNanos, Sub: int64(v.TS.Logical), Node: int64(v.Node)}
+			}
 		}
 		if rep.Err != nil {
 			switch {

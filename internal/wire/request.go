@@ -129,6 +129,11 @@ type Reply struct {
 	Value   []byte  // for OpGet
 	Version Version // the version read or written
 	Err     *Error  // nil on success
+	// ReadAt, for OpGet, is the time at which the protocol's total order
+	// places the read, if it has one (meteor: the read's view time; it
+	// returned the newest write stamped at or before it). Zero otherwise.
+	// Checkers use it as a hint; clients may ignore it.
+	ReadAt int64
 }
 
 // ErrorCode classifies a failed request. The class tells a client whether the

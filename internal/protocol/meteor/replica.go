@@ -405,7 +405,7 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 	}
 	// The client's later operations are ordered after this read.
 	r.raiseFloor(o.req.Client, o.view)
-	rep := &wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: m.Rec.Version, Found: m.Found && !m.Rec.Tombstone}
+	rep := &wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: m.Rec.Version, Found: m.Found && !m.Rec.Tombstone, ReadAt: o.view}
 	if rep.Found {
 		rep.Value = m.Rec.Value
 	}
