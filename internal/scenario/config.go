@@ -117,6 +117,7 @@ type MeteorPolicy struct {
 	WriteTimeout      time.Duration `yaml:"write_timeout"`       // default 2s
 	Theta             time.Duration `yaml:"theta"`               // M2: overrides the computed θt
 	WriteLead         time.Duration `yaml:"write_lead"`          // margin of the write stamp's lead; default 10ms
+	LeadAll           bool          `yaml:"lead_all"`            // stamp writes ahead for every replica
 	// Tweak, if set, edits the protocol's configuration last (tests: the
 	// teeth tests' unsafe switches).
 	Tweak func(*meteor.Config) `yaml:"-"`

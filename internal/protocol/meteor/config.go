@@ -83,6 +83,12 @@ type Config struct {
 	// whose write is refused by too many replicas to commit restamps it
 	// with twice the lead. Default 10ms.
 	WriteLead time.Duration
+	// LeadAll stamps writes far enough ahead for every replica, rather than
+	// for the write level's nearest (the w-th smallest latency): fewer
+	// writes are refused and restamped under jitter or when a near replica
+	// fails mid-write, but a client's read right after its own write waits
+	// longer for closures to pass the write's timestamp. Default false.
+	LeadAll bool
 	// Horizon is how far back reads may look: a replica keeps, besides the
 	// versions stamped within Horizon of its clock, the newest committed
 	// one before, and refuses (retryably) a read whose view time is older.

@@ -67,15 +67,15 @@ const (
 // committed, from the local chain and the status map. Applied versions are
 // durable and closures are kept, so an answer other than unresolved never
 // changes.
-func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []store.Record, v wire.Version) commitState {
+func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []link, v wire.Version) commitState {
 	if loaded(v) {
 		return committed
 	}
 	n := len(reps)
 	w := r.ks.cfg.writeAcks(n)
-	applied, absent := 0, 0
-	if chainIndex(chain, v) >= 0 {
-		applied++
+	held, absent := 0, 0
+	if applied(chain, v) {
+		held++
 	} else if r.closure(e) >= v.TS.WallNanos {
 		absent++
 	}
@@ -89,13 +89,13 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []sto
 		}
 		switch {
 		case hasVersion(pv.ver[key], v):
-			applied++
+			held++
 		case pv.closedAt(key, v.TS.WallNanos):
 			absent++
 		}
 	}
 	switch {
-	case applied >= w:
+	case held >= w:
 		return committed
 	case absent >= n-w+1:
 		return uncommitted
@@ -135,7 +135,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	if r.closure(e) >= view {
 		fresh++
 		for _, c := range chain {
-			if c.Version.TS.WallNanos <= view {
+			if c.Applied && c.Version.TS.WallNanos <= view {
 				cands = append(cands, c.Version)
 			}
 		}
@@ -181,16 +181,11 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 			return false
 		}
 		if i := chainIndex(chain, v); i >= 0 {
-			r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, Found: true, Rec: chain[i]})
-			return true
-		}
-		if rec, ok := r.fetched[key]; ok && rec.Version == v {
-			r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, Found: true, Rec: rec})
+			r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, Found: true, Rec: chain[i].Record})
 			return true
 		}
 		// This replica does not hold the answer (its write notification is
-		// in flight, or arrived after the closure): fetch it from the
-		// nearest replica that does.
+		// in flight or lost): fetch it from the nearest replica that does.
 		var src wire.NodeID = -1
 		for _, p := range pr.replicas {
 			if p != r.id && hasVersion(r.peers[p].verOf(key), v) && (src < 0 || r.rank[p] < r.rank[src]) {
@@ -260,27 +255,30 @@ func (r *Replica) onPull(e env.Env, from wire.NodeID, m *Pull) {
 	}
 	// Seq is the last status sent: every version applied after this answer
 	// is in a later one.
-	resp := &PullResp{Key: m.Key, Epoch: r.epoch, Seq: r.seq, Versions: make([]wire.Version, len(chain))}
-	for i, c := range chain {
-		resp.Versions[i] = c.Version
+	resp := &PullResp{Key: m.Key, Epoch: r.epoch, Seq: r.seq}
+	for _, c := range chain {
+		if c.Applied {
+			resp.Versions = append(resp.Versions, c.Version)
+		}
 	}
 	if !m.Want.IsZero() {
 		if i := chainIndex(chain, m.Want); i >= 0 {
-			resp.Has, resp.Rec = true, chain[i]
+			resp.Has, resp.Rec = true, chain[i].Record
 		}
 	}
 	e.Send(from, resp)
 }
 
-// onPullResp records what a pull told. A fetched value is kept for the
-// reads waiting on it, never added to the local chain: the local closure
-// may have passed its timestamp, and the local status reports only what
-// this replica applied.
+// onPullResp records what a pull told. A fetched value joins the local
+// chain as a copy, never as applied: the local closure may have passed its
+// timestamp, and the local status reports only what this replica applied.
 func (r *Replica) onPullResp(e env.Env, from wire.NodeID, m *PullResp) {
 	delete(r.pulls, pullKey{from, m.Key, m.Rec.Version})
 	delete(r.pulls, pullKey{from, m.Key, wire.Version{}})
 	if m.Has {
-		r.fetched[m.Key] = m.Rec
+		if err := r.keepCopy(e, m.Key, m.Rec); err != nil {
+			e.Log().Error("meteor: cannot keep a fetched value", "key", m.Key, "err", err)
+		}
 	}
 	if pv := r.peers[from]; pv != nil {
 		for _, v := range m.Versions {
@@ -295,8 +293,22 @@ func (r *Replica) onPullResp(e env.Env, from wire.NodeID, m *PullResp) {
 	r.recheck(e)
 }
 
+// keepCopy adds rec to key's chain as a copy, unless the chain holds its
+// version already.
+func (r *Replica) keepCopy(e env.Env, key string, rec store.Record) error {
+	chain, err := loadChain(e.Store(), key)
+	if err != nil || chainIndex(chain, rec.Version) >= 0 {
+		return err
+	}
+	chain = chainInsert(chain, link{Record: rec})
+	if len(chain) > 1 {
+		r.dirty[key] = struct{}{}
+	}
+	return saveChain(e.Store(), key, chain)
+}
+
 // sweep compacts the chains of keys with several versions, and forgets
-// fetched values, overdue pulls and order floors no operation can need.
+// overdue pulls and order floors no operation can need.
 func (r *Replica) sweep(e env.Env) {
 	now := e.Now()
 	horizon := int64(r.ks.cfg.Horizon)
@@ -310,7 +322,6 @@ func (r *Replica) sweep(e env.Env) {
 			e.Log().Error("meteor: cannot compact a key's versions", "key", k, "err", err)
 		}
 	}
-	clear(r.fetched)
 	for k, at := range r.pulls { // lint:order-independent (deletes only)
 		if now-at > int64(10*time.Second) {
 			delete(r.pulls, k)

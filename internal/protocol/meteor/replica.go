@@ -100,16 +100,28 @@ func (c *Config) orderStat(lats []time.Duration) time.Duration {
 	return lats[(len(lats)-1)/2]
 }
 
-// Lead is how far ahead of its clock gateway gw stamps a write of a key
-// whose replicas are reps: the largest one-way latency to them, plus ε and
-// WriteLead, so the write reaches each of them before its closure passes
-// the timestamp (doc.go, "Closure").
-func (k *Keyspace) Lead(gw wire.NodeID, reps []wire.NodeID) time.Duration {
+// Lead is how far ahead of its clock gateway gw stamps a write that needs
+// need acknowledgements from reps: the need-th smallest one-way latency to
+// the replicas live says are up, plus ε and WriteLead, so the write reaches
+// that many replicas before their closures pass its timestamp (doc.go,
+// "Closure"). Farther replicas refuse it and keep a copy. If fewer than
+// need replicas are live, the largest latency.
+func (k *Keyspace) Lead(gw wire.NodeID, reps []wire.NodeID, need int, live func(wire.NodeID) bool) time.Duration {
+	var lats []time.Duration
 	var far time.Duration
 	for _, p := range reps {
-		far = max(far, k.cfg.OneWay(gw, p))
+		l := k.cfg.OneWay(gw, p)
+		far = max(far, l)
+		if live == nil || live(p) {
+			lats = append(lats, l)
+		}
 	}
-	return far + k.cfg.MaxClockSkew + k.cfg.WriteLead
+	pick := far
+	if need >= 1 && need <= len(lats) {
+		slices.Sort(lats)
+		pick = lats[need-1]
+	}
+	return pick + k.cfg.MaxClockSkew + k.cfg.WriteLead
 }
 
 // maxLead bounds Lead for gateway gw over every key.
@@ -118,7 +130,7 @@ func (k *Keyspace) maxLead(gw wire.NodeID) time.Duration {
 	for i := range all {
 		all[i] = wire.NodeID(i)
 	}
-	return k.Lead(gw, all)
+	return k.Lead(gw, all, len(all), nil)
 }
 
 // Replica is one node of a meteor keyspace: a storage replica for the keys
@@ -149,11 +161,10 @@ type Replica struct {
 	pending []Entry       // applied since the last status
 	history []sentPayload // the last Redundant payloads, newest last
 	// Status map and read subscription map (status.go, read.go).
-	peers   map[wire.NodeID]*peerView
-	parked  []*pread
-	pulls   map[pullKey]int64       // outstanding pulls and when they were sent
-	fetched map[string]store.Record // values pulled for reads, until the next sweep
-	dirty   map[string]struct{}     // keys with more than one version somewhere
+	peers  map[wire.NodeID]*peerView
+	parked []*pread
+	pulls  map[pullKey]int64   // outstanding pulls and when they were sent
+	dirty  map[string]struct{} // keys with more than one version somewhere
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -163,8 +174,8 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 		ks: ks, id: id, rank: rank, ops: make(map[uint64]*op),
 		floors: make(map[wire.ClientID]int64),
 		peers:  make(map[wire.NodeID]*peerView),
-		pulls:  make(map[pullKey]int64), fetched: make(map[string]store.Record),
-		dirty: make(map[string]struct{}),
+		pulls:  make(map[pullKey]int64),
+		dirty:  make(map[string]struct{}),
 	}
 }
 
@@ -184,6 +195,16 @@ type op struct {
 }
 
 type opTimer struct{ op uint64 }
+
+// resendTimer resends an operation's messages to the replicas that have not
+// answered attempt: a lost write copy would otherwise leave the write
+// undecided (a far replica refuses it), and a lost read would wait for the
+// read timeout.
+type resendTimer struct {
+	op      uint64
+	attempt int
+	wait    time.Duration
+}
 
 type dispatchTimer struct{}
 
@@ -284,7 +305,11 @@ func (r *Replica) raiseFloor(c wire.ClientID, ts int64) {
 // gateway ID) (Lemma 1); a client's write is ordered after everything it
 // read or wrote before (doc.go, "Program order").
 func (r *Replica) startWrite(e env.Env, o *op) {
-	lead := r.ks.Lead(r.id, o.replicas) << min(o.attempt, 6)
+	need := o.need
+	if r.ks.cfg.LeadAll {
+		need = len(o.replicas)
+	}
+	lead := r.ks.Lead(r.id, o.replicas, need, func(p wire.NodeID) bool { return r.live(e, p) }) << min(o.attempt, 6)
 	phys := e.Now() + int64(lead)
 	if fl := r.floor(o.req.Client); phys <= fl {
 		phys = fl + 1
@@ -304,6 +329,7 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 		}
 		e.Send(n, &Write{Op: o.id, Key: o.req.Key, Rec: rec})
 	}
+	r.armResend(e, o, 2*lead)
 	if local {
 		applied, err := r.applyWrite(e, o.req.Key, rec)
 		if err != nil {
@@ -312,6 +338,19 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 		}
 		r.onWriteAck(e, r.id, &WriteAck{Op: o.id, Key: o.req.Key, Rej: !applied, Version: rec.Version})
 	}
+}
+
+// live reports whether peer p seems up: a status from it arrived within
+// the last few dispatch intervals (or none was ever expected yet).
+func (r *Replica) live(e env.Env, p wire.NodeID) bool {
+	if p == r.id {
+		return true
+	}
+	pv := r.peers[p]
+	if pv == nil {
+		return true
+	}
+	return e.Now()-pv.heardAt <= int64(5*r.ks.cfg.DispatchInterval+20*time.Millisecond)+2*int64(r.ks.cfg.OneWay(p, r.id))
 }
 
 // closure is the closure this replica keeps from now on: max(clock, every
@@ -324,29 +363,30 @@ func (r *Replica) closure(e env.Env) int64 {
 // applyWrite is writeLocal (Fig. 4.14b) over a multi-version chain: add rec
 // to key's versions and register it for the next status message, unless
 // the closure has passed its timestamp — the replica has then told its
-// peers it holds nothing stamped that early beyond what it reported, and it
-// refuses the write (doc.go, "Closure"). It reports whether rec is held.
+// peers it holds nothing stamped that early beyond what it reported, so it
+// refuses the write (doc.go, "Closure") and keeps the record only as a copy
+// that a read here may serve if the write commits elsewhere. It reports
+// whether rec is applied here; a duplicate gets the first answer again.
 func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (bool, error) {
 	chain, err := loadChain(e.Store(), key)
 	if err != nil {
 		return false, err
 	}
-	if chainIndex(chain, rec.Version) >= 0 {
-		return true, nil // a duplicate of a write already applied
+	if i := chainIndex(chain, rec.Version); i >= 0 {
+		return chain[i].Applied, nil
 	}
-	if rec.Version.TS.WallNanos <= r.closure(e) && !r.ks.cfg.acceptLate {
-		return false, nil
-	}
-	i, _ := slices.BinarySearchFunc(chain, rec.Version, func(c store.Record, v wire.Version) int { return c.Version.Compare(v) })
-	chain = slices.Insert(chain, i, rec)
+	ok := rec.Version.TS.WallNanos > r.closure(e) || r.ks.cfg.acceptLate
+	chain = chainInsert(chain, link{Record: rec, Applied: ok})
 	if err := saveChain(e.Store(), key, chain); err != nil {
 		return false, err
 	}
-	r.pending = append(r.pending, Entry{key, rec.Version})
+	if ok {
+		r.pending = append(r.pending, Entry{key, rec.Version})
+	}
 	if len(chain) > 1 {
 		r.dirty[key] = struct{}{}
 	}
-	return true, nil
+	return ok, nil
 }
 
 func (r *Replica) onWriteAck(e env.Env, from wire.NodeID, m *WriteAck) {
@@ -390,6 +430,36 @@ func (r *Replica) startRead(e env.Env, o *op) {
 		return
 	}
 	e.Send(srv, m)
+	r.armResend(e, o, 4*r.ks.cfg.OneWay(r.id, srv)+4*r.ks.cfg.DispatchInterval+r.ks.Lead(r.id, o.replicas, len(o.replicas), nil))
+}
+
+func (r *Replica) armResend(e env.Env, o *op, wait time.Duration) {
+	e.SetTimer(wait, resendTimer{op: o.id, attempt: o.attempt, wait: wait})
+}
+
+// resend repeats o's messages to the replicas that have not answered its
+// current attempt. A replica answers a duplicate as it answered the first
+// copy (applyWrite), and a duplicate read is answered twice, the second
+// answer ignored.
+func (r *Replica) resend(e env.Env, t resendTimer) {
+	o := r.ops[t.op]
+	if o == nil || o.attempt != t.attempt {
+		return
+	}
+	if o.req.Op == wire.OpGet {
+		e.Send(o.replicas[0], &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view})
+	} else {
+		rec := store.Record{Version: o.version, Tombstone: o.req.Op == wire.OpDelete}
+		if !rec.Tombstone {
+			rec.Value = o.req.Value
+		}
+		for i, n := range o.replicas {
+			if n != r.id && !o.answered[i] {
+				e.Send(n, &Write{Op: o.id, Key: o.req.Key, Rec: rec})
+			}
+		}
+	}
+	r.armResend(e, o, min(2*t.wait, time.Second))
 }
 
 func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
@@ -450,6 +520,8 @@ func (r *Replica) Timer(e env.Env, payload any) {
 	case sweepTimer:
 		r.sweep(e)
 		e.SetTimer(sweepInterval, sweepTimer{})
+	case resendTimer:
+		r.resend(e, t)
 	case opTimer:
 		o := r.ops[t.op]
 		if o == nil {

@@ -74,6 +74,7 @@ func swarmConfig(t testing.TB, seed uint64, mode string) scenario.Config {
 			MaxClockSkew:      eps,
 			DispatchInterval:  time.Duration(2+r.IntN(20)) * time.Millisecond,
 			Redundant:         r.IntN(4),
+			LeadAll:           r.IntN(2) == 0,
 			ReadTimeout:       time.Second, WriteTimeout: time.Second,
 		},
 		Workload:      wl,

@@ -93,6 +93,7 @@ type peerView struct {
 	complete   bool
 	contiguous uint64 // every payload up to this Seq has been applied
 	lastTs     int64  // MsgTs of payload contiguous: the peer's closure
+	heardAt    int64  // local time the last status arrived
 	// floor: a pull answered at a Seq below it does not tell the peer's
 	// state (payloads after that Seq may be missing).
 	floor  uint64
@@ -150,6 +151,7 @@ func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 		pv = &peerView{buf: map[uint64]Payload{}, ver: map[string][]wire.Version{}, probed: map[string]uint64{}}
 		r.peers[from] = pv
 	}
+	pv.heardAt = e.Now()
 	if pv.known && m.Epoch != pv.epoch {
 		pv.known = false // the peer restarted
 	}

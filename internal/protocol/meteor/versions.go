@@ -28,9 +28,18 @@ const (
 
 func chainKey(key string) string { return chainPrefix + key }
 
-// loadChain returns the versions of key this replica has applied, oldest
-// first.
-func loadChain(s store.Store, key string) ([]store.Record, error) {
+// link is one version in a chain. Applied: the replica accepted the write
+// before its closure passed the timestamp, reports it in its status and
+// counts toward the version's commit. Otherwise it is a copy: a write that
+// arrived after the closure (refused, but kept so a read here need not
+// fetch it if it commits) or a value fetched from a peer for a read.
+type link struct {
+	store.Record
+	Applied bool
+}
+
+// loadChain returns the versions of key this replica holds, oldest first.
+func loadChain(s store.Store, key string) ([]link, error) {
 	rec, ok, err := s.Get(chainKey(key))
 	if err != nil || !ok {
 		return nil, err
@@ -40,9 +49,10 @@ func loadChain(s store.Store, key string) ([]store.Record, error) {
 	if n > maxChain || n > uint64(d.Len()) {
 		return nil, fmt.Errorf("meteor: stored chain of %q has %d versions", key, n)
 	}
-	chain := make([]store.Record, n)
+	chain := make([]link, n)
 	for i := range chain {
-		chain[i] = store.DecodeWire(d)
+		chain[i].Applied = d.Bool()
+		chain[i].Record = store.DecodeWire(d)
 	}
 	if err := d.Err(); err != nil {
 		return nil, fmt.Errorf("meteor: stored chain of %q: %w", key, err)
@@ -51,14 +61,15 @@ func loadChain(s store.Store, key string) ([]store.Record, error) {
 }
 
 // saveChain stores chain as key's versions.
-func saveChain(s store.Store, key string, chain []store.Record) error {
+func saveChain(s store.Store, key string, chain []link) error {
 	return s.Put(chainKey(key), encodeChain(chain))
 }
 
-func encodeChain(chain []store.Record) store.Record {
+func encodeChain(chain []link) store.Record {
 	b := wire.AppendUvarint(nil, uint64(len(chain)))
-	for _, r := range chain {
-		b = store.AppendWire(b, r)
+	for _, l := range chain {
+		b = wire.AppendBool(b, l.Applied)
+		b = store.AppendWire(b, l.Record)
 	}
 	var newest wire.Version
 	if len(chain) > 0 {
@@ -68,12 +79,24 @@ func encodeChain(chain []store.Record) store.Record {
 }
 
 // chainIndex is the position of v in chain, or -1.
-func chainIndex(chain []store.Record, v wire.Version) int {
-	i, ok := slices.BinarySearchFunc(chain, v, func(r store.Record, v wire.Version) int { return r.Version.Compare(v) })
+func chainIndex(chain []link, v wire.Version) int {
+	i, ok := slices.BinarySearchFunc(chain, v, func(l link, v wire.Version) int { return l.Version.Compare(v) })
 	if !ok {
 		return -1
 	}
 	return i
+}
+
+// chainInsert adds l to chain (which must not hold its version).
+func chainInsert(chain []link, l link) []link {
+	i, _ := slices.BinarySearchFunc(chain, l.Version, func(c link, v wire.Version) int { return c.Version.Compare(v) })
+	return slices.Insert(chain, i, l)
+}
+
+// applied reports whether chain holds v as an applied version.
+func applied(chain []link, v wire.Version) bool {
+	i := chainIndex(chain, v)
+	return i >= 0 && chain[i].Applied
 }
 
 // insertVersion adds v to the sorted set vs and reports whether it was new.
@@ -104,5 +127,5 @@ func loaded(v wire.Version) bool { return v == LoadVersion() }
 // keyspace starts.
 func LoadRecord(key string, rec store.Record) (string, store.Record) {
 	rec.Version = LoadVersion()
-	return chainKey(key), encodeChain([]store.Record{rec})
+	return chainKey(key), encodeChain([]link{{Record: rec, Applied: true}})
 }
