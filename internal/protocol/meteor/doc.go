@@ -1,114 +1,120 @@
-// Package meteor is MeteorShower (seed 000, §4.2; digest
+// Package meteor is MeteorShower (seed 000, §4.2 from line 2266; digest
 // seeds/notes/000-*.md §2): majority-quorum replication whose reads skip
 // the request leg of the WAN round trip. Replicas push status messages
 // every dispatch interval; the replica nearest a read's gateway answers it
 // from its own store and the statuses it already has.
 //
+// The thesis' proof (Lemma 3, line 2625) needs every read to see a
+// consistent cut of the store as of T_read − θt, and status messages alone
+// do not give one: a read's statuses show each replica at a different moment,
+// so two readers can see two writes to different keys in opposite orders
+// (IRIW; the first version of this package had that gap, and the global
+// checker found it in about 1 in 700 fault runs). This package makes the cut
+// exact by adding three things to the thesis' algorithm: multi-version
+// chains, closures carried by the status messages, and commit resolution.
+// Reads still need no request leg: everything they use is pushed.
+//
 // # Algorithm
 //
 // Placement is the quorum protocol's: ReplicasPerRegion replicas of each
 // key in every region (internal/ring). n is the number of replicas of a
-// key, w the write level's acknowledgements (ONE 1, QUORUM ⌊n/2⌋+1, ALL n),
-// and reads use n − w + 1 statuses, so r + w > n.
+// key, w the keyspace's write acknowledgements (ONE 1, QUORUM ⌊n/2⌋+1,
+// ALL n); reads use n − w + 1 replicas, so r + w > n.
 //
-//   - Write (Fig. 4.15b, 4.14b): the gateway stamps the write with its
-//     HLC, version = (timestamp, gateway ID), and sends the write
-//     notification {Key, Update, Ts, Vn} to every replica. A replica applies
-//     it if it is newer than its own version (last writer wins), makes it
-//     durable, registers it for its next status, and answers Ack; if it
-//     already has a newer version it answers Rej. The write succeeds on w
-//     answers. A Rej counts: the replica holds a newer version, which is all
-//     a later read needs (Lemma 1). The thesis answers Fail on a majority of
-//     Rejs; we do not, because a minority may have applied the write and
-//     reads may return it, so "failed" would be false.
-//   - Status (Fig. 4.13a, §4.2.3): every DispatchInterval (10 ms) each node
-//     sends every peer {Payload, MsgTs, Seq, Redundant}, even when empty:
-//     the (key, version) pairs it applied since its last status (only keys
-//     the peer replicates), its clock, a sequence number, and the previous
-//     Redundant payloads. A receiver applies payloads in Seq order (the
-//     status map, Fig. 4.13b); redundancy fills gaps left by lost statuses.
-//     A gap redundancy cannot fill, a restarted sender (new epoch) or a
-//     restarted receiver leaves the view incomplete: the receiver then
-//     relearns a key's state at that peer by pulling it (Pull/PullResp)
-//     before counting the peer for that key.
-//   - Read (Fig. 4.15a, 4.14a): the gateway sends the read, with view time
-//     T_read − θt on its clock, to the nearest replica. That replica counts
-//     its own state and every peer whose status report is complete up to a
-//     status with MsgTs > T_read − θt. With n − w + 1 of them, the answer is
-//     the newest version among them; the replica serves it from its store
-//     once it holds that version or a newer one, pulling it from a peer if
-//     the write notification was lost. Otherwise the read waits in the read
-//     subscription map and is re-checked on every status, pull answer and
-//     local write. A client's request goes to one gateway; the gateway's HLC
-//     observes every version it returns.
+//   - Write (Fig. 4.15b, 4.14b). The gateway stamps the write with its HLC
+//     run ahead by the key's lead (the w-th smallest one-way latency to the
+//     replicas it sees up, plus ε and WriteLead; LeadAll: the largest), and
+//     after the client's order floor, and sends {Key, Update, Ts, Vn} to
+//     every replica. A replica applies it — adds it to the key's chain of
+//     versions, durably, and registers it for its next status — if its
+//     closure has not passed the timestamp, and answers Ack; otherwise it
+//     keeps the record as an unapplied copy and answers Rej. The write
+//     succeeds on w Acks. If n − w + 1 replicas refused it, it can never
+//     commit, and the gateway stamps it again with twice the lead. Copies
+//     that have not been answered are resent.
+//   - Closure. Every DispatchInterval (10 ms) each node sends every peer a
+//     status {Payload, MsgTs, Seq, Redundant} (Fig. 4.13a, §4.2.3), even
+//     when empty: the versions it applied since its last status, a sequence
+//     number, the previous Redundant payloads, and MsgTs — its closure, the
+//     time up to which it promises to hold no version it has not reported.
+//     It keeps the promise by refusing writes stamped at or before its
+//     closure, which is at least its clock and is stored ahead of time so a
+//     restart keeps it. A receiver applies payloads in Seq order (the
+//     status map, Fig. 4.13b); redundancy fills gaps, and a gap it cannot
+//     fill, a restarted sender (new epoch) or a restarted receiver makes the
+//     receiver relearn a key's state at that peer by pulling it.
+//   - Commit. A version is committed when w replicas have applied it. It is
+//     known committed once w replicas' statuses report it, and known never
+//     to commit once n − w + 1 replicas have closed past its timestamp
+//     without it. Applied versions are durable and closures are kept, so
+//     neither verdict ever changes.
+//   - Reads (Fig. 4.15a, 4.14a). The gateway sends the read, with view
+//     time T = max(T_read − θt, the client's order floor), to the nearest
+//     replica. That replica needs n − w + 1 replicas whose closure has
+//     passed T (its own counts once its own closure has); then every
+//     committed version stamped at or before T was applied by one of them
+//     before it closed (r + w > n; the thesis' Lemma 1 argument), so it is
+//     among the versions they report. It returns the newest of those that
+//     is committed, skipping versions known never to commit, and waits in
+//     the read subscription map while the newest candidate is undecided;
+//     it is re-checked on every status, pull answer and local write. If the
+//     replica does not hold the value (only an unapplied copy, or not even
+//     that), it serves the copy or pulls the value from a replica that has
+//     it.
 //   - θt (Keyspace.Theta): M1 uses 0; M2 the write level's order statistic
 //     of the gateway's one-way latencies to the replicas (ONE minimum,
-//     QUORUM median, ALL maximum), capped for reads that need peer statuses
-//     at the latency from the nearest other replica back to the gateway.
-//     Both subtract ε (the thesis subtracts ε from the upper bound; we also
-//     subtract it from M1's 0, which the proof below needs with skewed
-//     clocks). The latencies are minimum one-way delays: the world's base
-//     delays in the simulator; on the real server, half the minimum round
-//     trip the transport's pings have measured (internal/server, WAN
-//     emulation included), or the world's delays until a link is measured.
-//   - Levels: the keyspace's write level decides w, and with it the read
-//     rule and θt. A write request may name a stronger level (TWO, THREE,
-//     QUORUM, ALL), which only adds acknowledgements; a read's level is not
-//     used.
-//
-// # Clock assumption
-//
-// Any two nodes' physical clocks differ by at most ε = MaxClockSkew
-// (§4.2.2, |t1 − t2| ≤ ε; default 2 ms, the thesis' evaluation value); the
-// simulator's runs keep every clock within ε/2 of true time. Clocks are
-// monotonic. The one-way delay between two nodes is never below the
-// latency θt was computed from (the thesis' assumption; in the simulator
-// jitter and reordering only add delay).
+//     QUORUM median, ALL maximum), less ε (§4.2.5). θt decides only how
+//     long reads wait and how stale they may be, never what they may
+//     return. Latencies are minimum one-way delays: the world's base delays
+//     in the simulator; on the real server, half the minimum round trip the
+//     transport's pings have measured, or the world's delays until a link
+//     is measured.
+//   - Program order. The gateway keeps each client's floor: the largest
+//     view time or write timestamp of its completed operations. Reads view
+//     at or after it and writes are stamped after it. After a restart every
+//     client's floor is the restart time plus the largest lead.
+//   - Compaction. A replica keeps the versions stamped within Horizon of
+//     its clock and the newest committed one before; reads older than
+//     Horizon are refused (retryable).
 //
 // # Guarantee
 //
-// Claimed and checked: sequential consistency per key (each key's history
-// has one total order of its operations that respects every client's
-// program order; check.SequentialPerKey). The argument, following the
-// thesis' Lemmas and Theorem 1 with the parts our read rule needs:
+// Sequential consistency across keys (Attiya–Welch; Theorem 1, line 2651),
+// checked by check.Sequential on every seeded fault run. The witness is the
+// thesis' construction with exact positions: order the committed writes by
+// version, and put each read at its view time T, after every write stamped
+// at or before T. Then:
 //
-//   - Writes of a key are totally ordered by version (Lemma 1). A client's
-//     write is ordered after every version it read or wrote earlier: its
-//     gateway's HLC has observed them, and a restarted gateway starts its HLC
-//     ε ahead of its clock (Replica.Start).
-//   - Read your writes (Lemma 1): a write completed before the read began is
-//     held, it or a newer version, by w replicas, each of which applied it at
-//     least one acknowledgement latency ≥ θt + ε before the gateway's
-//     T_read; n − w + 1 fresh statuses include one of them (or the serving
-//     replica itself), stamped after T_read − θt and so, by the skew bound,
-//     sent after it applied the write. The answer is that version or newer.
-//   - Monotonic reads: the serving replica stores every version it returns
-//     and counts its own state in every read, so reads served by one replica
-//     never go back in version order.
-//   - Lemma 2 (a read does not see the reader's later writes) holds because
-//     a client has one request outstanding and its later writes get newer
-//     versions.
+//   - Legality: a read returns exactly the newest committed version of its
+//     key at or before T (Reads, above), and every version a read returns
+//     is committed; writes that never commit are in no read and left out.
+//   - Program order (Lemmas 1–3): a client's view times never decrease and
+//     are at least its earlier writes' timestamps (floor), and its writes
+//     are stamped after its earlier view times and writes (floor, HLC). So
+//     its operations are in program order in the witness — across keys,
+//     which is Lemma 3.
 //
-// Together: map every read to the version it returned and order each key's
-// operations by version, reads after the write they read; each client's
-// operations are then in program order, and the order is legal.
+// Safety uses no clock bound at all: closures, stamps and view times are
+// compared as numbers, whatever the clocks read. Skew beyond ε costs only
+// refused write copies and restamped writes (TestTeethClosure shows both,
+// and that applying a write after the closure passed its timestamp is what
+// the checker then catches). Reads are not linearizable: a read may miss a
+// write that completed before it began (M2's staleness, θt).
 //
-// Not claimed: sequential consistency across keys (Theorem 1 as stated).
-// Lemma 3 would need every read to see exactly a consistent cut, but a
-// read's fresh statuses show each replica's state at a different moment
-// after T_read − θt, and a write applied at one replica and not yet at
-// others is visible to some reads and not to others. Two clients can then
-// see two writes to different keys in opposite orders (IRIW). The global
-// checker (check.Sequential) finds such histories in about 1 in 700 seeded
-// fault runs (TestGlobalSequentialConsistencyGap replays one); the per-key
-// checker passes them. Without faults M1 is globally sequentially
-// consistent in every seeded run (TestM1GlobalWithoutFaults; 1,500 runs by
-// hand), M2 not always (12 of 1,500): its staleness θt assumes delays near
-// their minimum, and jittered delays are unbounded.
+// # Clock assumption
 //
-// Failures: a replica answers only after its write is durable (persist
-// before send). A crashed gateway's requests time out at their clients
-// (outcome unknown). A read goes only to the nearest replica, as in the
-// thesis; if it is down the read times out. Availability of writes is the
-// quorum's: any w replicas.
+// None for safety. For liveness and latency: each node's clock is
+// monotonic, and any two nodes' clocks differ by at most ε = MaxClockSkew
+// (§4.2.2, |t1 − t2| ≤ ε; default 2 ms); larger skew makes writes be
+// refused and restamped, and reads wait longer.
+//
+// # Failures
+//
+// A replica answers only after its write is durable (persist before send),
+// and a status leaves only after the closure's stored bound covers it. A
+// crashed gateway's requests time out at their clients (outcome unknown). A
+// read goes to the nearest replica only, as in the thesis; if it is down
+// the read times out. Writes need w replicas up; with the default lead, a
+// write in flight when one of its w nearest replicas fails may time out
+// (outcome unknown) until the gateway's status map shows the replica down.
 package meteor
