@@ -12,7 +12,8 @@ import (
 
 // buildMeteor builds a meteor keyspace whose θt comes from lat.
 func buildMeteor(tp *topo.Topology, p KeyspacePolicy, lat *measuredLatency) (*meteor.Keyspace, error) {
-	mc := meteor.Config{MaxClockSkew: p.Meteor.MaxClockSkew, DispatchInterval: p.Meteor.DispatchInterval, Redundant: p.Meteor.Redundant}
+	mc := meteor.Config{MaxClockSkew: p.Meteor.MaxClockSkew, DispatchInterval: p.Meteor.DispatchInterval, Redundant: p.Meteor.Redundant,
+		WriteLead: p.Meteor.WriteLead, LeadAll: p.Meteor.LeadAll, Horizon: p.Meteor.Horizon}
 	if n := p.ReplicasPerRegion; n > 0 {
 		for range tp.World.Regions {
 			mc.ReplicasPerRegion = append(mc.ReplicasPerRegion, n)

@@ -174,6 +174,9 @@ type MeteorPolicy struct {
 	MaxClockSkew     time.Duration `yaml:"max_clock_skew"`    // ε; default 2ms
 	DispatchInterval time.Duration `yaml:"dispatch_interval"` // default 10ms
 	Redundant        int           `yaml:"redundant"`         // default 3
+	WriteLead        time.Duration `yaml:"write_lead"`        // margin of a write stamp's lead; default 10ms
+	LeadAll          bool          `yaml:"lead_all"`          // stamp writes ahead for every replica
+	Horizon          time.Duration `yaml:"horizon"`           // how far back reads may view; default 10s
 }
 
 // servedKeyspace is a built keyspace.
@@ -229,8 +232,8 @@ func (c *Config) buildKeyspaces(tp *topo.Topology, lat *measuredLatency) ([]serv
 			}
 			mc := mk.Config()
 			out = append(out, servedKeyspace{name: p.Name, factory: mk.Factory(), protocol: "meteor",
-				policy: fmt.Sprintf("meteor mode=%s write=%s replicas_per_region=%v max_clock_skew=%s dispatch_interval=%s redundant=%d theta=measured",
-					mc.Mode, mc.Write, mc.ReplicasPerRegion, mc.MaxClockSkew, mc.DispatchInterval, mc.Redundant)})
+				policy: fmt.Sprintf("meteor mode=%s write=%s replicas_per_region=%v max_clock_skew=%s dispatch_interval=%s redundant=%d write_lead=%s lead_all=%t horizon=%s theta=measured",
+					mc.Mode, mc.Write, mc.ReplicasPerRegion, mc.MaxClockSkew, mc.DispatchInterval, mc.Redundant, mc.WriteLead, mc.LeadAll, mc.Horizon)})
 			continue
 		default:
 			return nil, fmt.Errorf("%s.protocol: unknown protocol %q (valid: quorum, lease, meteor)", field, p.Protocol)
