@@ -31,7 +31,8 @@ func meteorBase() scenario.Config {
 		Clients:  72, ClosedLoop: true, Duration: 20 * time.Second, Warmup: 2 * time.Second,
 		ClientTimeout: 2 * time.Second, ThresholdMs: 300,
 		Workload: workloadNode(map[string]any{"preset": "a", "record_count": 1000, "request_distribution": "uniform"}),
-		// The per-key checker on every run: ~40,000 operations each.
+		// The global sequential-consistency checker on every run (~40,000
+		// operations each; meteor's read view times make a witness).
 		Check: "auto",
 	}
 }
@@ -47,7 +48,9 @@ func meteorControlled() *Experiment {
 		Description: "MeteorShower's controlled experiment: 3 DCs × 3 nodes, one replica per DC, the same one-way " +
 			"delay d between every pair of DCs swept from 10 to 150 ms. Expected from the algorithm: quorum reads " +
 			"take one round trip (2d); M1 reads wait for a status sent after the read began, about d + ε + half the " +
-			"10 ms interval; M2 reads (θt = d − ε) wait only about ε + half the interval, whatever d; writes are " +
+			"10 ms interval; M2 reads (θt = d − ε) wait only about ε + half the interval, whatever d — except a read " +
+			"right after the client's own write, which waits until closures pass that write's stamp (about ε + " +
+			"write_lead + the interval more); writes are " +
 			"the same quorum write in all three (2d). Status overhead: every node sends one status to each of its " +
 			"8 peers every interval.",
 		Reference: Reference{

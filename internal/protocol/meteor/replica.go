@@ -399,19 +399,24 @@ func (r *Replica) onWriteAck(e env.Env, from wire.NodeID, m *WriteAck) {
 		return
 	}
 	o.answered[i] = true
+	w := r.ks.cfg.writeAcks(len(o.replicas))
 	if m.Rej {
 		o.rejs++
-		if o.rejs > len(o.replicas)-r.ks.cfg.writeAcks(len(o.replicas)) {
+		if o.rejs > len(o.replicas)-w {
 			// Enough replicas closed past the timestamp that this version
 			// can never be committed (doc.go, "Commit"): no read will
 			// return it, so the write can be stamped again, further ahead.
 			o.attempt++
 			r.startWrite(e, o)
+			return
 		}
-		return
+	} else {
+		o.acks++
 	}
-	o.acks++
-	if o.acks >= o.need {
+	// Committed once w replicas applied it. A level above the keyspace's
+	// asks that more replicas hold it durably; a replica that refused the
+	// write holds it as a copy, which serves its reads.
+	if o.acks >= w && o.acks+o.rejs >= o.need {
 		delete(r.ops, o.id)
 		e.CancelTimer(o.timeout)
 		r.raiseFloor(o.req.Client, o.version.TS.WallNanos)
