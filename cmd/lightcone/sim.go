@@ -73,6 +73,8 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 				"meteor-interval":            func() { cfg.Meteor.DispatchInterval = c.Meteor.DispatchInterval },
 				"meteor-max-clock-skew":      func() { cfg.Meteor.MaxClockSkew = c.Meteor.MaxClockSkew },
 				"meteor-redundant":           func() { cfg.Meteor.Redundant = c.Meteor.Redundant },
+				"meteor-write-lead":          func() { cfg.Meteor.WriteLead = c.Meteor.WriteLead },
+				"meteor-lead-all":            func() { cfg.Meteor.LeadAll = c.Meteor.LeadAll },
 				"lease-length":               func() { cfg.Lease.LeaseLength = c.Lease.LeaseLength },
 				"lease-passive":              func() { cfg.Lease.Passive = c.Lease.Passive },
 				"lease-auto-migrate":         func() { cfg.Lease.AutoMigrate = c.Lease.AutoMigrate },
@@ -107,6 +109,8 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 	f.DurationVar(&c.Meteor.DispatchInterval, "meteor-interval", 0, "meteor: status dispatch interval; default 10ms")
 	f.DurationVar(&c.Meteor.MaxClockSkew, "meteor-max-clock-skew", 0, "meteor: ε, assumed bound on the difference of two clocks; default 2ms")
 	f.IntVar(&c.Meteor.Redundant, "meteor-redundant", 0, "meteor: earlier payloads repeated in each status; default 3")
+	f.DurationVar(&c.Meteor.WriteLead, "meteor-write-lead", 0, "meteor: margin added to a write stamp's lead ahead of the clock; default 10ms")
+	f.BoolVar(&c.Meteor.LeadAll, "meteor-lead-all", false, "meteor: stamp writes ahead for every replica, not just the write level's nearest")
 	f.DurationVar(&c.Lease.LeaseLength, "lease-length", 0, "lease: how long a replica serves a key locally after renewing; default 60s")
 	f.BoolVar(&c.Lease.Passive, "lease-passive", false, "lease: passive update when no lease is valid (else active)")
 	f.BoolVar(&c.Lease.AutoMigrate, "lease-auto-migrate", false, "lease: move each key's master to the region that writes it most")

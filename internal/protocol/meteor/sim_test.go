@@ -18,7 +18,7 @@ import (
 )
 
 var (
-	runsFlag  = flag.Int("runs", 60, "seeded runs per mode (TestModesUnderFaults)")
+	runsFlag  = flag.Int("runs", 300, "seeded runs per mode (TestModesUnderFaults)")
 	seedFlag  = flag.Uint64("seed", 0, "replay one seed (with -mode)")
 	modeFlag  = flag.String("mode", "", "replay one mode: M1 or M2")
 	modelFlag = flag.String("model", "", "checker model (default: the protocol's claim)")
