@@ -118,6 +118,7 @@ type MeteorPolicy struct {
 	Theta             time.Duration `yaml:"theta"`               // M2: overrides the computed θt
 	WriteLead         time.Duration `yaml:"write_lead"`          // margin of the write stamp's lead; default 10ms
 	LeadAll           bool          `yaml:"lead_all"`            // stamp writes ahead for every replica
+	Horizon           time.Duration `yaml:"horizon"`             // how far back reads may view; default read_timeout + 5s
 	// Tweak, if set, edits the protocol's configuration last (tests: the
 	// teeth tests' unsafe switches).
 	Tweak func(*meteor.Config) `yaml:"-"`

@@ -20,7 +20,7 @@ type meteorProto struct {
 func newMeteor(p MeteorPolicy, t *topo.Topology) (*meteorProto, error) {
 	cfg := meteor.Config{
 		MaxClockSkew: p.MaxClockSkew, DispatchInterval: p.DispatchInterval, Redundant: p.Redundant,
-		ReadTimeout: p.ReadTimeout, WriteTimeout: p.WriteTimeout, Theta: p.Theta, WriteLead: p.WriteLead, LeadAll: p.LeadAll,
+		ReadTimeout: p.ReadTimeout, WriteTimeout: p.WriteTimeout, Theta: p.Theta, WriteLead: p.WriteLead, LeadAll: p.LeadAll, Horizon: p.Horizon,
 	}
 	rpr := p.ReplicasPerRegion
 	if rpr == 0 {

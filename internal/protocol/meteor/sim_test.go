@@ -75,7 +75,9 @@ func swarmConfig(t testing.TB, seed uint64, mode string) scenario.Config {
 			DispatchInterval:  time.Duration(2+r.IntN(20)) * time.Millisecond,
 			Redundant:         r.IntN(4),
 			LeadAll:           r.IntN(2) == 0,
-			ReadTimeout:       time.Second, WriteTimeout: time.Second,
+			// Short enough that compaction runs within the run.
+			Horizon:     time.Second + time.Duration(100+r.IntN(900))*time.Millisecond,
+			ReadTimeout: time.Second, WriteTimeout: time.Second,
 		},
 		Workload:      wl,
 		Clients:       3 + r.IntN(4),
