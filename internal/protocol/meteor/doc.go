@@ -71,8 +71,9 @@
 //     is measured.
 //   - Program order. The gateway keeps each client's floor: the largest
 //     view time or write timestamp of its completed operations. Reads view
-//     at or after it and writes are stamped after it. After a restart every
-//     client's floor is the restart time plus the largest lead.
+//     at or after it and writes are stamped after it. A gateway stores a
+//     bound above its stamps before a write stamped beyond it leaves; after
+//     a restart every client's floor, and the HLC, start above that bound.
 //   - Compaction. A replica keeps the versions stamped within Horizon of
 //     its clock and the newest committed one before; reads older than
 //     Horizon are refused (retryable).

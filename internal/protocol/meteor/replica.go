@@ -149,6 +149,9 @@ type Replica struct {
 	// a floor for every client after a restart.
 	floors    map[wire.ClientID]int64
 	bootFloor int64
+	// stampBound is stored under stampKey before any write stamped beyond
+	// it leaves: a restarted gateway's stamps and floors start above it.
+	stampBound int64
 
 	// Closure (doc.go): no write stamped at or before closed is applied
 	// from now on; durable is the bound stored under closedKey.
@@ -206,6 +209,10 @@ type resendTimer struct {
 	wait    time.Duration
 }
 
+// stampAhead is how far above a write's stamp the stored stamp bound is
+// set, so the bound is written a few times a second at most.
+const stampAhead = 250 * time.Millisecond
+
 type dispatchTimer struct{}
 
 type sweepTimer struct{}
@@ -216,13 +223,20 @@ type sweepTimer struct{}
 // incarnation matches no new operation; the epoch is random for the same
 // reason, and the boot marker tells a first start (Genesis) from a restart.
 // The closure resumes from the stored bound. Clients' order floors were
-// lost, so every read from here on views at least now + the largest lead:
-// every write this gateway stamped before it crashed is at or before that.
+// lost, so every read from here on views at least the stored bound on this
+// gateway's stamps (and now + the largest lead), and the HLC resumes above
+// it: every write this gateway stamped before it crashed is at or before
+// that bound (startWrite).
 func (r *Replica) Start(e env.Env) {
 	r.nextOp = e.Rand().Uint64()>>1 | 1
 	r.epoch = e.Rand().Uint64() | 1
 	now := e.Now()
 	r.bootFloor = now + int64(r.ks.maxLead(r.id))
+	if rec, ok, err := e.Store().Get(stampKey); err == nil && ok {
+		r.stampBound = rec.Version.TS.WallNanos
+		r.bootFloor = max(r.bootFloor, r.stampBound)
+		r.clock.Observe(now, rec.Version.TS)
+	}
 	r.closed = now
 	if rec, ok, err := e.Store().Get(closedKey); err == nil && ok {
 		r.closed = max(r.closed, rec.Version.TS.WallNanos)
@@ -315,6 +329,14 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 		phys = fl + 1
 	}
 	o.version = wire.Version{TS: r.clock.Now(phys), Node: r.id}
+	if ts := o.version.TS.WallNanos; ts > r.stampBound {
+		bound := ts + int64(stampAhead)
+		if err := e.Store().Put(stampKey, store.Record{Version: wire.Version{TS: hlc.Timestamp{WallNanos: bound}}}); err != nil {
+			e.Log().Error("meteor: cannot store the stamp bound; the write waits for its timeout", "err", err)
+			return
+		}
+		r.stampBound = bound
+	}
 	o.acks, o.rejs = 0, 0
 	clear(o.answered)
 	rec := store.Record{Version: o.version, Tombstone: o.req.Op == wire.OpDelete}

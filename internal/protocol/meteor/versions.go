@@ -21,6 +21,9 @@ const (
 	// promised (Replica.closed), so a restart whose clock reads earlier
 	// keeps the promise.
 	closedKey = "\xffmeteor.closed"
+	// stampKey holds a bound above every write stamp this node has issued
+	// as a gateway (Replica.stampBound).
+	stampKey = "\xffmeteor.stamps"
 	// maxChain bounds a decoded chain, so a corrupt length cannot make the
 	// decoder allocate without limit.
 	maxChain = 1 << 16
