@@ -114,8 +114,10 @@
 // A replica answers only after its write is durable (persist before send),
 // and a status leaves only after the closure's stored bound covers it. A
 // crashed gateway's requests time out at their clients (outcome unknown). A
-// read goes to the nearest replica only, as in the thesis; if it is down
-// the read times out. Writes need w replicas up; with the default lead, a
+// read goes to the nearest replica, as in the thesis; if no answer comes,
+// the gateway resends it to the next-nearest replica, and so on: every
+// replica answers a view time with the same version, so any may serve it.
+// Writes need w replicas up; with the default lead, a
 // write in flight when one of its w nearest replicas fails may time out
 // (outcome unknown) until the gateway's status map shows the replica down.
 package meteor

@@ -194,6 +194,7 @@ type op struct {
 	attempt  int
 	version  wire.Version // write: this attempt's version
 	view     int64        // read: the view time
+	tries    int          // read: resends so far (each to the next replica)
 	timeout  env.TimerID
 }
 
@@ -474,7 +475,16 @@ func (r *Replica) resend(e env.Env, t resendTimer) {
 		return
 	}
 	if o.req.Op == wire.OpGet {
-		e.Send(o.replicas[0], &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view})
+		// Every replica answers a view time with the same version (the
+		// newest committed one at or before it), so the read may move on
+		// to the next-nearest replica if the nearest is down.
+		o.tries++
+		m := &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view}
+		if srv := o.replicas[o.tries%len(o.replicas)]; srv == r.id {
+			r.park(e, r.id, m)
+		} else {
+			e.Send(srv, m)
+		}
 	} else {
 		rec := store.Record{Version: o.version, Tombstone: o.req.Op == wire.OpDelete}
 		if !rec.Tombstone {
@@ -491,7 +501,7 @@ func (r *Replica) resend(e env.Env, t resendTimer) {
 
 func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 	o := r.ops[m.Op]
-	if o == nil || o.req.Op != wire.OpGet || o.req.Key != m.Key || from != o.replicas[0] {
+	if o == nil || o.req.Op != wire.OpGet || o.req.Key != m.Key || !slices.Contains(o.replicas, from) {
 		return
 	}
 	delete(r.ops, o.id)

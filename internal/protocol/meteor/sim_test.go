@@ -180,3 +180,40 @@ func TestModesUnderFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestReadFailover: a read whose nearest replica is down moves on to the
+// next-nearest replica (every replica answers a view time with the same
+// version), instead of timing out. Region a's second node is down from the
+// start; the only client of region a talks to a-0, so half the keys' nearest
+// replica is down for it.
+func TestReadFailover(t *testing.T) {
+	c := swarmConfig(t, 1, "M2")
+	c.WorldDef = world3(t, 20, 35, 60, 1)
+	c.RandomFaults, c.Net = false, scenario.Net{}
+	c.Meteor.ReplicasPerRegion = 1
+	c.Clients = 3
+	c.Duration = 3 * time.Second
+	c.Faults = []scenario.Fault{{Crash: "a-1"}}
+	var wl yaml.Node
+	if err := wl.Encode(map[string]any{"preset": "a", "record_count": 16, "request_distribution": "uniform"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Workload = wl
+	res, err := scenario.Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Check.Verdict != "pass" {
+		t.Fatalf("%s: %s", res.Check.Verdict, res.Check.Detail)
+	}
+	reads := int64(0)
+	for _, row := range res.Rows {
+		if row.Region == "a" && row.Op == "read" {
+			reads = row.Count
+		}
+	}
+	if len(res.Errors) > 0 || reads < 10 {
+		t.Fatalf("with a-1 down: errors %v, %d reads completed in region a; want no errors", res.Errors, reads)
+	}
+	t.Logf("%d reads in region a, no errors", reads)
+}
