@@ -91,5 +91,16 @@
 //	lightcone_lease_leases_held                gauge: valid leases held
 //	lightcone_lease_masters_held               gauge: keys this node masters
 //
+// and a meteor (MeteorShower) keyspace's:
+//
+//	lightcone_meteor_applied_total             write copies applied
+//	lightcone_meteor_refused_total             write copies refused (closure
+//	                                           passed; kept as copies)
+//	lightcone_meteor_compacted_total           versions compaction dropped
+//	lightcone_meteor_restamps_total            writes restamped (as gateway)
+//	lightcone_meteor_read_failovers_total      reads resent to the next replica
+//	lightcone_meteor_pulls_total               pulls sent
+//	lightcone_meteor_reads_waiting             gauge: reads waiting here
+//
 // The counters are the replica's and restart from zero with the process.
 package metrics

@@ -224,20 +224,27 @@ func httpBody(t *testing.T, url string) string {
 // node serving HTTP at addr, by name without the prefix.
 func scrapeLease(t *testing.T, addr string) map[string]float64 {
 	t.Helper()
+	return scrapeSeries(t, addr, "lightcone_lease_", "glob")
+}
+
+// scrapeSeries returns the series of /metrics named prefix* for keyspace ks,
+// by name without the prefix; it fails the test if there are none.
+func scrapeSeries(t *testing.T, addr, prefix, ks string) map[string]float64 {
+	t.Helper()
 	out := map[string]float64{}
 	for _, line := range strings.Split(httpBody(t, "http://"+addr+"/metrics"), "\n") {
 		name, rest, ok := strings.Cut(line, "{")
-		if !ok || !strings.HasPrefix(name, "lightcone_lease_") || !strings.Contains(rest, `keyspace="glob"`) {
+		if !ok || !strings.HasPrefix(name, prefix) || !strings.Contains(rest, `keyspace="`+ks+`"`) {
 			continue
 		}
 		v, err := strconv.ParseFloat(rest[strings.LastIndexByte(rest, ' ')+1:], 64)
 		if err != nil {
 			t.Fatalf("metrics line %q: %v", line, err)
 		}
-		out[strings.TrimPrefix(name, "lightcone_lease_")] = v
+		out[strings.TrimPrefix(name, prefix)] = v
 	}
 	if len(out) == 0 {
-		t.Fatalf("%s /metrics has no lightcone_lease_* series for keyspace glob", addr)
+		t.Fatalf("%s /metrics has no %s* series for keyspace %s", addr, prefix, ks)
 	}
 	return out
 }

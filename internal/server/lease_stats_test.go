@@ -16,15 +16,16 @@ import (
 
 // TestLeaseStatsInProcess runs a standalone server in the test's process
 // (so -race sees the event loop) and scrapes /metrics and /status while
-// clients write to a lease keyspace: the counters are read on the loop,
-// the default quorum keyspace shows none, and the lease gauges count the
-// keys this node masters.
+// clients write to a lease keyspace and a meteor one: the counters are read
+// on the loop, the default quorum keyspace shows none, the lease gauges
+// count the keys this node masters, and the meteor counters the writes it
+// applied.
 func TestLeaseStatsInProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan server.Addrs, 1)
 	done := make(chan error, 1)
 	cfg := server.Config{DataDir: t.TempDir(), RESPAddr: "127.0.0.1:0", GRPCAddr: "off", HTTPAddr: "127.0.0.1:0", Sync: "never",
-		Keyspaces: []server.KeyspacePolicy{{Name: "glob", Protocol: "lease"}},
+		Keyspaces: []server.KeyspacePolicy{{Name: "glob", Protocol: "lease"}, {Name: "ms", Protocol: "meteor"}},
 		Log:       slog.New(slog.DiscardHandler), Ready: func(a server.Addrs) { ready <- a }}
 	go func() { done <- server.Run(ctx, cfg) }()
 	t.Cleanup(func() {
@@ -50,14 +51,16 @@ func TestLeaseStatsInProcess(t *testing.T) {
 			defer wg.Done()
 			cl := redis.NewClient(&redis.Options{Addr: addrs.RESP, Protocol: 2, PoolSize: 1, MaxRetries: -1})
 			defer cl.Close()
-			if err := cl.Do(ctx, "LC.KEYSPACE", "glob").Err(); err != nil {
-				errs <- err
-				return
-			}
-			for i := w; i < keys; i += 2 {
-				if err := cl.Set(ctx, fmt.Sprintf("k%d", i), "v", 0).Err(); err != nil {
+			for _, ks := range []string{"glob", "ms"} {
+				if err := cl.Do(ctx, "LC.KEYSPACE", ks).Err(); err != nil {
 					errs <- err
 					return
+				}
+				for i := w; i < keys; i += 2 {
+					if err := cl.Set(ctx, fmt.Sprintf("k%d", i), "v", 0).Err(); err != nil {
+						errs <- fmt.Errorf("%s: %w", ks, err)
+						return
+					}
 				}
 			}
 		}()
@@ -73,20 +76,27 @@ func TestLeaseStatsInProcess(t *testing.T) {
 	if m := scrapeLease(t, addrs.HTTP); m["masters_held"] != keys {
 		t.Errorf("/metrics: lightcone_lease_masters_held = %v; want %d (every key written here: one node masters all)", m["masters_held"], keys)
 	}
+	if m := scrapeSeries(t, addrs.HTTP, "lightcone_meteor_", "ms"); m["applied_total"] < keys || m["reads_waiting"] != 0 {
+		t.Errorf("/metrics: lightcone_meteor_applied_total = %v, reads_waiting = %v; want at least %d and 0", m["applied_total"], m["reads_waiting"], keys)
+	}
 	var st struct {
 		Keyspaces []struct {
 			Name  string
 			Lease *struct {
 				MastersHeld int `json:"masters_held"`
 			} `json:"lease"`
+			Meteor *struct {
+				Applied int `json:"applied"`
+			} `json:"meteor"`
 		}
 	}
 	body := httpBody(t, "http://"+addrs.HTTP+"/status")
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatalf("/status: %v\n%s", err, body)
 	}
-	if len(st.Keyspaces) != 2 || st.Keyspaces[0].Name != "default" || st.Keyspaces[0].Lease != nil ||
-		st.Keyspaces[1].Name != "glob" || st.Keyspaces[1].Lease == nil || st.Keyspaces[1].Lease.MastersHeld != keys {
-		t.Errorf("/status keyspaces: want default without lease counters and glob with masters_held %d; got\n%s", keys, body)
+	if len(st.Keyspaces) != 3 || st.Keyspaces[0].Name != "default" || st.Keyspaces[0].Lease != nil || st.Keyspaces[0].Meteor != nil ||
+		st.Keyspaces[1].Name != "glob" || st.Keyspaces[1].Lease == nil || st.Keyspaces[1].Lease.MastersHeld != keys ||
+		st.Keyspaces[2].Name != "ms" || st.Keyspaces[2].Meteor == nil || st.Keyspaces[2].Meteor.Applied < keys {
+		t.Errorf("/status keyspaces: want default without counters, glob with masters_held %d, ms with applied >= %d; got\n%s", keys, keys, body)
 	}
 }

@@ -406,12 +406,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	// naming a keyspace the cluster lacks is refused rather than served by
 	// another one.
 	var defs []keyspace.Def
-	var ksNames, leaseNames []string
+	var ksNames, statNames []string
 	for _, k := range keyspaces {
 		defs = append(defs, keyspace.Def{Name: k.name, Factory: k.factory})
 		ksNames = append(ksNames, k.name)
-		if k.protocol == "lease" {
-			leaseNames = append(leaseNames, k.name)
+		if k.protocol == "lease" || k.protocol == "meteor" {
+			statNames = append(statNames, k.name)
 		}
 	}
 	factory, err := keyspace.NewFactory(defs)
@@ -462,7 +462,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	} else if nd, err = node.New(ncfg); err != nil {
 		return err
 	}
-	exportLeaseStats(m, nd, leaseNames)
+	exportKeyspaceStats(m, nd, statNames)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -545,7 +545,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			Status: func() any {
 				st := map[string]any{"node": me.Name, "region": region, "cluster": lay.name, "protocol": "quorum",
 					"sync": policy, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP,
-					"keyspaces": keyspaceDetails(ctx, nd, keyspaces, leaseNames, log)}
+					"keyspaces": keyspaceDetails(ctx, nd, keyspaces, statNames, log)}
 				if tr != nil {
 					st["peer_addr"] = tr.Addr()
 					st["messages_dropped"] = tr.Dropped()
@@ -686,31 +686,37 @@ func pprofHandler(next http.Handler, token string) http.Handler {
 }
 
 // KeyspaceDetail is one keyspace on /status: its name and policy and, for a
-// lease keyspace, this node's lease counters.
+// lease or meteor keyspace, this node's protocol counters.
 type KeyspaceDetail struct {
-	Name   string       `json:"name"`
-	Policy string       `json:"policy"`
-	Lease  *LeaseStatus `json:"lease,omitempty"`
+	Name   string        `json:"name"`
+	Policy string        `json:"policy"`
+	Lease  *LeaseStatus  `json:"lease,omitempty"`
+	Meteor *MeteorStatus `json:"meteor,omitempty"`
 }
 
-// keyspaceDetails lists the keyspaces, sorted by name, with the lease
-// keyspaces' counters read from the event loop (left out, and logged, if
-// the loop does not answer in time).
-func keyspaceDetails(ctx context.Context, nd *node.Node, kss []servedKeyspace, leaseNames []string, log *slog.Logger) []KeyspaceDetail {
-	var stats map[string]lease.Stats
-	if len(leaseNames) > 0 {
+// keyspaceDetails lists the keyspaces, sorted by name, with the lease and
+// meteor keyspaces' counters read from the event loop (left out, and
+// logged, if the loop does not answer in time).
+func keyspaceDetails(ctx context.Context, nd *node.Node, kss []servedKeyspace, statNames []string, log *slog.Logger) []KeyspaceDetail {
+	var stats map[string]protoStats
+	if len(statNames) > 0 {
 		ctx, cancel := context.WithTimeout(ctx, statsWait)
 		defer cancel()
 		var err error
-		if stats, err = leaseStats(ctx, nd, leaseNames); err != nil {
-			log.Warn("server: status: lease counters", "err", err)
+		if stats, err = keyspaceStats(ctx, nd, statNames); err != nil {
+			log.Warn("server: status: keyspace counters", "err", err)
 		}
 	}
 	var out []KeyspaceDetail
 	for _, k := range kss {
 		d := KeyspaceDetail{Name: k.name, Policy: k.policy}
 		if s, ok := stats[k.name]; ok {
-			d.Lease = leaseStatus(s)
+			if s.lease != nil {
+				d.Lease = leaseStatus(*s.lease)
+			}
+			if s.meteor != nil {
+				d.Meteor = meteorStatus(*s.meteor)
+			}
 		}
 		out = append(out, d)
 	}

@@ -244,6 +244,7 @@ func (r *Replica) pull(e env.Env, peer wire.NodeID, key string, want wire.Versio
 		return
 	}
 	r.pulls[pk] = now
+	r.stats.Pulls++
 	e.Send(peer, &Pull{Key: key, Want: want})
 }
 
@@ -390,6 +391,7 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		if err := saveChain(e.Store(), key, kept); err != nil {
 			return err
 		}
+		r.stats.Compacted += uint64(len(chain) - len(kept))
 	}
 	left := len(kept)
 	for _, p := range reps {

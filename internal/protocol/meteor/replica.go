@@ -168,6 +168,27 @@ type Replica struct {
 	parked []*pread
 	pulls  map[pullKey]int64   // outstanding pulls and when they were sent
 	dirty  map[string]struct{} // keys with more than one version somewhere
+
+	stats Stats
+}
+
+// Stats are a replica's counters since it started: as a replica, the
+// writes it applied and refused (closure passed: kept as copies) and the
+// versions compaction dropped; as a gateway, the writes it restamped after
+// enough refusals and the reads it resent to the next replica; the pulls
+// it sent; and, as a gauge, the reads waiting in its subscription map.
+type Stats struct {
+	Applied, Refused, Compacted uint64
+	Restamps, ReadFailovers     uint64
+	Pulls                       uint64
+	ReadsWaiting                int
+}
+
+// Stats returns the replica's counters.
+func (r *Replica) Stats() Stats {
+	s := r.stats
+	s.ReadsWaiting = len(r.parked)
+	return s
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -405,6 +426,9 @@ func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (bool, err
 	}
 	if ok {
 		r.pending = append(r.pending, Entry{key, rec.Version})
+		r.stats.Applied++
+	} else {
+		r.stats.Refused++
 	}
 	if len(chain) > 1 {
 		r.dirty[key] = struct{}{}
@@ -430,6 +454,7 @@ func (r *Replica) onWriteAck(e env.Env, from wire.NodeID, m *WriteAck) {
 			// can never be committed (doc.go, "Commit"): no read will
 			// return it, so the write can be stamped again, further ahead.
 			o.attempt++
+			r.stats.Restamps++
 			r.startWrite(e, o)
 			return
 		}
@@ -479,6 +504,7 @@ func (r *Replica) resend(e env.Env, t resendTimer) {
 		// newest committed one at or before it), so the read may move on
 		// to the next-nearest replica if the nearest is down.
 		o.tries++
+		r.stats.ReadFailovers++
 		m := &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view}
 		if srv := o.replicas[o.tries%len(o.replicas)]; srv == r.id {
 			r.park(e, r.id, m)

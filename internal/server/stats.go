@@ -9,13 +9,17 @@ import (
 	"github.com/lightcone/lightcone/internal/metrics"
 	"github.com/lightcone/lightcone/internal/node"
 	"github.com/lightcone/lightcone/internal/protocol/lease"
+	"github.com/lightcone/lightcone/internal/protocol/meteor"
 )
 
-// leaseStatser is what a lease keyspace's replica offers the server: its
-// counters (lease.Replica.Stats). Detected rather than asserted on the
-// concrete type, so a wrapper around the replica that passes Stats on
-// keeps its metrics.
-type leaseStatser interface{ Stats(now int64) lease.Stats }
+// leaseStatser and meteorStatser are what lease and meteor keyspaces'
+// replicas offer the server: their counters. Detected rather than asserted
+// on the concrete type, so a wrapper around the replica that passes Stats
+// on keeps its metrics.
+type (
+	leaseStatser  interface{ Stats(now int64) lease.Stats }
+	meteorStatser interface{ Stats() meteor.Stats }
+)
 
 // statsWait bounds how long a scrape or a /status request waits for the
 // event loop to read the counters.
@@ -43,20 +47,48 @@ func leaseStatus(s lease.Stats) *LeaseStatus {
 		AffiliatesAttached: s.Attached, AffiliatesDetached: s.Detached, LeasesHeld: s.LeasesHeld, MastersHeld: s.MastersHeld}
 }
 
-// leaseStats reads the counters of the named keyspaces whose replicas
-// report lease.Stats. It reads them on the node's event loop, which owns
-// the replicas; if ctx ends first it returns the error and nothing else
-// (the loop may still run the read later, into a map nobody looks at).
-func leaseStats(ctx context.Context, nd *node.Node, names []string) (map[string]lease.Stats, error) {
-	out := map[string]lease.Stats{}
+// MeteorStatus is a meteor keyspace's counters on this node, as /status
+// shows them (the lightcone_meteor_* metrics, by the same names).
+type MeteorStatus struct {
+	Applied       uint64 `json:"applied"`
+	Refused       uint64 `json:"refused"`
+	Compacted     uint64 `json:"compacted"`
+	Restamps      uint64 `json:"restamps"`
+	ReadFailovers uint64 `json:"read_failovers"`
+	Pulls         uint64 `json:"pulls"`
+	ReadsWaiting  int    `json:"reads_waiting"`
+}
+
+func meteorStatus(s meteor.Stats) *MeteorStatus {
+	return &MeteorStatus{Applied: s.Applied, Refused: s.Refused, Compacted: s.Compacted, Restamps: s.Restamps,
+		ReadFailovers: s.ReadFailovers, Pulls: s.Pulls, ReadsWaiting: s.ReadsWaiting}
+}
+
+// protoStats is one keyspace's protocol counters: lease or meteor.
+type protoStats struct {
+	lease  *lease.Stats
+	meteor *meteor.Stats
+}
+
+// keyspaceStats reads the counters of the named keyspaces whose replicas
+// report them. It reads them on the node's event loop, which owns the
+// replicas; if ctx ends first it returns the error and nothing else (the
+// loop may still run the read later, into a map nobody looks at).
+func keyspaceStats(ctx context.Context, nd *node.Node, names []string) (map[string]protoStats, error) {
+	out := map[string]protoStats{}
 	err := nd.Inspect(ctx, func(r env.Replica, now int64) {
 		mux, ok := r.(*keyspace.Mux)
 		if !ok {
 			return
 		}
 		for _, name := range names {
-			if s, ok := mux.Replica(name).(leaseStatser); ok {
-				out[name] = s.Stats(now)
+			switch rep := mux.Replica(name).(type) {
+			case leaseStatser:
+				s := rep.Stats(now)
+				out[name] = protoStats{lease: &s}
+			case meteorStatser:
+				s := rep.Stats()
+				out[name] = protoStats{meteor: &s}
 			}
 		}
 	})
@@ -89,22 +121,43 @@ func leaseMetrics(s lease.Stats) []metrics.Stat {
 	}
 }
 
-// exportLeaseStats registers the lightcone_lease_* series of the named
-// lease keyspaces, read at each scrape.
-func exportLeaseStats(m *metrics.Metrics, nd *node.Node, names []string) {
+// meteorMetrics are s as the lightcone_meteor_* series.
+func meteorMetrics(s meteor.Stats) []metrics.Stat {
+	c := func(name, help string, v uint64) metrics.Stat {
+		return metrics.Stat{Name: "meteor_" + name, Help: help, Value: float64(v)}
+	}
+	return []metrics.Stat{
+		c("applied_total", "Write copies this node applied as a replica.", s.Applied),
+		c("refused_total", "Write copies this node refused because its closure had passed their stamp (kept as copies).", s.Refused),
+		c("compacted_total", "Versions compaction dropped at this node.", s.Compacted),
+		c("restamps_total", "Writes this node restamped as gateway after enough replicas refused them.", s.Restamps),
+		c("read_failovers_total", "Reads this node resent to the next replica as gateway.", s.ReadFailovers),
+		c("pulls_total", "Pulls this node sent for a peer's versions or a value.", s.Pulls),
+		{Name: "meteor_reads_waiting", Help: "Reads waiting at this node for statuses or commit decisions.", Gauge: true, Value: float64(s.ReadsWaiting)},
+	}
+}
+
+// exportKeyspaceStats registers the lightcone_lease_* and
+// lightcone_meteor_* series of the named keyspaces, read at each scrape.
+func exportKeyspaceStats(m *metrics.Metrics, nd *node.Node, names []string) {
 	if len(names) == 0 {
 		return
 	}
 	m.AddKeyspaceStats(func() (map[string][]metrics.Stat, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), statsWait)
 		defer cancel()
-		st, err := leaseStats(ctx, nd, names)
+		st, err := keyspaceStats(ctx, nd, names)
 		if err != nil {
 			return nil, err
 		}
 		out := make(map[string][]metrics.Stat, len(st))
 		for ks, s := range st {
-			out[ks] = leaseMetrics(s)
+			switch {
+			case s.lease != nil:
+				out[ks] = leaseMetrics(*s.lease)
+			case s.meteor != nil:
+				out[ks] = meteorMetrics(*s.meteor)
+			}
 		}
 		return out, nil
 	})
