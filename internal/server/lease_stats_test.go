@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
 	"github.com/lightcone/lightcone/internal/server"
 )
 
@@ -24,7 +27,7 @@ func TestLeaseStatsInProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan server.Addrs, 1)
 	done := make(chan error, 1)
-	cfg := server.Config{DataDir: t.TempDir(), RESPAddr: "127.0.0.1:0", GRPCAddr: "off", HTTPAddr: "127.0.0.1:0", Sync: "never",
+	cfg := server.Config{DataDir: t.TempDir(), RESPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", Sync: "never",
 		Keyspaces: []server.KeyspacePolicy{{Name: "glob", Protocol: "lease"}, {Name: "ms", Protocol: "meteor"}},
 		Log:       slog.New(slog.DiscardHandler), Ready: func(a server.Addrs) { ready <- a }}
 	go func() { done <- server.Run(ctx, cfg) }()
@@ -98,5 +101,21 @@ func TestLeaseStatsInProcess(t *testing.T) {
 		st.Keyspaces[1].Name != "glob" || st.Keyspaces[1].Lease == nil || st.Keyspaces[1].Lease.MastersHeld != keys ||
 		st.Keyspaces[2].Name != "ms" || st.Keyspaces[2].Meteor == nil || st.Keyspaces[2].Meteor.Applied < keys {
 		t.Errorf("/status keyspaces: want default without counters, glob with masters_held %d, ms with applied >= %d; got\n%s", keys, keys, body)
+	}
+	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	gst, err := lightconev1.NewKVClient(conn).Status(ctx, &lightconev1.StatusRequest{})
+	if err != nil {
+		t.Fatalf("gRPC Status: %v", err)
+	}
+	counters := map[string]map[string]float64{}
+	for _, k := range gst.Keyspaces {
+		counters[k.Name] = k.Counters
+	}
+	if len(counters["default"]) != 0 || counters["glob"]["lease_masters_held"] != keys || counters["ms"]["meteor_applied_total"] < keys {
+		t.Errorf("gRPC Status counters: want none for default, lease_masters_held %d for glob, meteor_applied_total >= %d for ms; got %v", keys, keys, counters)
 	}
 }

@@ -522,7 +522,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			HasKeyspace: func(name string) bool { return slices.Contains(ksNames, name) },
 			Status: func() *lightconev1.StatusResponse {
 				return &lightconev1.StatusResponse{Node: me.Name, Region: region, Protocol: "quorum", Version: Version,
-					Keyspaces: keyspaceStatus(keyspaces)}
+					Keyspaces: keyspaceStatus(nd, keyspaces, statNames, log)}
 			}}, nd, opts...)
 		addrs.GRPC = l.Addr().String()
 		closers = append(closers, func() error { gs.GracefulStop(); return nil })
@@ -724,10 +724,38 @@ func keyspaceDetails(ctx context.Context, nd *node.Node, kss []servedKeyspace, s
 	return out
 }
 
-func keyspaceStatus(kss []servedKeyspace) []*lightconev1.KeyspaceStatus {
+// keyspaceStatus is the keyspaces for gRPC Status, sorted by name, with
+// the lease and meteor keyspaces' counters (left out, and logged, if the
+// event loop does not answer in time).
+func keyspaceStatus(nd *node.Node, kss []servedKeyspace, statNames []string, log *slog.Logger) []*lightconev1.KeyspaceStatus {
+	var stats map[string]protoStats
+	if len(statNames) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), statsWait)
+		defer cancel()
+		var err error
+		if stats, err = keyspaceStats(ctx, nd, statNames); err != nil {
+			log.Warn("server: grpc status: keyspace counters", "err", err)
+		}
+	}
 	var out []*lightconev1.KeyspaceStatus
 	for _, k := range kss {
-		out = append(out, &lightconev1.KeyspaceStatus{Name: k.name, Policy: k.policy})
+		ks := &lightconev1.KeyspaceStatus{Name: k.name, Policy: k.policy}
+		if s, ok := stats[k.name]; ok {
+			var ms []metrics.Stat
+			switch {
+			case s.lease != nil:
+				ms = leaseMetrics(*s.lease)
+			case s.meteor != nil:
+				ms = meteorMetrics(*s.meteor)
+			}
+			if len(ms) > 0 {
+				ks.Counters = make(map[string]float64, len(ms))
+				for _, m := range ms {
+					ks.Counters[m.Name] = m.Value
+				}
+			}
+		}
+		out = append(out, ks)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

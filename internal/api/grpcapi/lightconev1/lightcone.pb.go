@@ -767,7 +767,12 @@ type KeyspaceStatus struct {
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Replication policy, as the node's configuration spells it (for
 	// example "quorum rf=3 read=LOCAL_QUORUM write=QUORUM").
-	Policy        string `protobuf:"bytes,2,opt,name=policy,proto3" json:"policy,omitempty"`
+	Policy string `protobuf:"bytes,2,opt,name=policy,proto3" json:"policy,omitempty"`
+	// This node's protocol counters and gauges for the keyspace (lease and
+	// meteor keyspaces), by the names of the lightcone_* metrics without the
+	// prefix, e.g. "lease_grants_total" or "meteor_applied_total". Empty if
+	// the protocol has none or the node did not answer in time.
+	Counters      map[string]float64 `protobuf:"bytes,3,rep,name=counters,proto3" json:"counters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -814,6 +819,13 @@ func (x *KeyspaceStatus) GetPolicy() string {
 		return x.Policy
 	}
 	return ""
+}
+
+func (x *KeyspaceStatus) GetCounters() map[string]float64 {
+	if x != nil {
+		return x.Counters
+	}
+	return nil
 }
 
 // StatusResponse describes a node.
@@ -1050,10 +1062,14 @@ const file_lightcone_v1_lightcone_proto_rawDesc = "" +
 	"\vconsistency\x18\x03 \x01(\x0e2\x19.lightcone.v1.ConsistencyR\vconsistency\"G\n" +
 	"\x10BatchGetResponse\x123\n" +
 	"\aresults\x18\x01 \x03(\v2\x19.lightcone.v1.GetResponseR\aresults\"\x0f\n" +
-	"\rStatusRequest\"<\n" +
+	"\rStatusRequest\"\xc1\x01\n" +
 	"\x0eKeyspaceStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
-	"\x06policy\x18\x02 \x01(\tR\x06policy\"\xae\x01\n" +
+	"\x06policy\x18\x02 \x01(\tR\x06policy\x12F\n" +
+	"\bcounters\x18\x03 \x03(\v2*.lightcone.v1.KeyspaceStatus.CountersEntryR\bcounters\x1a;\n" +
+	"\rCountersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xae\x01\n" +
 	"\x0eStatusResponse\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x16\n" +
 	"\x06region\x18\x02 \x01(\tR\x06region\x12\x1a\n" +
@@ -1102,7 +1118,7 @@ func file_lightcone_v1_lightcone_proto_rawDescGZIP() []byte {
 }
 
 var file_lightcone_v1_lightcone_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lightcone_v1_lightcone_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_lightcone_v1_lightcone_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_lightcone_v1_lightcone_proto_goTypes = []any{
 	(Consistency)(0),         // 0: lightcone.v1.Consistency
 	(UpdateMode)(0),          // 1: lightcone.v1.UpdateMode
@@ -1120,6 +1136,7 @@ var file_lightcone_v1_lightcone_proto_goTypes = []any{
 	(*StatusResponse)(nil),   // 13: lightcone.v1.StatusResponse
 	(*MigrateRequest)(nil),   // 14: lightcone.v1.MigrateRequest
 	(*MigrateResponse)(nil),  // 15: lightcone.v1.MigrateResponse
+	nil,                      // 16: lightcone.v1.KeyspaceStatus.CountersEntry
 }
 var file_lightcone_v1_lightcone_proto_depIdxs = []int32{
 	0,  // 0: lightcone.v1.GetRequest.consistency:type_name -> lightcone.v1.Consistency
@@ -1132,24 +1149,25 @@ var file_lightcone_v1_lightcone_proto_depIdxs = []int32{
 	2,  // 7: lightcone.v1.DeleteResponse.version:type_name -> lightcone.v1.Version
 	0,  // 8: lightcone.v1.BatchGetRequest.consistency:type_name -> lightcone.v1.Consistency
 	4,  // 9: lightcone.v1.BatchGetResponse.results:type_name -> lightcone.v1.GetResponse
-	12, // 10: lightcone.v1.StatusResponse.keyspaces:type_name -> lightcone.v1.KeyspaceStatus
-	3,  // 11: lightcone.v1.KV.Get:input_type -> lightcone.v1.GetRequest
-	5,  // 12: lightcone.v1.KV.Put:input_type -> lightcone.v1.PutRequest
-	7,  // 13: lightcone.v1.KV.Delete:input_type -> lightcone.v1.DeleteRequest
-	9,  // 14: lightcone.v1.KV.BatchGet:input_type -> lightcone.v1.BatchGetRequest
-	11, // 15: lightcone.v1.KV.Status:input_type -> lightcone.v1.StatusRequest
-	14, // 16: lightcone.v1.KV.Migrate:input_type -> lightcone.v1.MigrateRequest
-	4,  // 17: lightcone.v1.KV.Get:output_type -> lightcone.v1.GetResponse
-	6,  // 18: lightcone.v1.KV.Put:output_type -> lightcone.v1.PutResponse
-	8,  // 19: lightcone.v1.KV.Delete:output_type -> lightcone.v1.DeleteResponse
-	10, // 20: lightcone.v1.KV.BatchGet:output_type -> lightcone.v1.BatchGetResponse
-	13, // 21: lightcone.v1.KV.Status:output_type -> lightcone.v1.StatusResponse
-	15, // 22: lightcone.v1.KV.Migrate:output_type -> lightcone.v1.MigrateResponse
-	17, // [17:23] is the sub-list for method output_type
-	11, // [11:17] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	16, // 10: lightcone.v1.KeyspaceStatus.counters:type_name -> lightcone.v1.KeyspaceStatus.CountersEntry
+	12, // 11: lightcone.v1.StatusResponse.keyspaces:type_name -> lightcone.v1.KeyspaceStatus
+	3,  // 12: lightcone.v1.KV.Get:input_type -> lightcone.v1.GetRequest
+	5,  // 13: lightcone.v1.KV.Put:input_type -> lightcone.v1.PutRequest
+	7,  // 14: lightcone.v1.KV.Delete:input_type -> lightcone.v1.DeleteRequest
+	9,  // 15: lightcone.v1.KV.BatchGet:input_type -> lightcone.v1.BatchGetRequest
+	11, // 16: lightcone.v1.KV.Status:input_type -> lightcone.v1.StatusRequest
+	14, // 17: lightcone.v1.KV.Migrate:input_type -> lightcone.v1.MigrateRequest
+	4,  // 18: lightcone.v1.KV.Get:output_type -> lightcone.v1.GetResponse
+	6,  // 19: lightcone.v1.KV.Put:output_type -> lightcone.v1.PutResponse
+	8,  // 20: lightcone.v1.KV.Delete:output_type -> lightcone.v1.DeleteResponse
+	10, // 21: lightcone.v1.KV.BatchGet:output_type -> lightcone.v1.BatchGetResponse
+	13, // 22: lightcone.v1.KV.Status:output_type -> lightcone.v1.StatusResponse
+	15, // 23: lightcone.v1.KV.Migrate:output_type -> lightcone.v1.MigrateResponse
+	18, // [18:24] is the sub-list for method output_type
+	12, // [12:18] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_lightcone_v1_lightcone_proto_init() }
@@ -1163,7 +1181,7 @@ func file_lightcone_v1_lightcone_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lightcone_v1_lightcone_proto_rawDesc), len(file_lightcone_v1_lightcone_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -4,4 +4,4 @@ package lightconev1
 
 // ProtoSHA256 is the SHA-256 of proto/lightcone/v1/lightcone.proto, carriage
 // returns removed, that the code in this package was generated from.
-const ProtoSHA256 = "796eb4070355e29cc746c66d4472c0f2d1df55a1b64b13b8ce49d67e91d34d73"
+const ProtoSHA256 = "3c6e6a10b9f2e7f1bcf0cc2f78513a280de6de42f2fa6e1a7074948a62bfe6d0"
