@@ -92,7 +92,8 @@ type Config struct {
 	// Horizon is how far back reads may look: a replica keeps, besides the
 	// versions stamped within Horizon of its clock, the newest committed
 	// one before, and refuses (retryably) a read whose view time is older.
-	// It must exceed ReadTimeout. Default ReadTimeout + 5s.
+	// It must exceed ReadTimeout and WriteTimeout. Default
+	// max(ReadTimeout, WriteTimeout) + 5s.
 	Horizon time.Duration
 
 	acceptLate bool // teeth tests: apply writes the closure has passed (export_test.go)
@@ -134,7 +135,7 @@ func (c *Config) EnsureDefaults(regions int) {
 		c.WriteLead = 10 * time.Millisecond
 	}
 	if c.Horizon == 0 {
-		c.Horizon = c.ReadTimeout + 5*time.Second
+		c.Horizon = max(c.ReadTimeout, c.WriteTimeout) + 5*time.Second
 	}
 }
 
@@ -166,8 +167,8 @@ func (c *Config) Validate(nodesPerRegion []int) error {
 			return fmt.Errorf("meteor: %s = %s; must not be negative", d.name, d.v)
 		}
 	}
-	if c.Horizon <= c.ReadTimeout {
-		return fmt.Errorf("meteor: horizon = %s; must exceed read_timeout (%s): a parked read must not outlive the versions it may return", c.Horizon, c.ReadTimeout)
+	if c.Horizon <= max(c.ReadTimeout, c.WriteTimeout) {
+		return fmt.Errorf("meteor: horizon = %s; must exceed read_timeout (%s) and write_timeout (%s): reads and write retries must not outlive the versions they concern", c.Horizon, c.ReadTimeout, c.WriteTimeout)
 	}
 	return nil
 }

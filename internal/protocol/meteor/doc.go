@@ -74,9 +74,15 @@
 //     at or after it and writes are stamped after it. A gateway stores a
 //     bound above its stamps before a write stamped beyond it leaves; after
 //     a restart every client's floor, and the HLC, start above that bound.
-//   - Compaction. A replica keeps the versions stamped within Horizon of
-//     its clock and the newest committed one before; reads older than
-//     Horizon are refused (retryable).
+//   - Compaction. Each sweep raises the replica's watermark to its closure
+//     less Horizon (closure, not clock: it never goes back, and a restart
+//     resumes above it). A replica keeps the versions above the watermark
+//     and the newest committed one below. Below the watermark nothing is
+//     exact any more: reads viewing there are refused (retryable), absence
+//     below it counts for nothing in commit decisions (a pull answer
+//     carries the sender's watermark), a write copy stamped there gets no
+//     answer (it may have been applied and compacted), and the watermark is
+//     every client's order floor.
 //
 // # Guarantee
 //
@@ -104,10 +110,13 @@
 //
 // # Clock assumption
 //
-// None for safety. For liveness and latency: each node's clock is
-// monotonic, and any two nodes' clocks differ by at most ε = MaxClockSkew
-// (§4.2.2, |t1 − t2| ≤ ε; default 2 ms); larger skew makes writes be
-// refused and restamped, and reads wait longer.
+// None for safety, not even monotonic clocks: every promise is kept by
+// values that only grow (closure, watermark, stamp bound) and are stored
+// before they leave. For liveness and latency: any two nodes' clocks differ
+// by at most ε = MaxClockSkew (§4.2.2, |t1 − t2| ≤ ε; default 2 ms); larger
+// skew makes writes be refused and restamped, and reads wait longer or are
+// refused as too old after a clock steps back. The seeded fault runs step
+// clocks by up to ±3 s (TestModesUnderFaults, TestClockSteps).
 //
 // # Failures
 //

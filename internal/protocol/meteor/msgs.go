@@ -102,6 +102,9 @@ type PullResp struct {
 	Versions []wire.Version
 	Has      bool
 	Rec      store.Record
+	// Watermark is the peer's compaction watermark: Versions is the whole
+	// story only above it.
+	Watermark int64
 }
 
 // Kind implements wire.Msg.
@@ -279,7 +282,8 @@ func (m *PullResp) AppendPayload(b []byte) []byte {
 		b = wire.AppendVersion(b, v)
 	}
 	b = wire.AppendBool(b, m.Has)
-	return store.AppendWire(b, m.Rec)
+	b = store.AppendWire(b, m.Rec)
+	return wire.AppendVarint(b, m.Watermark)
 }
 
 // DecodePayload implements wire.Encodable.
@@ -296,5 +300,5 @@ func (m *PullResp) DecodePayload(d *wire.Decoder) {
 	for i := range m.Versions {
 		m.Versions[i] = d.Version()
 	}
-	m.Has, m.Rec = d.Bool(), store.DecodeWire(d)
+	m.Has, m.Rec, m.Watermark = d.Bool(), store.DecodeWire(d), d.Varint()
 }

@@ -74,9 +74,12 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 	n := len(reps)
 	w := r.ks.cfg.writeAcks(n)
 	held, absent := 0, 0
+	// Below the compaction watermark a missing version may have been
+	// compacted: absence counts only above it.
+	exact := v.TS.WallNanos > r.gcMark
 	if applied(chain, v) {
 		held++
-	} else if r.closure(e) >= v.TS.WallNanos {
+	} else if exact && r.closure(e) >= v.TS.WallNanos {
 		absent++
 	}
 	for _, p := range reps {
@@ -90,7 +93,7 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 		switch {
 		case hasVersion(pv.ver[key], v):
 			held++
-		case pv.closedAt(key, v.TS.WallNanos):
+		case exact && pv.closedAt(key, v.TS.WallNanos):
 			absent++
 		}
 	}
@@ -119,7 +122,7 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 // consistent cut, doc.go "Reads").
 func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	key, view := pr.req.Key, pr.req.ViewTs
-	if view <= e.Now()-int64(r.ks.cfg.Horizon) {
+	if view <= r.gcMark {
 		r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, TooOld: true})
 		return true
 	}
@@ -215,7 +218,7 @@ func (r *Replica) probe(e env.Env, p wire.NodeID, pv *peerView, key string) {
 	if pv == nil || !pv.known || pv.complete {
 		return
 	}
-	if s, ok := pv.probed[key]; !ok || s < pv.floor {
+	if pr, ok := pv.probed[key]; !ok || pr.seq < pv.floor {
 		r.pull(e, p, key, wire.Version{})
 	}
 }
@@ -256,7 +259,7 @@ func (r *Replica) onPull(e env.Env, from wire.NodeID, m *Pull) {
 	}
 	// Seq is the last status sent: every version applied after this answer
 	// is in a later one.
-	resp := &PullResp{Key: m.Key, Epoch: r.epoch, Seq: r.seq}
+	resp := &PullResp{Key: m.Key, Epoch: r.epoch, Seq: r.seq, Watermark: r.gcMark}
 	for _, c := range chain {
 		if c.Applied {
 			resp.Versions = append(resp.Versions, c.Version)
@@ -287,7 +290,7 @@ func (r *Replica) onPullResp(e env.Env, from wire.NodeID, m *PullResp) {
 		}
 		if pv.known && pv.epoch == m.Epoch && m.Seq >= pv.floor {
 			if _, ok := pv.probed[m.Key]; !ok {
-				pv.probed[m.Key] = m.Seq
+				pv.probed[m.Key] = probe{seq: m.Seq, mark: m.Watermark}
 			}
 		}
 	}
@@ -312,14 +315,16 @@ func (r *Replica) keepCopy(e env.Env, key string, rec store.Record) error {
 // overdue pulls and order floors no operation can need.
 func (r *Replica) sweep(e env.Env) {
 	now := e.Now()
-	horizon := int64(r.ks.cfg.Horizon)
+	// The watermark follows the closure, not the clock, so a clock that
+	// jumps ahead and back never lets a read view below what was compacted.
+	r.gcMark = max(r.gcMark, min(r.closure(e), r.durable)-int64(r.ks.cfg.Horizon))
 	keys := make([]string, 0, len(r.dirty))
 	for k := range r.dirty { // lint:order-independent (sorted below)
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if err := r.compact(e, k, now-horizon); err != nil {
+		if err := r.compact(e, k, r.gcMark); err != nil {
 			e.Log().Error("meteor: cannot compact a key's versions", "key", k, "err", err)
 		}
 	}
@@ -329,8 +334,8 @@ func (r *Replica) sweep(e env.Env) {
 		}
 	}
 	for c, fl := range r.floors { // lint:order-independent (deletes only)
-		// A floor below every view time a read can have now is moot.
-		if fl < now-horizon {
+		// The watermark is every client's floor (Replica.floor).
+		if fl <= r.gcMark {
 			delete(r.floors, c)
 		}
 	}

@@ -154,8 +154,11 @@ type Replica struct {
 	stampBound int64
 
 	// Closure (doc.go): no write stamped at or before closed is applied
-	// from now on; durable is the bound stored under closedKey.
-	closed, durable int64
+	// from now on; durable is the bound stored under closedKey. gcMark is
+	// the compaction watermark, closure − Horizon at the last sweep: at or
+	// below it, chains and the status map are not exact, and reads are
+	// refused. Both only grow, and a restart resumes above them.
+	closed, durable, gcMark int64
 
 	// Status dispatcher (status.go).
 	epoch   uint64
@@ -326,8 +329,9 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 	}
 }
 
-// floor is client c's order floor.
-func (r *Replica) floor(c wire.ClientID) int64 { return max(r.floors[c], r.bootFloor) }
+// floor is client c's order floor. Floors below the compaction watermark
+// are forgotten (sweep), so the watermark is a floor for every client.
+func (r *Replica) floor(c wire.ClientID) int64 { return max(r.floors[c], r.bootFloor, r.gcMark) }
 
 func (r *Replica) raiseFloor(c wire.ClientID, ts int64) {
 	if ts > r.floors[c] {
@@ -375,12 +379,14 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 	}
 	r.armResend(e, o, 2*lead)
 	if local {
-		applied, err := r.applyWrite(e, o.req.Key, rec)
+		out, err := r.applyWrite(e, o.req.Key, rec)
 		if err != nil {
 			e.Log().Error("meteor: cannot apply a write", "key", o.req.Key, "err", err)
 			return
 		}
-		r.onWriteAck(e, r.id, &WriteAck{Op: o.id, Key: o.req.Key, Rej: !applied, Version: rec.Version})
+		if out != forgotten {
+			r.onWriteAck(e, r.id, &WriteAck{Op: o.id, Key: o.req.Key, Rej: out == refused, Version: rec.Version})
+		}
 	}
 }
 
@@ -397,43 +403,74 @@ func (r *Replica) live(e env.Env, p wire.NodeID) bool {
 	return e.Now()-pv.heardAt <= int64(5*r.ks.cfg.DispatchInterval+20*time.Millisecond)+2*int64(r.ks.cfg.OneWay(p, r.id))
 }
 
-// closure is the closure this replica keeps from now on: max(clock, every
-// closure it promised).
+// closure is the closure this replica promises from now on: its clock, or
+// a later closure it promised, and never more than the bound stored under
+// closedKey. The bound is raised (stored) when the clock passes it; the
+// handler's messages leave after the store syncs, so every promise that
+// leaves — in a status, in a read this replica counted itself in — survives
+// a restart whose clock reads earlier. If the store fails, the promise
+// stays at the stored bound.
 func (r *Replica) closure(e env.Env) int64 {
 	r.closed = max(r.closed, e.Now())
+	if r.closed > r.durable {
+		bound := r.closed + int64(durableAhead)
+		if err := e.Store().Put(closedKey, store.Record{Version: wire.Version{TS: hlc.Timestamp{WallNanos: bound}}}); err != nil {
+			e.Log().Error("meteor: cannot store the closure bound", "err", err)
+			return r.durable
+		}
+		r.durable = bound
+	}
 	return r.closed
 }
+
+// writeOutcome is a replica's answer to a write copy.
+type writeOutcome uint8
+
+const (
+	accepted  writeOutcome = iota + 1
+	refused                // the closure had passed it: kept as a copy
+	forgotten              // compacted: whether it was applied is unknown here
+)
 
 // applyWrite is writeLocal (Fig. 4.14b) over a multi-version chain: add rec
 // to key's versions and register it for the next status message, unless
 // the closure has passed its timestamp — the replica has then told its
 // peers it holds nothing stamped that early beyond what it reported, so it
 // refuses the write (doc.go, "Closure") and keeps the record only as a copy
-// that a read here may serve if the write commits elsewhere. It reports
-// whether rec is applied here; a duplicate gets the first answer again.
-func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (bool, error) {
+// that a read here may serve if the write commits elsewhere. A duplicate
+// gets the first answer again; a duplicate of a version at or below the
+// compaction watermark may have been compacted away, and gets no answer
+// (answering "refused" for a version this replica applied would let the
+// gateway restamp a committed write).
+func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (writeOutcome, error) {
 	chain, err := loadChain(e.Store(), key)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	if i := chainIndex(chain, rec.Version); i >= 0 {
-		return chain[i].Applied, nil
+		if chain[i].Applied {
+			return accepted, nil
+		}
+		return refused, nil
+	}
+	if rec.Version.TS.WallNanos <= r.gcMark {
+		return forgotten, nil
 	}
 	ok := rec.Version.TS.WallNanos > r.closure(e) || r.ks.cfg.acceptLate
 	chain = chainInsert(chain, link{Record: rec, Applied: ok})
 	if err := saveChain(e.Store(), key, chain); err != nil {
-		return false, err
-	}
-	if ok {
-		r.pending = append(r.pending, Entry{key, rec.Version})
-		r.stats.Applied++
-	} else {
-		r.stats.Refused++
+		return 0, err
 	}
 	if len(chain) > 1 {
 		r.dirty[key] = struct{}{}
 	}
-	return ok, nil
+	if !ok {
+		r.stats.Refused++
+		return refused, nil
+	}
+	r.pending = append(r.pending, Entry{key, rec.Version})
+	r.stats.Applied++
+	return accepted, nil
 }
 
 func (r *Replica) onWriteAck(e env.Env, from wire.NodeID, m *WriteAck) {
@@ -549,14 +586,17 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	switch m := m.(type) {
 	case *Write:
-		applied, err := r.applyWrite(e, m.Key, m.Rec)
+		out, err := r.applyWrite(e, m.Key, m.Rec)
 		if err != nil {
 			// No answer unless the write is stored.
 			e.Log().Error("meteor: cannot apply a write", "key", m.Key, "err", err)
 			return
 		}
-		e.Send(from, &WriteAck{Op: m.Op, Key: m.Key, Rej: !applied, Version: m.Rec.Version})
-		if applied {
+		if out == forgotten {
+			return
+		}
+		e.Send(from, &WriteAck{Op: m.Op, Key: m.Key, Rej: out == refused, Version: m.Rec.Version})
+		if out == accepted {
 			r.recheck(e)
 		}
 	case *WriteAck:

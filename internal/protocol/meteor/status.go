@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
-	"github.com/lightcone/lightcone/internal/hlc"
-	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -44,16 +42,7 @@ func (p *sentPayload) forPeer(q wire.NodeID) Payload {
 // (applyWrite). The closure's bound is stored before the status leaves.
 func (r *Replica) dispatch(e env.Env) {
 	r.seq++
-	p := sentPayload{seq: r.seq, msgTs: r.closure(e)}
-	if p.msgTs > r.durable {
-		r.durable = p.msgTs + int64(durableAhead)
-		if err := e.Store().Put(closedKey, store.Record{Version: wire.Version{TS: hlc.Timestamp{WallNanos: r.durable}}}); err != nil {
-			e.Log().Error("meteor: cannot store the closure; no status sent", "err", err)
-			r.durable = 0
-			r.seq--
-			return
-		}
-	}
+	p := sentPayload{seq: r.seq, msgTs: min(r.closure(e), r.durable)}
 	for _, en := range r.pending {
 		p.entries = append(p.entries, sentEntry{en, r.ks.Replicas(nil, en.Key)})
 	}
@@ -79,7 +68,7 @@ func (r *Replica) dispatch(e env.Env) {
 // durableAhead is how far ahead of the closure its stored bound is set, so
 // the bound is written about once per durableAhead rather than with every
 // status.
-const durableAhead = time.Second
+const durableAhead = 250 * time.Millisecond
 
 // peerView is the status map's record of one peer (Fig. 4.13b): the
 // versions it has reported applying, and up to which status its report is
@@ -99,7 +88,15 @@ type peerView struct {
 	floor  uint64
 	buf    map[uint64]Payload        // payloads after a gap, waiting for it to fill
 	ver    map[string][]wire.Version // key → versions reported applied, oldest first
-	probed map[string]uint64         // key → Seq of the pull that told its state
+	probed map[string]probe          // keys whose state a pull told
+}
+
+// probe is what a pull told of a peer's key: the Seq of the last status it
+// had sent, and its compaction watermark, at or below which the versions it
+// listed are not the whole story.
+type probe struct {
+	seq  uint64
+	mark int64
 }
 
 // add records that the peer applied v of key.
@@ -139,8 +136,8 @@ func (pv *peerView) closedAt(key string, t int64) bool {
 	if pv.complete {
 		return true
 	}
-	s, ok := pv.probed[key]
-	return ok && pv.contiguous >= s
+	pr, ok := pv.probed[key]
+	return ok && pv.contiguous >= pr.seq && t > pr.mark
 }
 
 // onStatus is updateStatus (Fig. 4.13b): add the status to the status map,
@@ -148,7 +145,7 @@ func (pv *peerView) closedAt(key string, t int64) bool {
 func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 	pv := r.peers[from]
 	if pv == nil {
-		pv = &peerView{buf: map[uint64]Payload{}, ver: map[string][]wire.Version{}, probed: map[string]uint64{}}
+		pv = &peerView{buf: map[uint64]Payload{}, ver: map[string][]wire.Version{}, probed: map[string]probe{}}
 		r.peers[from] = pv
 	}
 	pv.heardAt = e.Now()
