@@ -131,6 +131,11 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		e.Log().Error("meteor: read failed", "key", key, "err", err)
 		return false
 	}
+	if len(chain) > 1 {
+		// The set of keys to compact is not stored: a restarted replica
+		// relearns it from the keys it touches.
+		r.dirty[key] = struct{}{}
+	}
 	n := len(pr.replicas)
 	need := n - r.ks.cfg.writeAcks(n) + 1
 	var cands []wire.Version
