@@ -74,12 +74,15 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 	n := len(reps)
 	w := r.ks.cfg.writeAcks(n)
 	held, absent := 0, 0
-	// Below the compaction watermark a missing version may have been
-	// compacted: absence counts only above it.
-	exact := v.TS.WallNanos > r.gcMark
+	// Compaction drops only versions older than the key's committed base,
+	// or known never to commit, and every read views above the watermark,
+	// which is above every base: no read or compaction evaluates a version
+	// below a base, so absence from the local chain or a status-built view
+	// is exact for every version evaluated here. A pulled list is exact only
+	// above the sender's own watermark or oldest entry (knowsAbsent).
 	if applied(chain, v) {
 		held++
-	} else if exact && r.closure(e) >= v.TS.WallNanos {
+	} else if r.closure(e) >= v.TS.WallNanos {
 		absent++
 	}
 	for _, p := range reps {
@@ -93,7 +96,7 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 		switch {
 		case hasVersion(pv.ver[key], v):
 			held++
-		case exact && pv.closedAt(key, v.TS.WallNanos):
+		case pv.knowsAbsent(key, v):
 			absent++
 		}
 	}
@@ -295,7 +298,11 @@ func (r *Replica) onPullResp(e env.Env, from wire.NodeID, m *PullResp) {
 		}
 		if pv.known && pv.epoch == m.Epoch && m.Seq >= pv.floor {
 			if _, ok := pv.probed[m.Key]; !ok {
-				pv.probed[m.Key] = probe{seq: m.Seq, mark: m.Watermark}
+				pr := probe{seq: m.Seq, mark: m.Watermark}
+				if len(m.Versions) > 0 {
+					pr.first = m.Versions[0]
+				}
+				pv.probed[m.Key] = pr
 			}
 		}
 	}

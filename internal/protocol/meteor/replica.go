@@ -228,6 +228,12 @@ type opTimer struct{ op uint64 }
 // answered attempt: a lost write copy would otherwise leave the write
 // undecided (a far replica refuses it), and a lost read would wait for the
 // read timeout.
+// restampTimer stamps attempt of an operation again (onWriteAck).
+type restampTimer struct {
+	op      uint64
+	attempt int
+}
+
 type resendTimer struct {
 	op      uint64
 	attempt int
@@ -266,7 +272,12 @@ func (r *Replica) Start(e env.Env) {
 	if rec, ok, err := e.Store().Get(closedKey); err == nil && ok {
 		r.closed = max(r.closed, rec.Version.TS.WallNanos)
 		r.durable = rec.Version.TS.WallNanos
+		// Every watermark before the crash was at most the stored bound
+		// less Horizon; every view this gateway gave a read was at most
+		// its stored closure (startRead).
+		r.gcMark = max(0, r.durable-int64(r.ks.cfg.Horizon))
 	}
+	r.bootFloor = max(r.bootFloor, r.closed)
 	if _, ok, err := e.Store().Get(bootKey); err == nil && !ok {
 		if err := e.Store().Put(bootKey, store.Record{Value: []byte{1}}); err == nil {
 			r.genesis = true
@@ -350,7 +361,9 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 		need = len(o.replicas)
 	}
 	lead := r.ks.Lead(r.id, o.replicas, need, func(p wire.NodeID) bool { return r.live(e, p) }) << min(o.attempt, 6)
-	phys := e.Now() + int64(lead)
+	// From the local closure, not the clock: a clock stepped back must not
+	// make this replica refuse its own stamp forever.
+	phys := max(e.Now(), r.closed) + int64(lead)
 	if fl := r.floor(o.req.Client); phys <= fl {
 		phys = fl + 1
 	}
@@ -492,7 +505,9 @@ func (r *Replica) onWriteAck(e env.Env, from wire.NodeID, m *WriteAck) {
 			// return it, so the write can be stamped again, further ahead.
 			o.attempt++
 			r.stats.Restamps++
-			r.startWrite(e, o)
+			// From a timer, not recursively: a local refusal would
+			// otherwise restamp within this handler.
+			e.SetTimer(0, restampTimer{op: o.id, attempt: o.attempt})
 			return
 		}
 	} else {
@@ -513,6 +528,10 @@ func (r *Replica) onWriteAck(e env.Env, from wire.NodeID, m *WriteAck) {
 // with its view time: T_read − θt, or the client's floor if that is later.
 func (r *Replica) startRead(e env.Env, o *op) {
 	srv := o.replicas[0]
+	// The closure's stored bound covers now, and so the view unless the
+	// client's floor is later (stored by then already): a restarted gateway
+	// starts every client's floor above the views it gave (Start).
+	r.closure(e)
 	o.view = max(e.Now()-int64(r.ks.Theta(r.id, o.replicas)), r.floor(o.req.Client))
 	m := &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view}
 	if srv == r.id {
@@ -625,6 +644,10 @@ func (r *Replica) Timer(e env.Env, payload any) {
 		e.SetTimer(sweepInterval, sweepTimer{})
 	case resendTimer:
 		r.resend(e, t)
+	case restampTimer:
+		if o := r.ops[t.op]; o != nil && o.attempt == t.attempt {
+			r.startWrite(e, o)
+		}
 	case opTimer:
 		o := r.ops[t.op]
 		if o == nil {

@@ -95,8 +95,9 @@ type peerView struct {
 // had sent, and its compaction watermark, at or below which the versions it
 // listed are not the whole story.
 type probe struct {
-	seq  uint64
-	mark int64
+	seq   uint64
+	mark  int64
+	first wire.Version // the oldest version listed (the peer compacts only below its base)
 }
 
 // add records that the peer applied v of key.
@@ -138,6 +139,23 @@ func (pv *peerView) closedAt(key string, t int64) bool {
 	}
 	pr, ok := pv.probed[key]
 	return ok && pv.contiguous >= pr.seq && t > pr.mark
+}
+
+// knowsAbsent reports whether the view knows the peer never applied v of
+// key: its report is complete for key past v's timestamp and does not list
+// v. A pulled list is exact above the peer's watermark, and above the
+// oldest version it listed (the peer compacts only versions older than its
+// committed base, or known never to commit).
+func (pv *peerView) knowsAbsent(key string, v wire.Version) bool {
+	t := v.TS.WallNanos
+	if pv == nil || !pv.known || pv.lastTs < t || hasVersion(pv.ver[key], v) {
+		return false
+	}
+	if pv.complete {
+		return true
+	}
+	pr, ok := pv.probed[key]
+	return ok && pv.contiguous >= pr.seq && (t > pr.mark || (!pr.first.IsZero() && pr.first.Less(v)))
 }
 
 // onStatus is updateStatus (Fig. 4.13b): add the status to the status map,
