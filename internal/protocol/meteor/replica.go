@@ -507,7 +507,7 @@ func (r *Replica) onWriteAck(e env.Env, from wire.NodeID, m *WriteAck) {
 			r.stats.Restamps++
 			// From a timer, not recursively: a local refusal would
 			// otherwise restamp within this handler.
-			e.SetTimer(0, restampTimer{op: o.id, attempt: o.attempt})
+			e.SetTimer(time.Millisecond, restampTimer{op: o.id, attempt: o.attempt})
 			return
 		}
 	} else {

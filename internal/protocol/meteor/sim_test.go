@@ -96,6 +96,20 @@ func swarmConfig(t testing.TB, seed uint64, mode string) scenario.Config {
 	if r.IntN(2) == 0 {
 		c.Net = scenario.Net{Loss: r.Float64() * 0.05, Duplicate: r.Float64() * 0.05, Reorder: r.Float64() * 0.1}
 	}
+	switch r.IntN(5) {
+	case 0:
+		c.Meteor.Write = "ONE"
+	case 1:
+		c.Meteor.Write = "ALL"
+	}
+	if r.IntN(3) == 0 {
+		// Short timeouts and a horizon just above them: compaction and the
+		// watermark work hard within the run.
+		to := time.Duration(250+r.IntN(150)) * time.Millisecond
+		c.Meteor.ReadTimeout, c.Meteor.WriteTimeout = to, to
+		c.Meteor.Horizon = to + time.Duration(100+r.IntN(400))*time.Millisecond
+		c.ClientTimeout = to + 50*time.Millisecond
+	}
 	if r.IntN(3) == 0 {
 		// Clock steps far beyond ε, forward and back: safety must not
 		// depend on clocks (doc.go, "Guarantee").
@@ -294,4 +308,64 @@ func TestReadFailover(t *testing.T) {
 		t.Fatalf("with a-1 down: errors %v, %d reads completed in region a; want no errors", res.Errors, reads)
 	}
 	t.Logf("%d reads in region a, no errors", reads)
+}
+
+// TestRestartAfterClockStep replays the patterns a second review found
+// broke an earlier version: a gateway whose clock ran ahead restarts and
+// loses the views it gave (its clients' floors), and a replica whose clock
+// runs ahead compacts, restarts and serves reads before its first sweep
+// (its watermark). Write level ALL makes one replica's view decide a read.
+func TestRestartAfterClockStep(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		first, runs uint64
+		readShare   float64
+		perRegion   int
+		records     int
+		faults      func(seed uint64) []scenario.Fault
+	}{
+		{"gateway-floor", 230, 20, 0.95, 2, 1, func(seed uint64) []scenario.Fault {
+			crashAt := time.Duration(1000+int(seed%7)*50) * time.Millisecond
+			return []scenario.Fault{
+				{At: 300 * time.Millisecond, For: crashAt - 300*time.Millisecond, Skew: &scenario.Skew{Node: "a-0", Offset: 1500 * time.Millisecond}},
+				{At: 300 * time.Millisecond, For: crashAt - 300*time.Millisecond, Skew: &scenario.Skew{Node: "b-0", Offset: 1500 * time.Millisecond}},
+				{At: crashAt, For: 30 * time.Millisecond, Crash: "a-0"},
+			}
+		}},
+		{"replica-watermark", 1, 40, 0.5, 1, 4, func(seed uint64) []scenario.Fault {
+			return []scenario.Fault{
+				{At: 500 * time.Millisecond, Skew: &scenario.Skew{Node: "a-1", Offset: 2 * time.Second}},
+				{At: time.Duration(1500+int(seed%9)*100) * time.Millisecond, For: 30 * time.Millisecond, Crash: "a-1"},
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := tc.first; seed < tc.first+tc.runs; seed++ {
+				for _, mode := range []string{"M1", "M2"} {
+					c := swarmConfig(t, seed, mode)
+					c.WorldDef = world3(t, 20, 35, 60, 1)
+					c.RandomFaults, c.Net, c.Clock, c.Check = false, scenario.Net{}, scenario.Clock{}, "sequential"
+					c.Meteor.Write, c.Meteor.ReplicasPerRegion = "ALL", tc.perRegion
+					c.Meteor.ReadTimeout, c.Meteor.WriteTimeout = 250*time.Millisecond, 250*time.Millisecond
+					c.Meteor.Horizon, c.ClientTimeout = 400*time.Millisecond, 300*time.Millisecond
+					c.Clients, c.Duration = 3, 4*time.Second
+					var wl yaml.Node
+					if err := wl.Encode(map[string]any{"preset": "a", "record_count": tc.records, "operation_count": 1000,
+						"read_proportion": tc.readShare, "update_proportion": 1 - tc.readShare, "request_distribution": "uniform"}); err != nil {
+						t.Fatal(err)
+					}
+					c.Workload = wl
+					c.Faults = tc.faults(seed)
+					res, err := scenario.Run(c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.Check.Verdict != "pass" {
+						t.Fatalf("seed %d %s: %s: %s\nreplay: go test ./internal/protocol/meteor -run 'TestRestartAfterClockStep/%s' -v",
+							seed, mode, res.Check.Verdict, res.Check.Detail, tc.name)
+					}
+				}
+			}
+		})
+	}
 }
