@@ -118,6 +118,15 @@ func swarmConfig(t testing.TB, seed uint64, mode string) scenario.Config {
 	return c
 }
 
+// pinSwarm undoes swarmConfig's draws of write level, timeouts and clock
+// steps, for tests that need the defaults.
+func pinSwarm(c *scenario.Config) {
+	c.Meteor.Write = "QUORUM"
+	c.Meteor.ReadTimeout, c.Meteor.WriteTimeout, c.Meteor.Horizon = time.Second, time.Second, 0
+	c.ClientTimeout = 2 * time.Second
+	c.Faults = nil
+}
+
 var swarmNodes = []string{"a-0", "a-1", "b-0", "b-1", "c-0", "c-1"}
 
 // clockSteps draws n clock steps on random nodes of the swarm world: each
@@ -282,6 +291,7 @@ func TestReadFailover(t *testing.T) {
 	c := swarmConfig(t, 1, "M2")
 	c.WorldDef = world3(t, 20, 35, 60, 1)
 	c.RandomFaults, c.Net = false, scenario.Net{}
+	pinSwarm(&c)
 	c.Meteor.ReplicasPerRegion = 1
 	c.Clients = 3
 	c.Duration = 3 * time.Second

@@ -13,6 +13,7 @@ import (
 // peers' statuses and on pulls rather than on the serving replica's copy.
 func skewConfig(t *testing.T, seed uint64, mode string, skew time.Duration) scenario.Config {
 	c := swarmConfig(t, seed, mode)
+	pinSwarm(&c)
 	c.WorldDef = world3(t, 20, 20, 20, 1)
 	c.RandomFaults = false
 	c.Clock = scenario.Clock{}
