@@ -22,16 +22,16 @@
 // ALL n); reads use n − w + 1 replicas, so r + w > n.
 //
 //   - Write (Fig. 4.15b, 4.14b). The gateway stamps the write with its HLC
-//     run ahead by the key's lead (the w-th smallest one-way latency to the
-//     replicas it sees up, plus ε and WriteLead; LeadAll: the largest), and
-//     after the client's order floor, and sends {Key, Update, Ts, Vn} to
+//     set ahead of its own closure by the key's lead (the w-th smallest
+//     one-way latency to the replicas it sees up, plus ε and WriteLead;
+//     LeadAll: the largest), and after the client's order floor, and sends {Key, Update, Ts, Vn} to
 //     every replica. A replica applies it — adds it to the key's chain of
 //     versions, durably, and registers it for its next status — if its
 //     closure has not passed the timestamp, and answers Ack; otherwise it
 //     keeps the record as an unapplied copy and answers Rej. The write
 //     succeeds on w Acks. If n − w + 1 replicas refused it, it can never
-//     commit, and the gateway stamps it again with twice the lead. Copies
-//     that have not been answered are resent.
+//     commit, and the gateway stamps it again (from a timer) with twice the
+//     lead. Copies that have not been answered are resent.
 //   - Closure. Every DispatchInterval (10 ms) each node sends every peer a
 //     status {Payload, MsgTs, Seq, Redundant} (Fig. 4.13a, §4.2.3), even
 //     when empty: the versions it applied since its last status, a sequence
@@ -72,17 +72,23 @@
 //   - Program order. The gateway keeps each client's floor: the largest
 //     view time or write timestamp of its completed operations. Reads view
 //     at or after it and writes are stamped after it. A gateway stores a
-//     bound above its stamps before a write stamped beyond it leaves; after
-//     a restart every client's floor, and the HLC, start above that bound.
+//     bound above its stamps before a write stamped beyond it leaves, and
+//     its closure's bound (at least its clock) before a read leaves; after
+//     a restart every client's floor starts above both, and the HLC above
+//     the first.
 //   - Compaction. Each sweep raises the replica's watermark to its closure
 //     less Horizon (closure, not clock: it never goes back, and a restart
 //     resumes above it). A replica keeps the versions above the watermark
-//     and the newest committed one below. Below the watermark nothing is
-//     exact any more: reads viewing there are refused (retryable), absence
-//     below it counts for nothing in commit decisions (a pull answer
-//     carries the sender's watermark), a write copy stamped there gets no
+//     and the newest committed one below, so it drops only versions older
+//     than the key's committed base, or known never to commit. Reads
+//     viewing at or below the watermark are refused (retryable), so no read
+//     or compaction ever evaluates a version below a base, and absence from
+//     a local chain or a status-built view stays exact; a pulled list is
+//     exact only above the sender's watermark (carried in the answer) or its
+//     oldest entry. A write copy stamped at or below the watermark gets no
 //     answer (it may have been applied and compacted), and the watermark is
-//     every client's order floor.
+//     every client's order floor. A restart resumes it from the stored
+//     closure bound.
 //
 // # Guarantee
 //
