@@ -741,14 +741,7 @@ func keyspaceStatus(nd *node.Node, kss []servedKeyspace, statNames []string, log
 	for _, k := range kss {
 		ks := &lightconev1.KeyspaceStatus{Name: k.name, Policy: k.policy}
 		if s, ok := stats[k.name]; ok {
-			var ms []metrics.Stat
-			switch {
-			case s.lease != nil:
-				ms = leaseMetrics(*s.lease)
-			case s.meteor != nil:
-				ms = meteorMetrics(*s.meteor)
-			}
-			if len(ms) > 0 {
+			if ms := s.series(); len(ms) > 0 {
 				ks.Counters = make(map[string]float64, len(ms))
 				for _, m := range ms {
 					ks.Counters[m.Name] = m.Value

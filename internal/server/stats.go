@@ -70,6 +70,17 @@ type protoStats struct {
 	meteor *meteor.Stats
 }
 
+// series is s as lightcone_* series (without the prefix).
+func (s protoStats) series() []metrics.Stat {
+	switch {
+	case s.lease != nil:
+		return leaseMetrics(*s.lease)
+	case s.meteor != nil:
+		return meteorMetrics(*s.meteor)
+	}
+	return nil
+}
+
 // keyspaceStats reads the counters of the named keyspaces whose replicas
 // report them. It reads them on the node's event loop, which owns the
 // replicas; if ctx ends first it returns the error and nothing else (the
@@ -152,12 +163,7 @@ func exportKeyspaceStats(m *metrics.Metrics, nd *node.Node, names []string) {
 		}
 		out := make(map[string][]metrics.Stat, len(st))
 		for ks, s := range st {
-			switch {
-			case s.lease != nil:
-				out[ks] = leaseMetrics(*s.lease)
-			case s.meteor != nil:
-				out[ks] = meteorMetrics(*s.meteor)
-			}
+			out[ks] = s.series()
 		}
 		return out, nil
 	})
