@@ -83,6 +83,6 @@ func (m *meteorProto) floor(region int, write bool, oneWay func(a, b int) time.D
 
 func (m *meteorProto) describe() string {
 	c := m.ks.Config()
-	return fmt.Sprintf("meteor (MeteorShower) mode=%s write=%s replicas/region=%d epsilon=%s interval=%s redundant=%d guarantee=%s",
-		c.Mode, c.Write, c.ReplicasPerRegion[0], c.MaxClockSkew, c.DispatchInterval, c.Redundant, meteor.Model)
+	return fmt.Sprintf("meteor (MeteorShower) mode=%s write=%s replicas/region=%d epsilon=%s interval=%s redundant=%d write_lead=%s lead_all=%t horizon=%s guarantee=%s",
+		c.Mode, c.Write, c.ReplicasPerRegion[0], c.MaxClockSkew, c.DispatchInterval, c.Redundant, c.WriteLead, c.LeadAll, c.Horizon, meteor.Model)
 }
