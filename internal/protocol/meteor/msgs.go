@@ -102,9 +102,12 @@ type PullResp struct {
 	Versions []wire.Version
 	Has      bool
 	Rec      store.Record
-	// Watermark is the peer's compaction watermark: Versions is the whole
-	// story only above it.
+	// Watermark is the peer's compaction watermark and Floor its
+	// compaction floor for Key: Versions lists every version the peer
+	// applied that is stamped above the watermark or newer than the floor
+	// (or was known never to commit).
 	Watermark int64
+	Floor     wire.Version
 }
 
 // Kind implements wire.Msg.
@@ -283,7 +286,8 @@ func (m *PullResp) AppendPayload(b []byte) []byte {
 	}
 	b = wire.AppendBool(b, m.Has)
 	b = store.AppendWire(b, m.Rec)
-	return wire.AppendVarint(b, m.Watermark)
+	b = wire.AppendVarint(b, m.Watermark)
+	return wire.AppendVersion(b, m.Floor)
 }
 
 // DecodePayload implements wire.Encodable.
@@ -300,5 +304,5 @@ func (m *PullResp) DecodePayload(d *wire.Decoder) {
 	for i := range m.Versions {
 		m.Versions[i] = d.Version()
 	}
-	m.Has, m.Rec, m.Watermark = d.Bool(), store.DecodeWire(d), d.Varint()
+	m.Has, m.Rec, m.Watermark, m.Floor = d.Bool(), store.DecodeWire(d), d.Varint(), d.Version()
 }

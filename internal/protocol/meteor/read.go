@@ -267,7 +267,12 @@ func (r *Replica) onPull(e env.Env, from wire.NodeID, m *Pull) {
 	}
 	// Seq is the last status sent: every version applied after this answer
 	// is in a later one.
-	resp := &PullResp{Key: m.Key, Epoch: r.epoch, Seq: r.seq, Watermark: r.gcMark}
+	floor, err := loadFloor(e.Store(), m.Key)
+	if err != nil {
+		e.Log().Error("meteor: pull failed", "key", m.Key, "err", err)
+		return
+	}
+	resp := &PullResp{Key: m.Key, Epoch: r.epoch, Seq: r.seq, Watermark: r.gcMark, Floor: floor}
 	for _, c := range chain {
 		if c.Applied {
 			resp.Versions = append(resp.Versions, c.Version)
@@ -298,11 +303,7 @@ func (r *Replica) onPullResp(e env.Env, from wire.NodeID, m *PullResp) {
 		}
 		if pv.known && pv.epoch == m.Epoch && m.Seq >= pv.floor {
 			if _, ok := pv.probed[m.Key]; !ok {
-				pr := probe{seq: m.Seq, mark: m.Watermark}
-				if len(m.Versions) > 0 {
-					pr.first = m.Versions[0]
-				}
-				pv.probed[m.Key] = pr
+				pv.probed[m.Key] = probe{seq: m.Seq, mark: m.Watermark, floor: m.Floor}
 			}
 		}
 	}
@@ -402,6 +403,13 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 	for _, c := range chain {
 		if !slices.Contains(drop, c.Version) {
 			kept = append(kept, c)
+		}
+	}
+	if !base.IsZero() {
+		// Stored with the chain (one handler): pull answers must not
+		// claim exactness below what this compaction dropped.
+		if err := raiseFloor(e.Store(), key, base); err != nil {
+			return err
 		}
 	}
 	if len(kept) != len(chain) {

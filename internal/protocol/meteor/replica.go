@@ -536,9 +536,9 @@ func (r *Replica) startRead(e env.Env, o *op) {
 	m := &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view}
 	if srv == r.id {
 		r.park(e, r.id, m)
-		return
+	} else {
+		e.Send(srv, m)
 	}
-	e.Send(srv, m)
 	r.armResend(e, o, 4*r.ks.cfg.OneWay(r.id, srv)+4*r.ks.cfg.DispatchInterval+r.ks.Lead(r.id, o.replicas, len(o.replicas), nil))
 }
 

@@ -14,7 +14,9 @@ import (
 
 	"github.com/lightcone/lightcone/internal/protocol/meteor"
 	"github.com/lightcone/lightcone/internal/scenario"
+	"github.com/lightcone/lightcone/internal/sim"
 	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
 )
 
 var (
@@ -377,5 +379,76 @@ func TestRestartAfterClockStep(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUndecidedAfterPartition replays a wedge a third review found: a far
+// replica refuses every write of a key (the default lead covers only the
+// nearest w) and compacts it; the key's nearest replica, cut off longer
+// than the horizon, applies a write alone that can never commit. After the
+// heal the far replica's pull answer must let the nearest replica decide
+// that write uncommitted (its compaction floor, not only its watermark), so
+// local reads return the committed value at local latency rather than
+// waiting forever.
+func TestUndecidedAfterPartition(t *testing.T) {
+	tp := topo.NewTopology(world3(t, 20, 35, 60, 0.2))
+	ks, err := meteor.NewKeyspace(tp, meteor.Config{ReplicasPerRegion: []int{1, 1, 1}, Write: wire.Quorum, Mode: meteor.M2,
+		ReadTimeout: time.Second, WriteTimeout: time.Second, Horizon: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "k"
+	ra := ks.Replicas(nil, key)[0]
+	var others []wire.NodeID
+	for i := range tp.Nodes {
+		if wire.NodeID(i) != ra {
+			others = append(others, wire.NodeID(i))
+		}
+	}
+	var s *sim.Sim
+	sent := map[wire.RequestID]int64{}
+	type reply struct {
+		at  int64
+		rep *wire.Reply
+	}
+	var replies []reply
+	s = sim.New(sim.Config{Seed: 1, Topology: tp, Factory: ks.Factory(),
+		OnReply: func(r *wire.Reply) { replies = append(replies, reply{s.Now(), r}) }})
+	id := wire.RequestID(0)
+	submit := func(at time.Duration, op wire.Op, val string) {
+		s.At(int64(at), func() {
+			id++
+			sent[id] = s.Now()
+			req := &wire.Request{ID: id, Client: 1, Op: op, Key: key}
+			if op == wire.OpPut {
+				req.Value = []byte(val)
+			}
+			s.Submit(0, ra, req)
+		})
+	}
+	submit(200*time.Millisecond, wire.OpPut, "v1")
+	s.At(int64(time.Second), func() { s.Partition([]wire.NodeID{ra}, others) })
+	submit(1050*time.Millisecond, wire.OpPut, "u") // applied at ra alone; times out
+	s.At(int64(5*time.Second), func() { s.Unpartition([]wire.NodeID{ra}, others) })
+	for i := range 20 {
+		submit(6*time.Second+time.Duration(i)*300*time.Millisecond, wire.OpGet, "")
+	}
+	s.Run(int64(14 * time.Second))
+	reads, slow := 0, 0
+	for _, r := range replies {
+		if sent[r.rep.ID] < int64(6*time.Second) {
+			continue
+		}
+		reads++
+		lat := time.Duration(r.at - sent[r.rep.ID])
+		if r.rep.Err != nil || !r.rep.Found || string(r.rep.Value) != "v1" {
+			t.Errorf("read %d after the heal: %q found=%v err=%v in %s; want v1", r.rep.ID, r.rep.Value, r.rep.Found, r.rep.Err, lat)
+		}
+		if lat > 100*time.Millisecond {
+			slow++ // the first read waits for a pull's round trip
+		}
+	}
+	if reads != 20 || slow > 1 {
+		t.Fatalf("%d of 20 reads after the heal answered, %d of them slower than 100ms; want 20, at most 1", reads, slow)
 	}
 }

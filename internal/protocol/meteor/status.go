@@ -97,7 +97,7 @@ type peerView struct {
 type probe struct {
 	seq   uint64
 	mark  int64
-	first wire.Version // the oldest version listed (the peer compacts only below its base)
+	floor wire.Version // the peer's compaction floor for the key
 }
 
 // add records that the peer applied v of key.
@@ -143,9 +143,9 @@ func (pv *peerView) closedAt(key string, t int64) bool {
 
 // knowsAbsent reports whether the view knows the peer never applied v of
 // key: its report is complete for key past v's timestamp and does not list
-// v. A pulled list is exact above the peer's watermark, and above the
-// oldest version it listed (the peer compacts only versions older than its
-// committed base, or known never to commit).
+// v. A pulled list is exact above the peer's watermark, and for versions
+// newer than the peer's compaction floor (it drops only versions older than
+// a committed base, or known never to commit).
 func (pv *peerView) knowsAbsent(key string, v wire.Version) bool {
 	t := v.TS.WallNanos
 	if pv == nil || !pv.known || pv.lastTs < t || hasVersion(pv.ver[key], v) {
@@ -155,7 +155,7 @@ func (pv *peerView) knowsAbsent(key string, v wire.Version) bool {
 		return true
 	}
 	pr, ok := pv.probed[key]
-	return ok && pv.contiguous >= pr.seq && (t > pr.mark || (!pr.first.IsZero() && pr.first.Less(v)))
+	return ok && pv.contiguous >= pr.seq && (t > pr.mark || pr.floor.Less(v))
 }
 
 // onStatus is updateStatus (Fig. 4.13b): add the status to the status map,

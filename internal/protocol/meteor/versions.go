@@ -31,6 +31,31 @@ const (
 
 func chainKey(key string) string { return chainPrefix + key }
 
+// floorPrefix+key holds the key's compaction floor: the newest base below
+// which compaction has dropped versions. A replica's applied versions of
+// the key above it are all still in its chain, or were known never to
+// commit; below it they may be gone. Pull answers carry it.
+const floorPrefix = "\xffmeteor/f/"
+
+// loadFloor returns key's compaction floor (zero: never compacted).
+func loadFloor(s store.Store, key string) (wire.Version, error) {
+	rec, ok, err := s.Get(floorPrefix + key)
+	if err != nil || !ok {
+		return wire.Version{}, err
+	}
+	return rec.Version, nil
+}
+
+// raiseFloor stores v as key's compaction floor if it is above the stored
+// one.
+func raiseFloor(s store.Store, key string, v wire.Version) error {
+	cur, err := loadFloor(s, key)
+	if err != nil || !cur.Less(v) {
+		return err
+	}
+	return s.Put(floorPrefix+key, store.Record{Version: v})
+}
+
 // link is one version in a chain. Applied: the replica accepted the write
 // before its closure passed the timestamp, reports it in its status and
 // counts toward the version's commit. Otherwise it is a copy: a write that
