@@ -84,8 +84,9 @@
 //     viewing at or below the watermark are refused (retryable), so no read
 //     or compaction ever evaluates a version below a base, and absence from
 //     a local chain or a status-built view stays exact; a pulled list is
-//     exact only above the sender's watermark (carried in the answer) or its
-//     oldest entry. A write copy stamped at or below the watermark gets no
+//     exact above the sender's watermark and for versions newer than the
+//     key's compaction floor there (the newest base it compacted below,
+//     stored with the chain; both carried in the answer). A write copy stamped at or below the watermark gets no
 //     answer (it may have been applied and compacted), and the watermark is
 //     every client's order floor. A restart resumes it from the stored
 //     closure bound.
