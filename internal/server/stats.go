@@ -109,14 +109,21 @@ func keyspaceStats(ctx context.Context, nd *node.Node, names []string) (map[stri
 	return out, nil
 }
 
+// statMakers returns constructors of a protocol's counters and gauges,
+// named prefix_name.
+func statMakers(prefix string) (counter func(name, help string, v uint64) metrics.Stat, gauge func(name, help string, v int) metrics.Stat) {
+	counter = func(name, help string, v uint64) metrics.Stat {
+		return metrics.Stat{Name: prefix + name, Help: help, Value: float64(v)}
+	}
+	gauge = func(name, help string, v int) metrics.Stat {
+		return metrics.Stat{Name: prefix + name, Help: help, Gauge: true, Value: float64(v)}
+	}
+	return counter, gauge
+}
+
 // leaseMetrics are s as the lightcone_lease_* series.
 func leaseMetrics(s lease.Stats) []metrics.Stat {
-	c := func(name, help string, v uint64) metrics.Stat {
-		return metrics.Stat{Name: "lease_" + name, Help: help, Value: float64(v)}
-	}
-	g := func(name, help string, v int) metrics.Stat {
-		return metrics.Stat{Name: "lease_" + name, Help: help, Gauge: true, Value: float64(v)}
-	}
+	c, g := statMakers("lease_")
 	return []metrics.Stat{
 		c("renewals_total", "Lease renewals this node asked a master for.", s.Renewals),
 		c("grants_total", "Leases this node granted as a key's master.", s.Grants),
@@ -134,9 +141,7 @@ func leaseMetrics(s lease.Stats) []metrics.Stat {
 
 // meteorMetrics are s as the lightcone_meteor_* series.
 func meteorMetrics(s meteor.Stats) []metrics.Stat {
-	c := func(name, help string, v uint64) metrics.Stat {
-		return metrics.Stat{Name: "meteor_" + name, Help: help, Value: float64(v)}
-	}
+	c, g := statMakers("meteor_")
 	return []metrics.Stat{
 		c("applied_total", "Write copies this node applied as a replica.", s.Applied),
 		c("refused_total", "Write copies this node refused because its closure had passed their stamp (kept as copies).", s.Refused),
@@ -144,7 +149,7 @@ func meteorMetrics(s meteor.Stats) []metrics.Stat {
 		c("restamps_total", "Writes this node restamped as gateway after enough replicas refused them.", s.Restamps),
 		c("read_failovers_total", "Reads this node resent to the next replica as gateway.", s.ReadFailovers),
 		c("pulls_total", "Pulls this node sent for a peer's versions or a value.", s.Pulls),
-		{Name: "meteor_reads_waiting", Help: "Reads waiting at this node for statuses or commit decisions.", Gauge: true, Value: float64(s.ReadsWaiting)},
+		g("reads_waiting", "Reads waiting at this node for statuses or commit decisions.", s.ReadsWaiting),
 	}
 }
 

@@ -79,7 +79,7 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 	// which is above every base: no read or compaction evaluates a version
 	// below a base, so absence from the local chain or a status-built view
 	// is exact for every version evaluated here. A pulled list is exact only
-	// above the sender's own watermark or oldest entry (knowsAbsent).
+	// above the sender's watermark or its compaction floor (knowsAbsent).
 	if applied(chain, v) {
 		held++
 	} else if r.closure(e) >= v.TS.WallNanos {
@@ -265,13 +265,13 @@ func (r *Replica) onPull(e env.Env, from wire.NodeID, m *Pull) {
 		e.Log().Error("meteor: pull failed", "key", m.Key, "err", err)
 		return
 	}
-	// Seq is the last status sent: every version applied after this answer
-	// is in a later one.
 	floor, err := loadFloor(e.Store(), m.Key)
 	if err != nil {
 		e.Log().Error("meteor: pull failed", "key", m.Key, "err", err)
 		return
 	}
+	// Seq is the last status sent: every version applied after this answer
+	// is in a later one.
 	resp := &PullResp{Key: m.Key, Epoch: r.epoch, Seq: r.seq, Watermark: r.gcMark, Floor: floor}
 	for _, c := range chain {
 		if c.Applied {
@@ -330,7 +330,7 @@ func (r *Replica) sweep(e env.Env) {
 	now := e.Now()
 	// The watermark follows the closure, not the clock, so a clock that
 	// jumps ahead and back never lets a read view below what was compacted.
-	r.gcMark = max(r.gcMark, min(r.closure(e), r.durable)-int64(r.ks.cfg.Horizon))
+	r.gcMark = max(r.gcMark, r.closure(e)-int64(r.ks.cfg.Horizon))
 	keys := make([]string, 0, len(r.dirty))
 	for k := range r.dirty { // lint:order-independent (sorted below)
 		keys = append(keys, k)

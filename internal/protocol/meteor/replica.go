@@ -100,7 +100,7 @@ func (c *Config) orderStat(lats []time.Duration) time.Duration {
 	return lats[(len(lats)-1)/2]
 }
 
-// Lead is how far ahead of its clock gateway gw stamps a write that needs
+// Lead is how far ahead of its closure gateway gw stamps a write that needs
 // need acknowledgements from reps: the need-th smallest one-way latency to
 // the replicas live says are up, plus ε and WriteLead, so the write reaches
 // that many replicas before their closures pass its timestamp (doc.go,
@@ -220,6 +220,15 @@ type op struct {
 	view     int64        // read: the view time
 	tries    int          // read: resends so far (each to the next replica)
 	timeout  env.TimerID
+}
+
+// record is write o's current attempt as a versioned record.
+func (o *op) record() store.Record {
+	rec := store.Record{Version: o.version, Tombstone: o.req.Op == wire.OpDelete}
+	if !rec.Tombstone {
+		rec.Value = o.req.Value
+	}
+	return rec
 }
 
 type opTimer struct{ op uint64 }
@@ -350,7 +359,7 @@ func (r *Replica) raiseFloor(c wire.ClientID, ts int64) {
 	}
 }
 
-// startWrite stamps the write ahead of the gateway's clock by the key's
+// startWrite stamps the write ahead of the gateway's closure by the key's
 // lead, and after its client's floor, and sends the write notification to
 // every replica (Fig. 4.15b). Writes are totally ordered by (timestamp,
 // gateway ID) (Lemma 1); a client's write is ordered after everything it
@@ -378,10 +387,7 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 	}
 	o.acks, o.rejs = 0, 0
 	clear(o.answered)
-	rec := store.Record{Version: o.version, Tombstone: o.req.Op == wire.OpDelete}
-	if !rec.Tombstone {
-		rec.Value = o.req.Value
-	}
+	rec := o.record()
 	local := false
 	for _, n := range o.replicas {
 		if n == r.id {
@@ -533,13 +539,18 @@ func (r *Replica) startRead(e env.Env, o *op) {
 	// starts every client's floor above the views it gave (Start).
 	r.closure(e)
 	o.view = max(e.Now()-int64(r.ks.Theta(r.id, o.replicas)), r.floor(o.req.Client))
+	r.sendRead(e, o, srv)
+	r.armResend(e, o, 4*r.ks.cfg.OneWay(r.id, srv)+4*r.ks.cfg.DispatchInterval+r.ks.Lead(r.id, o.replicas, len(o.replicas), nil))
+}
+
+// sendRead asks replica srv (this node or a peer) to serve read o.
+func (r *Replica) sendRead(e env.Env, o *op, srv wire.NodeID) {
 	m := &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view}
 	if srv == r.id {
 		r.park(e, r.id, m)
-	} else {
-		e.Send(srv, m)
+		return
 	}
-	r.armResend(e, o, 4*r.ks.cfg.OneWay(r.id, srv)+4*r.ks.cfg.DispatchInterval+r.ks.Lead(r.id, o.replicas, len(o.replicas), nil))
+	e.Send(srv, m)
 }
 
 func (r *Replica) armResend(e env.Env, o *op, wait time.Duration) {
@@ -561,17 +572,9 @@ func (r *Replica) resend(e env.Env, t resendTimer) {
 		// to the next-nearest replica if the nearest is down.
 		o.tries++
 		r.stats.ReadFailovers++
-		m := &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view}
-		if srv := o.replicas[o.tries%len(o.replicas)]; srv == r.id {
-			r.park(e, r.id, m)
-		} else {
-			e.Send(srv, m)
-		}
+		r.sendRead(e, o, o.replicas[o.tries%len(o.replicas)])
 	} else {
-		rec := store.Record{Version: o.version, Tombstone: o.req.Op == wire.OpDelete}
-		if !rec.Tombstone {
-			rec.Value = o.req.Value
-		}
+		rec := o.record()
 		for i, n := range o.replicas {
 			if n != r.id && !o.answered[i] {
 				e.Send(n, &Write{Op: o.id, Key: o.req.Key, Rec: rec})

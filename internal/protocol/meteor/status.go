@@ -42,7 +42,7 @@ func (p *sentPayload) forPeer(q wire.NodeID) Payload {
 // (applyWrite). The closure's bound is stored before the status leaves.
 func (r *Replica) dispatch(e env.Env) {
 	r.seq++
-	p := sentPayload{seq: r.seq, msgTs: min(r.closure(e), r.durable)}
+	p := sentPayload{seq: r.seq, msgTs: r.closure(e)}
 	for _, en := range r.pending {
 		p.entries = append(p.entries, sentEntry{en, r.ks.Replicas(nil, en.Key)})
 	}

@@ -106,9 +106,11 @@ func encodeChain(chain []link) store.Record {
 	return store.Record{Value: b, Version: newest}
 }
 
+func linkCmp(l link, v wire.Version) int { return l.Version.Compare(v) }
+
 // chainIndex is the position of v in chain, or -1.
 func chainIndex(chain []link, v wire.Version) int {
-	i, ok := slices.BinarySearchFunc(chain, v, func(l link, v wire.Version) int { return l.Version.Compare(v) })
+	i, ok := slices.BinarySearchFunc(chain, v, linkCmp)
 	if !ok {
 		return -1
 	}
@@ -117,7 +119,7 @@ func chainIndex(chain []link, v wire.Version) int {
 
 // chainInsert adds l to chain (which must not hold its version).
 func chainInsert(chain []link, l link) []link {
-	i, _ := slices.BinarySearchFunc(chain, l.Version, func(c link, v wire.Version) int { return c.Version.Compare(v) })
+	i, _ := slices.BinarySearchFunc(chain, l.Version, linkCmp)
 	return slices.Insert(chain, i, l)
 }
 
