@@ -6,6 +6,8 @@
 package env
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -45,6 +47,33 @@ type Env interface {
 	Topology() *topo.Topology
 	// Log is this node's logger.
 	Log() *slog.Logger
+	// FailStop says this replica can no longer be trusted — its store
+	// failed, or one of its invariants broke — and stops the node: the
+	// messages and replies the current handler queued are discarded, its
+	// store writes from here on fail and nothing more is synced, and the
+	// replica handles no further input. The handler should return soon
+	// after; what it queues or writes meanwhile is dropped. The first
+	// cause is kept; later calls do nothing. The simulator treats the node
+	// as crashed (it may restart with a fresh replica over what its store
+	// kept); the real runtime stops serving and reports cause.
+	FailStop(cause error)
+}
+
+// ErrInvariant marks a FailStop caused by a broken invariant: a bug in the
+// protocol or in the assumptions it states, not a fault of the environment.
+// The simulator fails the run; the real runtime stops the node.
+var ErrInvariant = errors.New("invariant violated")
+
+// Invariant fail-stops e's node with an error wrapping ErrInvariant when ok
+// is false, and reports ok. Protocols assert what they rely on where they
+// rely on it, so a bug shows at its cause rather than only in a history
+// checked at the end of a run. It is meant to stay on in production; the
+// format arguments are evaluated by the caller, so keep them cheap.
+func Invariant(e Env, ok bool, format string, args ...any) bool {
+	if !ok {
+		e.FailStop(fmt.Errorf("%w: "+format, append([]any{ErrInvariant}, args...)...))
+	}
+	return ok
 }
 
 // Replica is one node's protocol state machine. The runtime calls it from a

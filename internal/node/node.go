@@ -110,7 +110,8 @@ type Node struct {
 	gate    sync.RWMutex
 	closing chan struct{}
 	stopped atomic.Bool
-	failed  bool // the store failed: nothing may leave any more
+	failed  bool  // the store failed or the replica fail-stopped: nothing may leave any more
+	halt    error // the replica's FailStop cause (owned by the loop)
 
 	// Owned by the loop. Timers live in a min-heap by deadline; one
 	// time.Timer wakes the loop for the earliest. A cancelled timer's
@@ -249,13 +250,18 @@ func (n *Node) Inspect(ctx context.Context, fn func(r env.Replica, now int64)) e
 	return n.Do(ctx, func() { fn(n.replica, n.Now()) })
 }
 
-// Run starts the replica and runs the event loop until ctx is cancelled or
-// the store fails. Requests still pending then get ErrUnavailable.
+// Run starts the replica and runs the event loop until ctx is cancelled,
+// the store fails or the replica fail-stops (Env.FailStop). Requests still
+// queued then get ErrUnavailable, and those the protocol had taken
+// ErrTimeout (their outcome is unknown).
 func (n *Node) Run(ctx context.Context) error {
 	defer n.shutdown()
 	n.replica = n.cfg.Factory(n.cfg.ID)
 	n.replica.Start(n)
 	n.handleSelf()
+	if n.halt != nil {
+		return n.stop()
+	}
 	if err := n.flush(); err != nil {
 		return err
 	}
@@ -287,10 +293,17 @@ func (n *Node) Run(ctx context.Context) error {
 		}
 		start := time.Now()
 		for i := range batch {
-			n.handle(&batch[i])
+			if n.halt == nil {
+				n.handle(&batch[i])
+			} else {
+				n.drop(&batch[i])
+			}
 			batch[i] = event{}
 		}
 		n.handleSelf()
+		if n.halt != nil {
+			return n.stop()
+		}
 		if err := n.flush(); err != nil {
 			return err
 		}
@@ -303,7 +316,7 @@ func (n *Node) Run(ctx context.Context) error {
 // handleSelf handles the messages the node sent itself, and what they send
 // in turn: they never leave the node, so they need not wait for the sync.
 func (n *Node) handleSelf() {
-	for i := 0; i < len(n.self); i++ {
+	for i := 0; i < len(n.self) && n.halt == nil; i++ {
 		n.handle(&n.self[i])
 		n.self[i] = event{}
 	}
@@ -345,13 +358,41 @@ func (n *Node) handle(ev *event) {
 		delete(n.payload, ev.timer)
 		n.replica.Timer(n, p)
 	case evRequest:
-		for _, req := range ev.reqs {
+		for i, req := range ev.reqs {
+			if n.halt != nil {
+				n.refuse(ev.reqs[i:], ev.done)
+				return
+			}
 			n.reqs[pendingKey{req.Client, req.ID}] = pending{done: ev.done, start: ev.start, op: req.Op, level: req.Level}
 			n.replica.Request(n, req)
 		}
 	case evFunc:
 		ev.fn()
 	}
+}
+
+// drop disposes of an event the replica will never see: a request is
+// refused (it never reached the protocol), a function still runs.
+func (n *Node) drop(ev *event) {
+	switch ev.kind {
+	case evRequest:
+		n.refuse(ev.reqs, ev.done)
+	case evFunc:
+		ev.fn()
+	}
+}
+
+// stop ends the loop after the replica fail-stopped: nothing the batch
+// produced leaves, and nothing is synced any more.
+func (n *Node) stop() error {
+	n.failed = true
+	clear(n.outMsgs)
+	n.outMsgs = n.outMsgs[:0]
+	clear(n.outReps)
+	n.outReps = n.outReps[:0]
+	clear(n.self)
+	n.self = n.self[:0]
+	return fmt.Errorf("node: fail-stop: %w", n.halt)
 }
 
 // flush persists the batch's writes, then releases its messages and
@@ -429,12 +470,7 @@ func (n *Node) shutdown() {
 	for {
 		select {
 		case ev := <-n.inbox:
-			switch ev.kind {
-			case evRequest:
-				n.refuse(ev.reqs, ev.done)
-			case evFunc:
-				ev.fn()
-			}
+			n.drop(&ev)
 			continue
 		default:
 		}
@@ -477,7 +513,34 @@ func (n *Node) CancelTimer(id env.TimerID) { delete(n.payload, id) }
 
 func (n *Node) Rand() *rand.Rand { return n.rng }
 
-func (n *Node) Store() store.Store { return n.cfg.Engine }
+// Store is the engine until the replica fail-stops; then every call fails,
+// so nothing written after the failure can reach the disk.
+func (n *Node) Store() store.Store {
+	if n.halt != nil {
+		return stoppedStore{}
+	}
+	return n.cfg.Engine
+}
+
+// FailStop implements env.Env: the loop stops after the current handler,
+// and nothing the handler (or its batch) produced leaves.
+func (n *Node) FailStop(cause error) {
+	if n.halt != nil {
+		return
+	}
+	n.halt = cause
+	n.log.Error("node: the replica fail-stopped; the node stops serving", "err", cause)
+}
+
+var errFailStopped = errors.New("node: the replica has fail-stopped")
+
+// stoppedStore is the store of a node whose replica fail-stopped.
+type stoppedStore struct{}
+
+func (stoppedStore) Get(string) (store.Record, bool, error) {
+	return store.Record{}, false, errFailStopped
+}
+func (stoppedStore) Put(string, store.Record) error { return errFailStopped }
 
 func (n *Node) Topology() *topo.Topology { return n.cfg.Topology }
 

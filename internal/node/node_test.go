@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -253,5 +255,71 @@ func TestInspectSeesTheLoopsReplica(t *testing.T) {
 	}
 	if d := time.Since(time.Unix(0, now)); d < 0 || d > 5*time.Second {
 		t.Errorf("Inspect's now is %v from the wall clock; want the node's clock", d)
+	}
+}
+
+// halter writes, messages node 1 and replies on every request; on a
+// request whose value is "halt" it then fail-stops, twice, and tries to
+// write again.
+type halter struct{ sender }
+
+func (h halter) Request(e env.Env, req *wire.Request) {
+	h.sender.Request(e, req)
+	if string(req.Value) == "halt" {
+		e.FailStop(errors.New("disk on fire"))
+		e.FailStop(errors.New("a second cause"))
+		if err := e.Store().Put("after", store.Record{Value: []byte("x")}); err == nil {
+			panic("a write after FailStop succeeded")
+		}
+	}
+}
+
+// TestFailStopStopsTheNode: a replica that fail-stops stops its node. The
+// failing batch's messages never leave and its writes are never synced;
+// the request it took gets ErrTimeout (outcome unknown), the request after
+// it in the same batch and every later one ErrUnavailable; Run returns the
+// cause, which is logged once.
+func TestFailStopStopsTheNode(t *testing.T) {
+	w, _ := topo.Parse([]byte("name: two\nnodes_per_region: 2\nregions: [{name: r}]\n"))
+	tr := &recordingTransport{}
+	eng := store.NewMem()
+	var logs strings.Builder
+	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return halter{} },
+		Engine: eng, Transport: tr, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.Run(context.Background()) }()
+	got := make(chan *wire.Reply, 3)
+	n.SubmitBatch([]*wire.Request{
+		{ID: 1, Client: 1, Op: wire.OpPut, Key: "k", Value: []byte("halt")},
+		{ID: 2, Client: 1, Op: wire.OpPut, Key: "k2", Value: []byte("v")},
+	}, func(r *wire.Reply) { got <- r })
+	err = <-done
+	if err == nil || !strings.Contains(err.Error(), "fail-stop: disk on fire") {
+		t.Fatalf("Run returned %v; want the fail-stop's cause", err)
+	}
+	n.Submit(&wire.Request{ID: 3, Client: 1, Op: wire.OpGet, Key: "k"}, func(r *wire.Reply) { got <- r })
+	want := map[wire.RequestID]wire.ErrorCode{1: wire.ErrTimeout, 2: wire.ErrUnavailable, 3: wire.ErrUnavailable}
+	for range 3 {
+		r := <-got
+		if r.Err == nil || r.Err.Code != want[r.ID] {
+			t.Errorf("request %d: reply %+v; want %s", r.ID, r, want[r.ID])
+		}
+	}
+	if tr.sent != 0 {
+		t.Fatalf("%d messages left a fail-stopped node; want 0", tr.sent)
+	}
+	if eng.Unsynced() != 1 {
+		t.Fatalf("%d unsynced writes; want 1, the failing handler's, never synced", eng.Unsynced())
+	}
+	for _, k := range []string{"k2", "after"} {
+		if _, ok, _ := eng.Get(k); ok {
+			t.Errorf("write %q reached the store", k)
+		}
+	}
+	if c := strings.Count(logs.String(), "fail-stopped"); c != 1 {
+		t.Fatalf("the fail-stop was logged %d times; want once:\n%s", c, logs.String())
 	}
 }

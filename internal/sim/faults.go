@@ -18,7 +18,7 @@ func (s *Sim) Crash(id wire.NodeID) {
 	n.gen++
 	n.replica = nil
 	clear(n.timers)
-	n.engine.Crash()
+	n.crashStore()
 	s.traceEvent(event{at: s.now, node: id}, "crash")
 }
 

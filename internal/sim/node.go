@@ -30,6 +30,7 @@ type node struct {
 	// (Config.ServiceTime).
 	busyUntil int64
 	log       *slog.Logger
+	sf        nodeStoreFaults // storefaults.go
 
 	// Output of the running handler, released after the store syncs.
 	outMsgs []outMsg
@@ -53,6 +54,10 @@ func (n *node) boot() {
 // only then do the handler's messages and replies leave.
 func (n *node) run(f func(env.Replica)) {
 	f(n.replica)
+	if n.sf.failure != nil {
+		n.failStop()
+		return
+	}
 	if len(n.outMsgs) == 0 && len(n.outReps) == 0 {
 		return
 	}
@@ -97,7 +102,7 @@ func (n *node) CancelTimer(id env.TimerID) { delete(n.timers, id) }
 
 func (n *node) Rand() *rand.Rand { return n.rng }
 
-func (n *node) Store() store.Store { return n.engine }
+func (n *node) Store() store.Store { return nodeStore{n} }
 
 func (n *node) Topology() *topo.Topology { return n.sim.topo }
 

@@ -71,6 +71,13 @@ type Config struct {
 	// overload shows as queueing delay. Timers cost nothing. Zero: nodes
 	// are infinitely fast.
 	ServiceTime time.Duration
+	// StoreFaults injects storage failures and torn crashes
+	// (storefaults.go). Zero: a perfect store.
+	StoreFaults StoreFaults
+	// OnViolation receives each broken invariant a replica reports
+	// (env.Invariant), and the run goes on. Nil: the simulator panics
+	// with the seed, so a bug cannot pass unnoticed.
+	OnViolation func(Failure)
 }
 
 // Sim is a deterministic discrete-event simulation of a cluster: virtual

@@ -1,11 +1,21 @@
 package store
 
+import "math/rand/v2"
+
 // Mem is an in-memory Engine with crash semantics: Puts are visible at once
 // but only those covered by a Sync survive Crash, like Pebble's
-// vfs.NewCrashableMem. The zero value is not usable; call NewMem.
+// vfs.NewCrashableMem; CrashTorn keeps a prefix of the rest, as a crash in
+// the middle of writing a log would. The zero value is not usable; call
+// NewMem.
 type Mem struct {
 	durable map[string]Record
 	pending map[string]Record // written since the last Sync
+	log     []memWrite        // the same writes, in order (CrashTorn)
+}
+
+type memWrite struct {
+	key string
+	rec Record
 }
 
 // NewMem returns an empty in-memory engine.
@@ -25,6 +35,7 @@ func (m *Mem) Get(key string) (Record, bool, error) {
 // Put implements Store.
 func (m *Mem) Put(key string, rec Record) error {
 	m.pending[key] = rec
+	m.log = append(m.log, memWrite{key, rec})
 	return nil
 }
 
@@ -33,15 +44,32 @@ func (m *Mem) Sync() error {
 	for k, r := range m.pending { // order irrelevant: distinct keys
 		m.durable[k] = r
 	}
-	clear(m.pending)
+	m.forget()
 	return nil
+}
+
+// forget drops the unsynced writes.
+func (m *Mem) forget() {
+	clear(m.pending)
+	clear(m.log)
+	m.log = m.log[:0]
 }
 
 // Unsynced reports how many keys have writes that a crash would lose.
 func (m *Mem) Unsynced() int { return len(m.pending) }
 
 // Crash discards every write not yet synced, as a power loss would.
-func (m *Mem) Crash() { clear(m.pending) }
+func (m *Mem) Crash() { m.forget() }
+
+// CrashTorn is a crash while the unsynced writes were reaching the disk in
+// the order they were made (a write-ahead log): a prefix of them, of a
+// length drawn from r, survives; the rest is lost.
+func (m *Mem) CrashTorn(r *rand.Rand) {
+	for _, w := range m.log[:r.IntN(len(m.log)+1)] {
+		m.durable[w.key] = w.rec
+	}
+	m.forget()
+}
 
 // Load stores rec as already durable (bulk loading before a run).
 func (m *Mem) Load(key string, rec Record) { m.durable[key] = rec }

@@ -16,6 +16,13 @@ type Record struct {
 // Store is what a protocol reads and writes. Writes become durable when the
 // runtime syncs the engine behind it, which happens before any message the
 // writing handler sent leaves the node.
+//
+// An error from either method means the store can no longer be trusted: a
+// failed Put may or may not have taken effect (and may or may not survive a
+// crash), and a failed Get says nothing of the key. Storage failure is
+// fail-stop: a protocol stops its node (env.Env.FailStop) unless it can
+// refuse the one operation that read, with nothing sent or stored that
+// depends on it.
 type Store interface {
 	// Get returns the record stored under key, if any.
 	Get(key string) (Record, bool, error)

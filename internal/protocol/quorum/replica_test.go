@@ -14,6 +14,7 @@ import (
 
 // fakeEnv is a hand-driven Env: it records what the replica sends.
 type fakeEnv struct {
+	t       *testing.T
 	self    wire.NodeID
 	now     int64
 	rng     *rand.Rand
@@ -31,7 +32,7 @@ type sent struct {
 }
 
 func newFakeEnv(t *testing.T, self wire.NodeID, tp *topo.Topology) *fakeEnv {
-	return &fakeEnv{self: self, now: 1e18, rng: rand.New(rand.NewPCG(1, 2)), st: store.NewMem(), topo: tp, timers: map[env.TimerID]any{}}
+	return &fakeEnv{t: t, self: self, now: 1e18, rng: rand.New(rand.NewPCG(1, 2)), st: store.NewMem(), topo: tp, timers: map[env.TimerID]any{}}
 }
 
 func (f *fakeEnv) Self() wire.NodeID               { return f.self }
@@ -43,6 +44,7 @@ func (f *fakeEnv) Rand() *rand.Rand                { return f.rng }
 func (f *fakeEnv) Store() store.Store              { return f.st }
 func (f *fakeEnv) Topology() *topo.Topology        { return f.topo }
 func (f *fakeEnv) Log() *slog.Logger               { return slog.New(slog.DiscardHandler) }
+func (f *fakeEnv) FailStop(cause error)            { f.t.Fatalf("fail-stop: %v", cause) }
 func (f *fakeEnv) SetTimer(d time.Duration, p any) env.TimerID {
 	f.nextTID++
 	f.timers[f.nextTID] = p
