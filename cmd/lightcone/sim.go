@@ -17,6 +17,7 @@ func simCmd() *cobra.Command {
 		c          scenario.Config
 		asJSON     bool
 		faultsFile string
+		sets       []string
 	)
 	cmd := &cobra.Command{
 		Use:   "sim",
@@ -48,10 +49,6 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 				"seed":                       func() { cfg.Seed = c.Seed },
 				"world":                      func() { cfg.World = c.World },
 				"protocol":                   func() { cfg.Protocol = c.Protocol },
-				"read":                       func() { cfg.Quorum.Read = c.Quorum.Read },
-				"write":                      func() { cfg.Quorum.Write = c.Quorum.Write },
-				"replicas-per-region":        func() { cfg.Quorum.ReplicasPerRegion = c.Quorum.ReplicasPerRegion },
-				"max-clock-offset":           func() { cfg.Quorum.MaxClockOffset = c.Quorum.MaxClockOffset },
 				"workload":                   func() { cfg.WorkloadPreset = c.WorkloadPreset },
 				"clients":                    func() { cfg.Clients = c.Clients },
 				"rate":                       func() { cfg.Rate = c.Rate },
@@ -67,21 +64,18 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 				"reorder":                    func() { cfg.Net.Reorder = c.Net.Reorder },
 				"random-faults":              func() { cfg.RandomFaults = c.RandomFaults },
 				"check":                      func() { cfg.Check = c.Check },
-				"meteor-mode":                func() { cfg.Meteor.Mode = c.Meteor.Mode },
-				"meteor-write":               func() { cfg.Meteor.Write = c.Meteor.Write },
-				"meteor-replicas-per-region": func() { cfg.Meteor.ReplicasPerRegion = c.Meteor.ReplicasPerRegion },
-				"meteor-interval":            func() { cfg.Meteor.DispatchInterval = c.Meteor.DispatchInterval },
-				"meteor-max-clock-skew":      func() { cfg.Meteor.MaxClockSkew = c.Meteor.MaxClockSkew },
-				"meteor-redundant":           func() { cfg.Meteor.Redundant = c.Meteor.Redundant },
-				"meteor-write-lead":          func() { cfg.Meteor.WriteLead = c.Meteor.WriteLead },
-				"meteor-lead-all":            func() { cfg.Meteor.LeadAll = c.Meteor.LeadAll },
-				"lease-length":               func() { cfg.Lease.LeaseLength = c.Lease.LeaseLength },
-				"lease-passive":              func() { cfg.Lease.Passive = c.Lease.Passive },
-				"lease-auto-migrate":         func() { cfg.Lease.AutoMigrate = c.Lease.AutoMigrate },
-				"lease-affiliates":           func() { cfg.Lease.Affiliates = c.Lease.Affiliates },
-				"lease-master-lease":         func() { cfg.Lease.MasterLease = c.Lease.MasterLease },
 				"service-time":               func() { cfg.ServiceTime = c.ServiceTime },
 			})
+			// Setting flags, in the order given: the short ones are
+			// --set name=value for the settings of that name.
+			for _, sf := range []struct{ flag, setting string }{
+				{"replicas-per-region", "replicas_per_region"}, {"read", "read"}, {"write", "write"}, {"max-clock-offset", "max_clock_offset"},
+			} {
+				if f := cmd.Flags().Lookup(sf.flag); f.Changed {
+					cfg.Set = append(cfg.Set, sf.setting+"="+f.Value.String())
+				}
+			}
+			cfg.Set = append(cfg.Set, sets...)
 			res, err := scenario.Run(cfg)
 			if err != nil {
 				return err
@@ -99,23 +93,11 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 	f.Uint64Var(&c.Seed, "seed", 1, "seed of every random choice; the same seed replays the same run")
 	f.StringVar(&c.World, "world", "globlease4", "world preset ("+strings.Join(topo.PresetNames(), ", ")+") or YAML file")
 	f.StringVar(&c.Protocol, "protocol", "quorum", "keyspace protocol ("+strings.Join(scenario.Protocols(), ", ")+")")
-	f.StringVar(&c.Quorum.Read, "read", "QUORUM", "quorum: read consistency level (ONE, TWO, THREE, QUORUM, LOCAL_ONE, LOCAL_QUORUM, EACH_QUORUM, ALL)")
-	f.StringVar(&c.Quorum.Write, "write", "QUORUM", "quorum: write consistency level")
-	f.IntVar(&c.Quorum.ReplicasPerRegion, "replicas-per-region", 1, "quorum: replicas of each key in every region")
-	f.DurationVar(&c.Quorum.MaxClockOffset, "max-clock-offset", 0, "quorum: assumed bound on clock offset from true time (commit wait 2x this); default 2ms")
-	f.StringVar(&c.Meteor.Mode, "meteor-mode", "M2", "meteor: M1 (θt = 0) or M2 (θt from the write level's latency order statistic), both less ε")
-	f.StringVar(&c.Meteor.Write, "meteor-write", "QUORUM", "meteor: write level (ONE, QUORUM, ALL); reads need n-w+1 fresh statuses")
-	f.IntVar(&c.Meteor.ReplicasPerRegion, "meteor-replicas-per-region", 1, "meteor: replicas of each key in every region")
-	f.DurationVar(&c.Meteor.DispatchInterval, "meteor-interval", 0, "meteor: status dispatch interval; default 10ms")
-	f.DurationVar(&c.Meteor.MaxClockSkew, "meteor-max-clock-skew", 0, "meteor: ε, assumed bound on the difference of two clocks; default 2ms")
-	f.IntVar(&c.Meteor.Redundant, "meteor-redundant", 0, "meteor: earlier payloads repeated in each status; default 3")
-	f.DurationVar(&c.Meteor.WriteLead, "meteor-write-lead", 0, "meteor: margin added to a write stamp's lead ahead of the clock; default 10ms")
-	f.BoolVar(&c.Meteor.LeadAll, "meteor-lead-all", false, "meteor: stamp writes ahead for every replica, not just the write level's nearest")
-	f.DurationVar(&c.Lease.LeaseLength, "lease-length", 0, "lease: how long a replica serves a key locally after renewing; default 60s")
-	f.BoolVar(&c.Lease.Passive, "lease-passive", false, "lease: passive update when no lease is valid (else active)")
-	f.BoolVar(&c.Lease.AutoMigrate, "lease-auto-migrate", false, "lease: move each key's master to the region that writes it most")
-	f.IntVar(&c.Lease.Affiliates, "lease-affiliates", 0, "lease: other nodes of a region attached to each of its hot keys")
-	f.DurationVar(&c.Lease.MasterLease, "lease-master-lease", 0, "lease: a master's lease from a majority's confirmation; default 30s")
+	f.StringArrayVar(&sets, "set", nil, "a setting of the protocol, name=value (repeatable; `lightcone protocols` lists them, docs/sim.md documents them)")
+	f.String("read", "", "short for --set read=LEVEL (ONE, TWO, THREE, QUORUM, LOCAL_ONE, LOCAL_QUORUM, EACH_QUORUM, ALL)")
+	f.String("write", "", "short for --set write=LEVEL")
+	f.Int("replicas-per-region", 1, "short for --set replicas_per_region=N: replicas of each key in every region")
+	f.Duration("max-clock-offset", 0, "short for --set max_clock_offset=D: assumed bound on clock offset from true time")
 	f.DurationVar(&c.ServiceTime, "service-time", 0, "each node's cost per request or message (0: infinitely fast)")
 	f.StringVar(&c.WorkloadPreset, "workload", "b", "YCSB core workload ("+strings.Join(workload.PresetNames(), ", ")+")")
 	f.IntVar(&c.Clients, "clients", 50, "clients, spread evenly over the regions")

@@ -37,7 +37,7 @@ func TestBadOptions(t *testing.T) {
 		{Options{Overrides: map[string]string{"colour": "blue"}}, "unknown parameter (valid: clients, duration"},
 		{Options{Overrides: map[string]string{"duration": "-3s"}}, "want a positive duration"},
 		{Options{Overrides: map[string]string{"read": "MOST"}}, `unknown consistency level "MOST"`},
-		{Options{Overrides: map[string]string{"replicas_per_region": "9"}}, "replicas_per_region: 9"},
+		{Options{Overrides: map[string]string{"replicas_per_region": "9"}}, "replicas_per_region[0] = 9"},
 	} {
 		o := tc.o
 		if err := e.Validate(&o); err == nil || !strings.Contains(err.Error(), tc.want) {

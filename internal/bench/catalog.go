@@ -63,9 +63,9 @@ func globLeaseWorkload(readShare float64) yaml.Node {
 func globLeaseBase(thresholdMs float64) scenario.Config {
 	return scenario.Config{
 		World: "globlease4", Protocol: "quorum",
+		Set: []string{"replicas_per_region=1", "read=ONE", "write=ALL"},
 		// GlobLease §V.A: "for read dominant workload, Cassandra reads from
 		// one replica and writes to all replicas".
-		Quorum:  scenario.QuorumPolicy{ReplicasPerRegion: 1, Read: "ONE", Write: "ALL"},
 		Clients: 50, Rate: 1000, Duration: 60 * time.Second, ThresholdMs: thresholdMs,
 		Workload: globLeaseWorkload(0.95),
 	}
@@ -167,13 +167,13 @@ func quorumMeteorControlled() *Experiment {
 		Workload: "YCSB 50% reads / 50% updates, 1,000 keys, 24 closed-loop threads per DC",
 		Base: scenario.Config{
 			WorldDef: equalDelayWorld(50), Protocol: "quorum",
-			Quorum:  scenario.QuorumPolicy{ReplicasPerRegion: 1, Read: "QUORUM", Write: "QUORUM"},
+			Set:     []string{"replicas_per_region=1", "read=QUORUM", "write=QUORUM"},
 			Clients: 72, ClosedLoop: true, Duration: 20 * time.Second, ThresholdMs: 300,
 			Workload: workloadNode(map[string]any{"preset": "a", "record_count": 1000, "request_distribution": "uniform"}),
 		},
 		Series: []Series{
-			{Label: "read QUORUM", Apply: func(c *scenario.Config) { c.Quorum.Read = "QUORUM" }},
-			{Label: "read ALL", Apply: func(c *scenario.Config) { c.Quorum.Read = "ALL" }},
+			{Label: "read QUORUM", Apply: func(c *scenario.Config) { c.With("read=QUORUM") }},
+			{Label: "read ALL", Apply: func(c *scenario.Config) { c.With("read=ALL") }},
 		},
 		Sweep: &Sweep{
 			Param:   "one-way delay between DCs (ms)",

@@ -43,7 +43,6 @@ func globLeaseEval(thresholdMs float64) scenario.Config {
 	c := globLeaseBase(thresholdMs)
 	c.Clients = globLeaseThreads
 	c.Rate = globLeaseRate
-	c.Lease = scenario.LeasePolicy{LeaseLength: globLeaseLease, Passive: true}
 	c.Warmup = globLeaseWarmup(globLeaseLease)
 	c.Duration = c.Warmup + globLeaseMeasured
 	return c
@@ -52,7 +51,7 @@ func globLeaseEval(thresholdMs float64) scenario.Config {
 // leaseSeries runs GlobLease; readShare > 0 also sets the workload's.
 func leaseSeries(label string, readShare float64) Series {
 	return Series{Label: label, Apply: func(c *scenario.Config) {
-		c.Protocol = "lease"
+		c.Use("lease", fmt.Sprintf("lease_length=%s", globLeaseLease), "passive=true")
 		if readShare > 0 {
 			c.Workload = globLeaseWorkload(readShare)
 		}
@@ -62,8 +61,7 @@ func leaseSeries(label string, readShare float64) Series {
 // quorumSeries runs the Cassandra-style baseline at read/write levels.
 func quorumSeries(label, read, write string, readShare float64) Series {
 	return Series{Label: label, Apply: func(c *scenario.Config) {
-		c.Protocol = "quorum"
-		c.Quorum.Read, c.Quorum.Write = read, write
+		c.Use("quorum", "replicas_per_region=1", "read="+read, "write="+write)
 		if readShare > 0 {
 			c.Workload = globLeaseWorkload(readShare)
 		}
@@ -278,8 +276,9 @@ func globLeaseFig8() *Experiment {
 			Param:  "lease length (s)",
 			Values: []float64{5, 15, 30, 60, 120},
 			Apply: func(c *scenario.Config, v float64) {
-				c.Lease.LeaseLength = time.Duration(v * float64(time.Second))
-				c.Warmup = globLeaseWarmup(c.Lease.LeaseLength)
+				lease := time.Duration(v * float64(time.Second))
+				c.WithIfHas(fmt.Sprintf("lease_length=%s", lease))
+				c.Warmup = globLeaseWarmup(lease)
 				c.Duration = c.Warmup + globLeaseMeasured
 			},
 			Metrics: []string{MetricReadMean, MetricWriteMean, MetricRenewalsPerRead},

@@ -59,11 +59,25 @@ func globLeaseZipfWorkload(readShare float64) yaml.Node {
 	})
 }
 
+// withSettings is ss with each series also applying the name=value
+// settings its protocol has.
+func withSettings(ss []Series, kv ...string) []Series {
+	out := make([]Series, len(ss))
+	for i, s := range ss {
+		apply := s.Apply
+		out[i] = s
+		out[i].Apply = func(c *scenario.Config) {
+			apply(c)
+			c.WithIfHas(kv...)
+		}
+	}
+	return out
+}
+
 // affSeries runs GlobLease with affs affiliates per hot key and region.
 func affSeries(label string, affs int, readShare float64) Series {
 	return Series{Label: label, Apply: func(c *scenario.Config) {
-		c.Protocol = "lease"
-		c.Lease.Affiliates = affs
+		c.Use("lease", fmt.Sprintf("lease_length=%s", globLeaseLease), "passive=true", fmt.Sprintf("affiliates=%d", affs))
 		c.Workload = globLeaseZipfWorkload(readShare)
 	}}
 }
@@ -75,9 +89,7 @@ func affSeries(label string, affs int, readShare float64) Series {
 // replica and multiplies the overload.
 func zipfQuorumSeries(label string, readShare float64) Series {
 	return Series{Label: label, Apply: func(c *scenario.Config) {
-		c.Protocol = "quorum"
-		c.Quorum.Read, c.Quorum.Write = "ONE", "ALL"
-		c.Quorum.SpeculativeRetry = time.Hour
+		c.Use("quorum", "replicas_per_region=1", "read=ONE", "write=ALL", "speculative_retry=1h")
 		c.Workload = globLeaseZipfWorkload(readShare)
 	}}
 }
@@ -148,7 +160,6 @@ func globLeaseFig10() *Experiment {
 	base.Warmup = globLeaseFig10Step.At
 	// The hot key takes about 92 reads/s per region before the step and
 	// 416 after: hosts attach affiliates only once the step makes it hot.
-	base.Lease.HotRate = 200
 	return &Experiment{
 		Name:  "globlease-fig10",
 		Title: "GlobLease elasticity: Zipf-4 reads stepping from 400 to 1,800 req/s at t = 50 s (GlobLease Fig. 10)",
@@ -177,7 +188,7 @@ func globLeaseFig10() *Experiment {
 		},
 		Workload: "GlobLease Table II (10,000 keys × 10 KB, Zipf exponent 4, 2,000 client threads), 100% reads, 400 → 1,800 req/s at t = 50 s over all four regions; node service time 2.4 ms; measured from the step (60 s)",
 		Base:     base,
-		Series:   skewedSeries(1),
+		Series:   withSettings(skewedSeries(1), "hot_rate=200"),
 		Metrics:  []string{MetricStabiliseS, MetricReadMean, MetricReadP50, MetricReadP99},
 		Figures:  []Figure{FigTimeSeries, FigCDF},
 	}

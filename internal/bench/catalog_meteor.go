@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/scenario"
@@ -13,12 +14,17 @@ import (
 func meteorSeries() []Series {
 	return []Series{
 		{Label: "quorum", Apply: func(c *scenario.Config) {
-			c.Protocol = "quorum"
-			c.Quorum = scenario.QuorumPolicy{ReplicasPerRegion: 1, Read: "QUORUM", Write: "QUORUM"}
+			c.Use("quorum", "replicas_per_region=1", "read=QUORUM", "write=QUORUM")
 		}},
-		{Label: "M1", Apply: func(c *scenario.Config) { c.Protocol, c.Meteor.Mode = "meteor", "M1" }},
-		{Label: "M2", Apply: func(c *scenario.Config) { c.Protocol, c.Meteor.Mode = "meteor", "M2" }},
+		{Label: "M1", Apply: func(c *scenario.Config) { c.Use("meteor", meteorSettings("M1")...) }},
+		{Label: "M2", Apply: func(c *scenario.Config) { c.Use("meteor", meteorSettings("M2")...) }},
 	}
+}
+
+// meteorSettings are MeteorShower's settings in the thesis' experiments:
+// one replica per DC, writes at QUORUM, ε = 2 ms, a status every 10 ms.
+func meteorSettings(mode string) []string {
+	return []string{"mode=" + mode, "replicas_per_region=1", "write=QUORUM", "max_clock_skew=2ms", "dispatch_interval=10ms"}
 }
 
 // meteorBase is the thesis' workload: YCSB 50% reads / 50% updates from 24
@@ -27,7 +33,6 @@ func meteorSeries() []Series {
 func meteorBase() scenario.Config {
 	return scenario.Config{
 		Protocol: "meteor",
-		Meteor:   scenario.MeteorPolicy{ReplicasPerRegion: 1, Write: "QUORUM", MaxClockSkew: 2 * time.Millisecond, DispatchInterval: 10 * time.Millisecond},
 		Clients:  72, ClosedLoop: true, Duration: 20 * time.Second, Warmup: 2 * time.Second,
 		ClientTimeout: 2 * time.Second, ThresholdMs: 300,
 		Workload: workloadNode(map[string]any{"preset": "a", "record_count": 1000, "request_distribution": "uniform"}),
@@ -125,7 +130,7 @@ func meteorStatusInterval() *Experiment {
 			Param:  "status dispatch interval (ms)",
 			Values: []float64{2, 5, 10, 20, 50, 100},
 			Apply: func(c *scenario.Config, v float64) {
-				c.Meteor.DispatchInterval = time.Duration(v * float64(time.Millisecond))
+				c.WithIfHas(fmt.Sprintf("dispatch_interval=%s", time.Duration(v*float64(time.Millisecond))))
 			},
 			Metrics: append([]string{MetricReadP50, MetricReadP99}, meteorOverhead...),
 		},

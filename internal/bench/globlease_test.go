@@ -3,6 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/lightcone/lightcone/internal/protocol"
+	"github.com/lightcone/lightcone/internal/protocol/lease"
+	"github.com/lightcone/lightcone/internal/scenario"
 	"math"
 	"os"
 	"path/filepath"
@@ -35,7 +38,7 @@ func TestCatalogHasGlobLease(t *testing.T) {
 					t.Fatalf("%s %s: %v", n, s.Label, err)
 				}
 				protocols[cfg.Protocol] = true
-				lease := cfg.Lease.LeaseLength
+				lease := leaseLength(t, cfg)
 				if cfg.Warmup < lease || cfg.Duration-cfg.Warmup < 60*time.Second {
 					t.Errorf("%s %s x=%g: warm-up %s, measured %s; want a warm-up ≥ the lease (%s) and ≥ 60s measured",
 						n, s.Label, x, cfg.Warmup, cfg.Duration-cfg.Warmup, lease)
@@ -127,4 +130,17 @@ func TestGlobLeaseFig5Short(t *testing.T) {
 	if s := rep.Summary(); s.Points[0].Metrics[MetricRenewalsPerRead] == 0 {
 		t.Errorf("summary of %s lacks its renewals per read: %+v", s.Points[0].Series, s.Points[0].Metrics)
 	}
+}
+
+// leaseLength is the config's lease length, 0 if it is not a lease one.
+func leaseLength(t *testing.T, c scenario.Config) time.Duration {
+	t.Helper()
+	if c.Protocol != "lease" {
+		return 0
+	}
+	_, settings, err := protocol.Spec{Protocol: c.Protocol, Settings: c.Settings, Set: c.Set}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return settings.(*lease.Config).LeaseLength
 }

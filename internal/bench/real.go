@@ -6,10 +6,10 @@ import (
 	"io"
 
 	"github.com/lightcone/lightcone/internal/localcluster"
+	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/realrun"
-	"github.com/lightcone/lightcone/internal/scenario"
 	"github.com/lightcone/lightcone/internal/server"
-	"github.com/lightcone/lightcone/internal/wire"
+	"github.com/lightcone/lightcone/internal/topo"
 )
 
 // runReal runs the experiment at its reduced real scale: per sweep point, a
@@ -37,21 +37,28 @@ func runReal(ctx context.Context, e *Experiment, opts Options, rep *Report, prog
 		if opts.Progress != nil {
 			logw = opts.Progress
 		}
-		// Lease series run in keyspaces of their own beside the default
-		// (quorum) one, each with its series' policy at this point.
+		// Every series runs in a keyspace of its own, with its protocol and
+		// settings at this point.
 		var keyspaces []server.KeyspacePolicy
+		built := make([]protocol.Keyspace, len(e.Series))
+		tp := topo.NewTopology(&world)
 		for si, s := range e.Series {
 			c, err := e.configFor(s, x, opts)
 			if err != nil {
 				return err
 			}
-			switch c.Protocol {
-			case "", "quorum":
-			case "lease":
-				keyspaces = append(keyspaces, server.KeyspacePolicy{Name: realKeyspace(si), Protocol: "lease", Lease: c.Lease})
-			default:
-				return fmt.Errorf("bench: real runtime: series %q: protocol %s is not supported on the real runtime yet", s.Label, c.Protocol)
+			sp := protocol.Spec{Protocol: c.Protocol, Settings: c.Settings, Set: c.Set}
+			if c.SettingsYAML.Kind != 0 {
+				sp.YAML = &c.SettingsYAML
 			}
+			d, settings, err := sp.Resolve()
+			if err != nil {
+				return fmt.Errorf("bench: series %q: %w", s.Label, err)
+			}
+			if built[si], err = d.Build(tp, settings, protocol.BuildOptions{}); err != nil {
+				return fmt.Errorf("bench: series %q: %w", s.Label, err)
+			}
+			keyspaces = append(keyspaces, server.KeyspacePolicy{Name: realKeyspace(si), Protocol: d.Name, Settings: settings})
 		}
 		progress("real: starting a %d-region cluster%s", len(world.Regions), e.xLabel(x))
 		cl, err := localcluster.Start(ctx, localcluster.Options{World: &world, Binary: opts.Binary, ReplicasPerRegion: 1, Log: logw, Keyspaces: keyspaces})
@@ -61,11 +68,6 @@ func runReal(ctx context.Context, e *Experiment, opts Options, rep *Report, prog
 		for si, s := range e.Series {
 			i++
 			c, err := e.configFor(s, x, opts)
-			if err != nil {
-				cl.Stop()
-				return err
-			}
-			c, err = checkLevels(c)
 			if err != nil {
 				cl.Stop()
 				return err
@@ -82,16 +84,15 @@ func runReal(ctx context.Context, e *Experiment, opts Options, rep *Report, prog
 			if _, set := opts.Overrides["duration"]; set {
 				dur = c.Duration
 			}
-			read, _ := wire.ParseLevel(c.Quorum.Read)
-			write, _ := wire.ParseLevel(c.Quorum.Write)
+			d, _ := protocol.Of(built[si].Settings())
 			rs := realrun.Spec{
 				World: &world, Workload: spec, ClientsPerRegion: e.Real.ClientsPerRegion, RatePerClient: e.Real.RatePerClient,
-				Duration: dur, Read: read, Write: write, Seed: opts.Seed, ThresholdMs: c.ThresholdMs, Progress: opts.Progress,
-			}
-			if c.Protocol == "lease" {
-				// The simulator's warm-up (leases held) stands for a long-running
-				// cluster; here every key is read once per region first.
-				rs.Keyspace, rs.Read, rs.Write, rs.PrimeReads = realKeyspace(si), wire.LevelDefault, wire.LevelDefault, true
+				Duration: dur, Seed: opts.Seed, ThresholdMs: c.ThresholdMs, Progress: opts.Progress,
+				Keyspace: realKeyspace(si), Policy: built[si].Describe(), Floor: built[si].Floor,
+				// The simulator's warm-up (per-region state such as leases
+				// held) stands for a long-running cluster; here every key is
+				// read once per region first.
+				PrimeReads: d != nil && d.PrimeReads,
 			}
 			progress("real %d/%d: %s%s", i, total, s.Label, e.xLabel(x))
 			res, hists, err := realrun.Run(ctx, cl, rs)
@@ -110,23 +111,6 @@ func runReal(ctx context.Context, e *Experiment, opts Options, rep *Report, prog
 		cl.Stop()
 	}
 	return nil
-}
-
-// checkLevels fills the default levels (QUORUM) so the real client path
-// can name them on every request.
-func checkLevels(c scenario.Config) (scenario.Config, error) {
-	if c.Quorum.Read == "" {
-		c.Quorum.Read = "QUORUM"
-	}
-	if c.Quorum.Write == "" {
-		c.Quorum.Write = "QUORUM"
-	}
-	for _, l := range []string{c.Quorum.Read, c.Quorum.Write} {
-		if _, err := wire.ParseLevel(l); err != nil {
-			return c, fmt.Errorf("bench: %w", err)
-		}
-	}
-	return c, nil
 }
 
 // realKeyspace names series si's own keyspace on a real cluster.

@@ -129,16 +129,12 @@ func applyOverrides(c *scenario.Config, ov map[string]string) error {
 				return bad("milliseconds > 0")
 			}
 			c.ThresholdMs = f
-		case "read":
-			c.Quorum.Read = v
-		case "write":
-			c.Quorum.Write = v
-		case "replicas_per_region":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return bad("a whole number ≥ 1")
+		case "read", "write", "replicas_per_region":
+			// The settings of those names, for the series whose protocols
+			// have them; their errors name them.
+			if c.HasSetting(k) {
+				c.Set = append(c.Set, k+"="+v)
 			}
-			c.Quorum.ReplicasPerRegion = n
 		default:
 			return fmt.Errorf("bench: --set %s: unknown parameter (valid: %s)", k, overrideNames())
 		}
@@ -162,10 +158,11 @@ func setWorkloadField(c *scenario.Config, field string, v any) error {
 // configFor is the simulation of one point, before the runtime.
 func (e *Experiment) configFor(s Series, x float64, opts Options) (scenario.Config, error) {
 	c := e.Base
+	// The series first (it picks the protocol), then the sweep's point.
+	s.Apply(&c)
 	if e.Sweep != nil {
 		e.Sweep.Apply(&c, x)
 	}
-	s.Apply(&c)
 	c.Seed = opts.Seed
 	if err := applyOverrides(&c, opts.Overrides); err != nil {
 		return c, err

@@ -17,13 +17,11 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lightcone/lightcone/internal/localcluster"
-	"github.com/lightcone/lightcone/internal/protocol/meteor"
-	"github.com/lightcone/lightcone/internal/protocol/quorum"
+	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/realrun"
 	"github.com/lightcone/lightcone/internal/scenario"
 	"github.com/lightcone/lightcone/internal/server"
 	"github.com/lightcone/lightcone/internal/topo"
-	"github.com/lightcone/lightcone/internal/wire"
 	"github.com/lightcone/lightcone/internal/workload"
 )
 
@@ -41,35 +39,36 @@ type Options struct {
 	Out              io.Writer
 }
 
-// Phase is one keyspace configuration the demo measures: the default
-// quorum keyspace at levels Read and Write, or, when Lease is set, a
-// GlobLease keyspace with leases of that length, or, when Meteor is set, a
-// MeteorShower keyspace in that mode (M1 or M2) with writes at QUORUM.
+// Phase is one keyspace configuration the demo measures: a protocol's
+// demo preset (protocol.Definition.Demo), run in a keyspace of its own.
 type Phase struct {
-	Name        string
-	Read, Write wire.Level
-	Lease       time.Duration
-	Meteor      string
+	Name     string // the preset's label
+	Protocol *protocol.Definition
+	Settings string // YAML mapping
+	Note     string
+	keyspace string
 }
 
-// leaseKeyspace is the name of the demo's GlobLease keyspace.
-const leaseKeyspace = "globlease"
-
-// meteorKeyspace is the name of the demo's MeteorShower keyspace.
-const meteorKeyspace = "meteorshower"
-
-// Phases are the configurations compared side by side.
+// Phases are the configurations compared side by side: every registered
+// protocol's demo presets, the default protocol's first.
 func Phases() []Phase {
-	return []Phase{
-		{Name: "quorum ONE/ALL", Read: wire.One, Write: wire.All},
-		{Name: "quorum QUORUM/QUORUM", Read: wire.Quorum, Write: wire.Quorum},
-		// GlobLease's Table II lease length. A phase is shorter than a lease,
-		// so a region holds a key's lease only after its first read there:
-		// the phase primes every key's leases before it measures.
-		{Name: "GlobLease", Lease: 60 * time.Second},
-		// MeteorShower2: θt from the measured latencies less ε = 2 ms.
-		{Name: "MeteorShower M2", Meteor: "M2"},
+	var out []Phase
+	for _, d := range protocol.All() {
+		for _, p := range d.Demo {
+			out = append(out, Phase{Name: p.Label, Protocol: d, Settings: p.Settings, Note: p.Note,
+				keyspace: fmt.Sprintf("demo%d", len(out))})
+		}
 	}
+	return out
+}
+
+// spec is the phase's protocol and settings.
+func (p Phase) spec() (protocol.Spec, error) {
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(p.Settings), &n); err != nil {
+		return protocol.Spec{}, fmt.Errorf("demo: %s: settings %q: %w", p.Name, p.Settings, err)
+	}
+	return protocol.Spec{Protocol: p.Protocol.Name, YAML: &n}, nil
 }
 
 func (o *Options) ensureDefaults() error {
@@ -134,26 +133,25 @@ func Run(ctx context.Context, o Options) error {
 	fmt.Fprintf(out, "Lightcone demo: world %s, %d regions × %d node(s), WAN emulation on, YCSB workload %s, %d clients/region at %g req/s each\n",
 		w.Name, len(w.Regions), w.NodesPerRegion, o.Workload, o.ClientsPerRegion, o.RatePerClient)
 
+	phases := Phases()
+	tp := topo.NewTopology(w)
 	var keyspaces []server.KeyspacePolicy
-	for _, ph := range Phases() {
-		if ph.Lease > 0 {
-			// Stated as a cluster file states it: the YAML names are the
-			// server's contract, its Go fields may move.
-			var ks server.KeyspacePolicy
-			src := fmt.Sprintf("{name: %s, protocol: lease, lease_length: %s}", leaseKeyspace, ph.Lease)
-			if err := yaml.Unmarshal([]byte(src), &ks); err != nil {
-				return fmt.Errorf("demo: lease keyspace: %w", err)
-			}
-			keyspaces = append(keyspaces, ks)
+	built := make([]protocol.Keyspace, len(phases))
+	for i, ph := range phases {
+		sp, err := ph.spec()
+		if err != nil {
+			return err
 		}
-		if ph.Meteor != "" {
-			var ks server.KeyspacePolicy
-			src := fmt.Sprintf("{name: %s, protocol: meteor, write: QUORUM, meteor: {mode: %s}}", meteorKeyspace, ph.Meteor)
-			if err := yaml.Unmarshal([]byte(src), &ks); err != nil {
-				return fmt.Errorf("demo: meteor keyspace: %w", err)
-			}
-			keyspaces = append(keyspaces, ks)
+		// Built here too, for its policy line and floors.
+		if _, built[i], err = sp.Build(tp, protocol.BuildOptions{}); err != nil {
+			return fmt.Errorf("demo: %s: %w", ph.Name, err)
 		}
+		ks := server.KeyspacePolicy{Name: ph.keyspace, Protocol: ph.Protocol.Name}
+		if err := yaml.Unmarshal([]byte(ph.Settings), &ks); err != nil {
+			return fmt.Errorf("demo: %s: %w", ph.Name, err)
+		}
+		ks.Name, ks.Protocol = ph.keyspace, ph.Protocol.Name
+		keyspaces = append(keyspaces, ks)
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{World: w, Binary: o.Binary, Keep: o.Keep, Log: out, Keyspaces: keyspaces})
 	if err != nil {
@@ -161,29 +159,21 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer c.Stop()
 	var results []*phaseResult
-	for i, ph := range Phases() {
+	for i, ph := range phases {
 		if ctx.Err() != nil {
 			break
 		}
+		// Each phase has its keyspace, loaded on its own; every request
+		// at the keyspace's levels.
 		rs := realrun.Spec{
 			World: w, Workload: spec, ClientsPerRegion: o.ClientsPerRegion, RatePerClient: o.RatePerClient,
-			Duration: o.PhaseDuration, Read: ph.Read, Write: ph.Write, Seed: uint64(i + 1),
-			SkipLoad: i > 0, Progress: out,
+			Duration: o.PhaseDuration, Seed: uint64(i + 1), Progress: out,
+			Keyspace: ph.keyspace, Policy: built[i].Describe(), Floor: built[i].Floor, PrimeReads: ph.Protocol.PrimeReads,
 		}
-		if ph.Lease > 0 {
-			// Its own keyspace, loaded on its own; its leases primed.
-			rs.Keyspace, rs.SkipLoad, rs.PrimeReads = leaseKeyspace, false, true
-			fmt.Fprintf(out, "%s: keyspace %s, %s leases\n", ph.Name, leaseKeyspace, ph.Lease)
-		}
-		if ph.Meteor != "" {
-			// Its own keyspace, loaded on its own; every request at the
-			// keyspace's level (meteor takes no per-request level).
-			rs.Keyspace, rs.SkipLoad, rs.Read, rs.Write = meteorKeyspace, false, wire.LevelDefault, wire.LevelDefault
-			fmt.Fprintf(out, "%s: keyspace %s, mode %s, status every 10 ms\n", ph.Name, meteorKeyspace, ph.Meteor)
-		}
+		fmt.Fprintf(out, "%s: keyspace %s: %s\n", ph.Name, ph.keyspace, built[i].Describe())
 		res, hists, err := realrun.Run(ctx, c, rs)
 		if res != nil {
-			results = append(results, &phaseResult{phase: ph, res: res, hists: hists})
+			results = append(results, &phaseResult{phase: ph, ks: built[i], res: res, hists: hists})
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -202,6 +192,7 @@ func Run(ctx context.Context, o Options) error {
 // phaseResult is what one phase measured.
 type phaseResult struct {
 	phase Phase
+	ks    protocol.Keyspace
 	res   *scenario.Result
 	hists map[string]*hdrhistogram.Histogram // "region/op", µs
 }
@@ -240,10 +231,6 @@ func report(out io.Writer, w *topo.World, results []*phaseResult) {
 	if len(results) == 0 {
 		return
 	}
-	per := make([]int, len(w.Regions))
-	for i := range per {
-		per[i] = 1
-	}
 	// On loopback the client's hop to its node and a node's messages to
 	// itself are not delayed; only messages between regions are.
 	base := func(a, b int) time.Duration {
@@ -267,33 +254,22 @@ func report(out io.Writer, w *topo.World, results []*phaseResult) {
 			for _, r := range results {
 				h := r.lat(rg.Name, s)
 				seen = seen || h.TotalCount() > 0
+				fl := "-" // no single floor (a write's depends on its key's master)
 				var floor time.Duration
-				if s.read {
-					floor += quorum.Floor(per, r.phase.Read, reg, base)
-				}
-				if s.write {
-					floor += quorum.Floor(per, r.phase.Write, reg, base)
-				}
-				fl := fmt.Sprintf("%.1f", float64(floor)/1e6)
-				if r.phase.Meteor != "" {
-					mode, _ := meteor.ParseMode(r.phase.Meteor)
-					mc := meteor.Config{ReplicasPerRegion: per, Write: wire.Quorum, Mode: mode, MaxClockSkew: meteor.DefaultMaxClockSkew}
-					floor = 0
-					if s.read {
-						floor += meteor.ReadFloor(mc, reg, base)
+				known := true
+				for _, op := range []struct {
+					on bool
+					op protocol.Op
+				}{{s.read, protocol.Read}, {s.write, protocol.Write}} {
+					if !op.on {
+						continue
 					}
-					if s.write {
-						floor += quorum.Floor(per, wire.Quorum, reg, base)
-					}
+					f := r.ks.Floor(reg, op.op, base)
+					known = known && f >= 0
+					floor += f
+				}
+				if known {
 					fl = fmt.Sprintf("%.1f", float64(floor)/1e6)
-				}
-				if r.phase.Lease > 0 {
-					// A read under a valid lease stays in the region; a
-					// write's floor depends on where the key's master is.
-					fl = "0.0"
-					if s.write {
-						fl = "-"
-					}
 				}
 				if h.TotalCount() == 0 {
 					line += "-\t-\t" + fl + "\t"
@@ -315,6 +291,9 @@ func report(out io.Writer, w *topo.World, results []*phaseResult) {
 		}
 		fmt.Fprintf(out, "%s: %d operations, %d errors; %.1f%% of reads at local latency (under %.0f ms)\n",
 			r.phase.Name, r.res.Ops, errs, 100*r.localReads(w, local), float64(local)/1e6)
+		if r.phase.Note != "" {
+			fmt.Fprintf(out, "    %s\n", r.phase.Note)
+		}
 	}
 }
 

@@ -197,11 +197,8 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 
 // clusterFile is the YAML every node reads (server.Config's fields).
 type clusterFile struct {
-	Cluster  server.Cluster `yaml:"cluster"`
-	Keyspace struct {
-		Protocol          string `yaml:"protocol"`
-		ReplicasPerRegion int    `yaml:"replicas_per_region"`
-	} `yaml:"keyspace"`
+	Cluster   server.Cluster          `yaml:"cluster"`
+	Keyspace  server.KeyspacePolicy   `yaml:"keyspace"`
 	Keyspaces []server.KeyspacePolicy `yaml:"keyspaces,omitempty"`
 	Sync      string                  `yaml:"sync"`
 	Read      string                  `yaml:"read,omitempty"`
@@ -224,8 +221,8 @@ func (c *Cluster) writeConfig() (string, error) {
 		Cluster: server.Cluster{Name: "local", World: worldPath, WANEmulation: true, Nodes: map[string]server.NodeAddrs{}},
 		Sync:    c.opts.Sync, Read: c.opts.Read, Write: c.opts.Write, Keyspaces: c.opts.Keyspaces,
 	}
-	f.Keyspace.Protocol = "quorum"
-	f.Keyspace.ReplicasPerRegion = c.opts.ReplicasPerRegion
+	// The default keyspace has the registry's default protocol.
+	f.Keyspace.Set = []string{fmt.Sprintf("replicas_per_region=%d", c.opts.ReplicasPerRegion)}
 	// Hold every port until all are chosen: a port just closed can be
 	// handed out again, and two listeners sharing one address would fail
 	// (or, worse, one node's peer link would reach another's RESP port).

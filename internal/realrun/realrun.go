@@ -14,6 +14,7 @@
 package realrun
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,7 +31,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lightcone/lightcone/internal/localcluster"
-	"github.com/lightcone/lightcone/internal/protocol/quorum"
+	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/scenario"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -69,10 +70,14 @@ type Spec struct {
 	// cluster already did.
 	SkipLoad bool
 	// Keyspace, if set, is the keyspace every request addresses (RESP
-	// LC.KEYSPACE) instead of the default one. Read and Write should then
-	// be LevelDefault, and the rows' floors are left 0: they are computed
-	// for the default keyspace's quorum levels only.
+	// LC.KEYSPACE) instead of the default one.
 	Keyspace string
+	// Policy is the keyspace's policy in one line, for the report.
+	Policy string
+	// Floor, if set, is the network time an operation from a client in a
+	// region cannot avoid (the keyspace's protocol.Keyspace.Floor); the
+	// rows' floors are 0 without it.
+	Floor func(region int, op protocol.Op, oneWay func(a, b int) time.Duration) time.Duration
 	// PrimeReads, before the measured run, reads every record once through
 	// a node of every region, unmeasured. A lease keyspace grants a region
 	// its lease on a key's first read there; priming measures the run as a
@@ -160,7 +165,6 @@ type step struct {
 type runner struct {
 	s           Spec
 	read, write wire.Level // effective levels (the keyspace's when LevelDefault)
-	perRegion   []int      // replicas in each region
 	value       string
 	nodes       []localcluster.Node
 	clients     []*redis.Client // one per node, sized to its clients
@@ -246,31 +250,8 @@ func newRunner(c *localcluster.Cluster, s Spec) (*runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("realrun: %w", err)
 	}
-	opts := c.Options()
-	// The keyspace's levels, for LevelDefault and for the floors.
-	var qc quorum.Config
-	if opts.Read != "" {
-		if qc.Read, err = wire.ParseLevel(opts.Read); err != nil {
-			return nil, fmt.Errorf("realrun: cluster read level: %w", err)
-		}
-	}
-	if opts.Write != "" {
-		if qc.Write, err = wire.ParseLevel(opts.Write); err != nil {
-			return nil, fmt.Errorf("realrun: cluster write level: %w", err)
-		}
-	}
-	qc.EnsureDefaults(len(s.World.Regions))
-	r := &runner{s: s, read: qc.Read, write: qc.Write, gen: gen, nodes: c.Nodes(), errs: map[string]int{},
+	r := &runner{s: s, read: s.Read, write: s.Write, gen: gen, nodes: c.Nodes(), errs: map[string]int{},
 		value: strings.Repeat("x", max(1, s.Workload.ValueSize))}
-	if s.Read != wire.LevelDefault {
-		r.read = s.Read
-	}
-	if s.Write != wire.LevelDefault {
-		r.write = s.Write
-	}
-	for range s.World.Regions {
-		r.perRegion = append(r.perRegion, opts.ReplicasPerRegion)
-	}
 	r.lat = make([][numClasses]*hdrhistogram.Histogram, len(s.World.Regions))
 	r.intent = make([][numClasses]*hdrhistogram.Histogram, len(s.World.Regions))
 	for reg := range r.lat {
@@ -571,7 +552,7 @@ func (r *runner) label() string {
 	if r.s.Keyspace != "" {
 		return "keyspace " + r.s.Keyspace
 	}
-	return fmt.Sprintf("quorum %s/%s", r.read, r.write)
+	return fmt.Sprintf("default keyspace %s/%s", r.read, r.write)
 }
 
 // progress reports until done is closed: a bar redrawn every second on a
@@ -629,14 +610,14 @@ func (r *runner) result(measured time.Duration) (*scenario.Result, map[string]*h
 	res := &scenario.Result{
 		World: w.Name, Workload: s.Workload.Name, Seed: s.Seed, Clients: clients,
 		Rate:        s.RatePerClient * float64(clients),
-		Policy:      fmt.Sprintf("quorum read=%s write=%s (real runtime)", r.read, r.write),
+		Policy:      s.Policy + " (real runtime)",
 		SimSeconds:  measured.Seconds(),
 		Ops:         int(r.ops.Load()),
 		ThresholdMs: s.ThresholdMs,
 		Errors:      map[string]int{},
 	}
-	if s.Keyspace != "" {
-		res.Policy = "keyspace " + s.Keyspace + " (real runtime)"
+	if s.Policy == "" {
+		res.Policy = fmt.Sprintf("keyspace %s read=%s write=%s (real runtime)", cmp.Or(s.Keyspace, "default"), r.read, r.write)
 	}
 	for k, v := range r.errs {
 		res.Errors[k] = v
@@ -657,13 +638,16 @@ func (r *runner) result(measured time.Duration) (*scenario.Result, map[string]*h
 		return w.LightRTT(a, b) / 2
 	}
 	floor := func(reg, class int, oneWay func(a, b int) time.Duration) time.Duration {
+		if s.Floor == nil {
+			return 0
+		}
 		switch scenario.OpClassName(class) {
 		case "update", "insert":
-			return quorum.Floor(r.perRegion, r.write, reg, oneWay)
+			return s.Floor(reg, protocol.Write, oneWay)
 		case "rmw":
-			return quorum.Floor(r.perRegion, r.read, reg, oneWay) + quorum.Floor(r.perRegion, r.write, reg, oneWay)
+			return s.Floor(reg, protocol.Read, oneWay) + s.Floor(reg, protocol.Write, oneWay)
 		}
-		return quorum.Floor(r.perRegion, r.read, reg, oneWay)
+		return s.Floor(reg, protocol.Read, oneWay)
 	}
 	allLat := hdrhistogram.New(1, maxLatencyUs, 3)
 	allIntent := hdrhistogram.New(1, maxLatencyUs, 3)
@@ -676,9 +660,7 @@ func (r *runner) result(measured time.Duration) (*scenario.Result, map[string]*h
 			allLat.Merge(h)
 			allIntent.Merge(in)
 			row := scenario.RowOf(rg.Name, scenario.OpClassName(k), h, in, s.ThresholdMs)
-			if s.Keyspace == "" {
-				row.Floor, row.LightFloor = durMs(floor(reg, k, base)), durMs(floor(reg, k, light))
-			}
+			row.Floor, row.LightFloor = durMs(floor(reg, k, base)), durMs(floor(reg, k, light))
 			res.Rows = append(res.Rows, row)
 			hists[rg.Name+"/"+scenario.OpClassName(k)] = hdrhistogram.Import(h.Export())
 		}

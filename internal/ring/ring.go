@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -118,4 +120,44 @@ func ValidatePlacement(who string, replicasPerRegion, nodesPerRegion []int) erro
 		return fmt.Errorf("%s: replicas_per_region places no replica anywhere", who)
 	}
 	return nil
+}
+
+// PerRegion is a count per region of a world, in the world's region order
+// (replicas of each key in every region). In configuration it is either one
+// number, the same in every region, or a list with one entry per region.
+type PerRegion []int
+
+// UnmarshalYAML accepts a number or a list of numbers.
+func (p *PerRegion) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		var v int
+		if err := n.Decode(&v); err != nil {
+			return fmt.Errorf("line %d: replicas per region: want a number or a list of numbers, one per region", n.Line)
+		}
+		*p = PerRegion{v}
+		return nil
+	}
+	var vs []int
+	if err := n.Decode(&vs); err != nil {
+		return fmt.Errorf("line %d: replicas per region: want a number or a list of numbers, one per region", n.Line)
+	}
+	*p = vs
+	return nil
+}
+
+// Expand returns p for a world of regions regions: nil is def in every
+// region, and a single number is that number in every region.
+func (p PerRegion) Expand(regions, def int) PerRegion {
+	switch {
+	case len(p) == 0:
+		p = PerRegion{def}
+		fallthrough
+	case len(p) == 1 && regions != 1:
+		out := make(PerRegion, regions)
+		for i := range out {
+			out[i] = p[0]
+		}
+		return out
+	}
+	return p
 }

@@ -11,8 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lightcone/lightcone/internal/check"
-	"github.com/lightcone/lightcone/internal/protocol/lease"
-	"github.com/lightcone/lightcone/internal/protocol/meteor"
+	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/sim"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/workload"
@@ -25,11 +24,21 @@ type Config struct {
 	Seed  uint64 `yaml:"seed"`  // default 1
 	World string `yaml:"world"` // preset name or YAML path; default globlease4
 	// WorldDef, if set, is used instead of World (tests build worlds in code).
-	WorldDef *topo.World  `yaml:"-"`
-	Protocol string       `yaml:"protocol"` // default quorum
-	Quorum   QuorumPolicy `yaml:"quorum"`
-	Lease    LeasePolicy  `yaml:"lease"`
-	Meteor   MeteorPolicy `yaml:"meteor"`
+	WorldDef *topo.World `yaml:"-"`
+	// Protocol is the keyspace protocol, by its registered name; default
+	// the registry's default (quorum).
+	Protocol string `yaml:"protocol"`
+	// SettingsYAML are the protocol's settings (`settings:` mapping of
+	// name: value), decoded strictly: a setting the protocol does not have
+	// is an error naming it and listing the valid ones.
+	SettingsYAML yaml.Node `yaml:"settings"`
+	// Settings, if set, are typed settings to start from (a pointer to the
+	// protocol's settings struct, as tests and experiments state them);
+	// SettingsYAML and Set are applied over them.
+	Settings any `yaml:"-"`
+	// Set are "name=value" setting overrides (`lightcone sim --set`),
+	// applied last.
+	Set []string `yaml:"-"`
 	// Workload is a YCSB core workload: `preset: a`..`f` plus any of
 	// workload.Spec's fields to override (record_count, read_proportion, ...).
 	Workload yaml.Node `yaml:"workload"`
@@ -88,42 +97,6 @@ type RateStep struct {
 	Rate float64       `yaml:"rate"` // total requests/s, > 0
 }
 
-// QuorumPolicy is the quorum protocol's keyspace policy (see
-// internal/protocol/quorum).
-type QuorumPolicy struct {
-	ReplicasPerRegion int           `yaml:"replicas_per_region"` // default 1
-	Read              string        `yaml:"read"`                // default QUORUM
-	Write             string        `yaml:"write"`               // default QUORUM
-	MaxClockOffset    time.Duration `yaml:"max_clock_offset"`    // default 2ms
-	ReadTimeout       time.Duration `yaml:"read_timeout"`        // default 5s
-	WriteTimeout      time.Duration `yaml:"write_timeout"`       // default 2s
-	SpeculativeRetry  time.Duration `yaml:"speculative_retry"`   // default: from RTTs
-}
-
-// LeasePolicy is the lease (GlobLease) protocol's keyspace policy: the
-// protocol's own Config, with its YAML names (internal/protocol/lease).
-type LeasePolicy = lease.Config
-
-// MeteorPolicy is the meteor (MeteorShower) protocol's keyspace policy (see
-// internal/protocol/meteor).
-type MeteorPolicy struct {
-	ReplicasPerRegion int           `yaml:"replicas_per_region"` // default 1
-	Write             string        `yaml:"write"`               // ONE, QUORUM or ALL; default QUORUM
-	Mode              string        `yaml:"mode"`                // M1 or M2; default M2
-	MaxClockSkew      time.Duration `yaml:"max_clock_skew"`      // ε, default 2ms
-	DispatchInterval  time.Duration `yaml:"dispatch_interval"`   // default 10ms
-	Redundant         int           `yaml:"redundant"`           // default 3
-	ReadTimeout       time.Duration `yaml:"read_timeout"`        // default 5s
-	WriteTimeout      time.Duration `yaml:"write_timeout"`       // default 2s
-	Theta             time.Duration `yaml:"theta"`               // M2: overrides the computed θt
-	WriteLead         time.Duration `yaml:"write_lead"`          // margin of the write stamp's lead; default 10ms
-	LeadAll           bool          `yaml:"lead_all"`            // stamp writes ahead for every replica
-	Horizon           time.Duration `yaml:"horizon"`             // how far back reads may view; default read_timeout + 5s
-	// Tweak, if set, edits the protocol's configuration last (tests: the
-	// teeth tests' unsafe switches).
-	Tweak func(*meteor.Config) `yaml:"-"`
-}
-
 // Clock draws node clock errors (sim.ClockConfig).
 type Clock struct {
 	MaxOffset   time.Duration `yaml:"max_offset"`
@@ -165,9 +138,6 @@ type Skew struct {
 	DriftPPM float64       `yaml:"drift_ppm"`
 }
 
-// Protocols lists the protocols `lightcone sim` runs.
-func Protocols() []string { return []string{"quorum", "lease", "meteor"} }
-
 // Models lists the accepted values of Check.
 func Models() []string {
 	return append([]string{"auto"}, check.Models...)
@@ -201,8 +171,10 @@ func (c *Config) EnsureDefaults() {
 	if c.World == "" {
 		c.World = "globlease4"
 	}
-	if c.Protocol == "" {
-		c.Protocol = "quorum"
+	if c.Protocol == "" && c.Settings == nil {
+		if d := protocol.Default(); d != nil {
+			c.Protocol = d.Name
+		}
 	}
 	if c.Clients == 0 {
 		c.Clients = 50
@@ -225,9 +197,6 @@ func (c *Config) EnsureDefaults() {
 	if c.Check == "" {
 		c.Check = "auto"
 	}
-	if c.Quorum.ReplicasPerRegion == 0 {
-		c.Quorum.ReplicasPerRegion = 1
-	}
 }
 
 // resolved is a validated Config turned into the objects a run needs.
@@ -235,7 +204,7 @@ type resolved struct {
 	cfg      Config
 	world    *topo.World
 	topo     *topo.Topology
-	proto    protocol
+	proto    protocol.Keyspace
 	workload workload.Spec
 	faults   []resolvedFault
 }

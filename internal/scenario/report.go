@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/lightcone/lightcone/internal/protocol"
 	"io"
 	"slices"
 	"strings"
@@ -116,12 +117,15 @@ func (rn *runner) result() *Result {
 			}
 			allLat.Merge(h)
 			allIntent.Merge(rn.intent[reg][k])
-			write := k == classUpdate || k == classInsert
-			fl := rn.r.proto.floor(reg, write, base)
-			lf := rn.r.proto.floor(reg, write, light)
-			if k == classRMW {
-				fl += rn.r.proto.floor(reg, false, base)
-				lf += rn.r.proto.floor(reg, false, light)
+			op := protocol.Read
+			if k == classUpdate || k == classInsert || k == classRMW {
+				op = protocol.Write
+			}
+			fl := rn.r.proto.Floor(reg, op, base)
+			lf := rn.r.proto.Floor(reg, op, light)
+			if k == classRMW { // a read, then a write
+				fl += rn.r.proto.Floor(reg, protocol.Read, base)
+				lf += rn.r.proto.Floor(reg, protocol.Read, light)
 			}
 			// The client's own hop to its gateway, there and back.
 			fl += 2 * w.BaseDelay(reg, reg)
@@ -272,8 +276,8 @@ func (res *Result) WriteJSON(out io.Writer) error {
 // policyLine describes the policy, and says when the run's clocks break the
 // protocol's assumption.
 func (r *resolved) policyLine() string {
-	p := r.proto.describe()
-	if b := r.proto.clockBound(); b > 0 && r.clockError() > b {
+	p := r.proto.Describe()
+	if b := r.proto.ClockBound(); b > 0 && r.clockError() > b {
 		p += fmt.Sprintf(" (clocks stray up to %s, beyond the bound: only valid reads are claimed)", r.clockError())
 	}
 	return p

@@ -138,7 +138,7 @@ func (r *resolved) run() *Result {
 	rn.s = sim.New(sim.Config{
 		Seed:        c.Seed,
 		Topology:    r.topo,
-		Factory:     r.proto.factory(),
+		Factory:     r.proto.Factory(),
 		Clock:       sim.ClockConfig{MaxOffset: c.Clock.MaxOffset, MaxDriftPPM: c.Clock.MaxDriftPPM},
 		Net:         c.Net.sim(),
 		OnReply:     rn.onReply,
@@ -146,19 +146,12 @@ func (r *resolved) run() *Result {
 	})
 	// Load phase: every record is on all its replicas before the run starts.
 	loadVersion := wire.Version{TS: hlc.Timestamp{WallNanos: sim.Epoch - int64(time.Hour)}}
-	if lv, ok := r.proto.(interface{ loadVersion() wire.Version }); ok {
-		loadVersion = lv.loadVersion()
-	}
-	encode := func(key string, rec store.Record) (string, store.Record) { return key, rec }
-	if le, ok := r.proto.(interface {
-		loadRecord(string, store.Record) (string, store.Record)
-	}); ok {
-		encode = le.loadRecord
-	}
+	var holders []wire.NodeID
 	for _, key := range gen.LoadKeys() {
 		v := "load:" + key
-		sk, rec := encode(key, store.Record{Value: []byte(v), Version: loadVersion})
-		for _, n := range r.proto.holders(key) {
+		sk, rec := r.proto.Load(key, store.Record{Value: []byte(v), Version: loadVersion})
+		holders = r.proto.Replicas(holders[:0], key)
+		for _, n := range holders {
 			rn.s.Engine(n).Load(sk, rec)
 		}
 		rn.hist.Init[key] = v
@@ -396,10 +389,10 @@ func (r *resolved) clockError() time.Duration {
 // claimedModel is what the protocol claims for this run: its model when the
 // clocks stay within the protocol's bound, otherwise only valid reads.
 func (r *resolved) claimedModel() string {
-	if b := r.proto.clockBound(); b > 0 && r.clockError() > b {
+	if b := r.proto.ClockBound(); b > 0 && r.clockError() > b {
 		return "valid-reads"
 	}
-	return r.proto.model()
+	return r.proto.Model()
 }
 
 func (rn *runner) recordSecond(k opClass, now, us int64) {

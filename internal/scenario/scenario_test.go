@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"github.com/lightcone/lightcone/internal/protocol"
 	"os"
 	"strings"
 	"testing"
@@ -52,7 +53,7 @@ func TestDeterminism(t *testing.T) {
 // farthest region (≥ 500ms RTT in globlease4), so about 5% of requests
 // exceed 500ms.
 func TestGloblease4OneAllShape(t *testing.T) {
-	_, res := runText(t, Config{World: "globlease4", Quorum: QuorumPolicy{Read: "ONE", Write: "ALL"}, WorkloadPreset: "b", Duration: 20 * time.Second})
+	_, res := runText(t, Config{World: "globlease4", Set: []string{"read=ONE", "write=ALL"}, WorkloadPreset: "b", Duration: 20 * time.Second})
 	var all Row
 	for _, r := range res.Rows {
 		switch {
@@ -123,9 +124,12 @@ func TestBadInput(t *testing.T) {
 	}{
 		{name: "world", c: Config{World: "mars"}, want: "globlease4"},
 		{name: "protocol", c: Config{Protocol: "raft"}, want: `protocol: unknown protocol "raft" (valid: quorum, lease, meteor)`},
-		{name: "read level", c: Config{Quorum: QuorumPolicy{Read: "MOST"}}, want: "quorum.read: unknown consistency level \"MOST\" (valid: ONE, TWO"},
-		{name: "negative offset", c: Config{Quorum: QuorumPolicy{MaxClockOffset: -time.Millisecond}}, want: "max_clock_offset = -1ms; must not be negative"},
-		{name: "replicas", c: Config{Quorum: QuorumPolicy{ReplicasPerRegion: 9}}, want: "quorum.replicas_per_region: 9"},
+		{name: "read level", c: Config{Set: []string{"read=MOST"}}, want: "unknown consistency level \"MOST\" (valid: ONE, TWO"},
+		{name: "negative offset", c: Config{Set: []string{"max_clock_offset=-1ms"}}, want: "max_clock_offset = -1ms; must not be negative"},
+		{name: "replicas", c: Config{Set: []string{"replicas_per_region=9"}}, want: "replicas_per_region[0] = 9; must be between 0 and the region's 3 nodes"},
+		{name: "foreign setting", c: Config{Set: []string{"lease_length=1s"}}, want: `protocol quorum has no setting "lease_length"`},
+		{name: "foreign yaml setting", c: mustParse(t, "protocol: quorum\nsettings: {lease_length: 1s, passive: true}\n"), want: `protocol quorum has no setting "lease_length" (line 2; valid: max_clock_offset, no_commit_wait, read, read_timeout, replicas_per_region, speculative_retry, write, write_timeout)`},
+		{name: "settings of another protocol", c: Config{Protocol: "lease", Settings: new(struct{ X int })}, want: "settings of type"},
 		{name: "workload", c: Config{WorkloadPreset: "z"}, want: "workload:"},
 		{name: "check", c: Config{Check: "serializable"}, want: "check: unknown model \"serializable\" (valid: auto, linearizable"},
 		{name: "loss", c: Config{Net: Net{Loss: 2}}, want: "net.loss: 2"},
@@ -217,7 +221,7 @@ func BenchmarkGloblease4Minute(b *testing.B) {
 			var ev uint64
 			for i := 0; i < b.N; i++ {
 				res, err := Run(Config{World: "globlease4", Clients: 50, Rate: 1000, Duration: 60 * time.Second,
-					Quorum: QuorumPolicy{ReplicasPerRegion: 3, Read: "ONE", Write: "ALL"}, Workload: wl, Check: check,
+					Set: []string{"replicas_per_region=3", "read=ONE", "write=ALL"}, Workload: wl, Check: check,
 					Seed: uint64(i + 1)})
 				if err != nil {
 					b.Fatal(err)
@@ -256,23 +260,60 @@ func TestDocExamples(t *testing.T) {
 	}
 }
 
-// TestDocSimReference keeps docs/sim.md's example valid.
+// TestDocSimReference keeps docs/sim.md's examples valid and its
+// settings reference complete: every yaml block loads and runs, and every
+// registered protocol has a block that lists each of its settings.
 func TestDocSimReference(t *testing.T) {
 	raw, err := os.ReadFile("../../docs/sim.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(raw), "```yaml\n")
-	block, _, ok2 := strings.Cut(rest, "```")
-	if !ok || !ok2 {
-		t.Fatal("docs/sim.md has no yaml block")
+	documented := map[string]map[string]bool{}
+	rest := string(raw)
+	for {
+		var block string
+		var ok bool
+		if _, rest, ok = strings.Cut(rest, "```yaml\n"); !ok {
+			break
+		}
+		if block, rest, ok = strings.Cut(rest, "```"); !ok {
+			t.Fatal("docs/sim.md: unterminated yaml block")
+		}
+		c, err := Parse([]byte(block))
+		if err != nil {
+			t.Fatalf("docs/sim.md example: %v\n%s", err, block)
+		}
+		if c.Duration == 0 {
+			c.Duration = 2 * time.Second
+		} else {
+			c.Duration = 50 * time.Second
+		}
+		if _, err := Run(c); err != nil {
+			t.Fatalf("docs/sim.md example does not run: %v\n%s", err, block)
+		}
+		var m map[string]any
+		_ = c.SettingsYAML.Decode(&m)
+		if documented[c.Protocol] == nil {
+			documented[c.Protocol] = map[string]bool{}
+		}
+		for k := range m {
+			documented[c.Protocol][k] = true
+		}
 	}
-	c, err := Parse([]byte(block))
+	for _, d := range protocol.All() {
+		for _, name := range protocol.SettingNames(d) {
+			if !documented[d.Name][name] {
+				t.Errorf("docs/sim.md documents no setting %q of protocol %s", name, d.Name)
+			}
+		}
+	}
+}
+
+func mustParse(t *testing.T, doc string) Config {
+	t.Helper()
+	c, err := Parse([]byte(doc))
 	if err != nil {
-		t.Fatalf("docs/sim.md example: %v", err)
+		t.Fatal(err)
 	}
-	c.Duration = 50 * time.Second
-	if _, err := Run(c); err != nil {
-		t.Fatalf("docs/sim.md example does not run: %v", err)
-	}
+	return c
 }

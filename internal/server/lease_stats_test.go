@@ -83,24 +83,21 @@ func TestLeaseStatsInProcess(t *testing.T) {
 		t.Errorf("/metrics: lightcone_meteor_applied_total = %v, reads_waiting = %v; want at least %d and 0", m["applied_total"], m["reads_waiting"], keys)
 	}
 	var st struct {
+		Protocol  string
 		Keyspaces []struct {
-			Name  string
-			Lease *struct {
-				MastersHeld int `json:"masters_held"`
-			} `json:"lease"`
-			Meteor *struct {
-				Applied int `json:"applied"`
-			} `json:"meteor"`
+			Name, Protocol string
+			Counters       map[string]float64
 		}
 	}
 	body := httpBody(t, "http://"+addrs.HTTP+"/status")
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatalf("/status: %v\n%s", err, body)
 	}
-	if len(st.Keyspaces) != 3 || st.Keyspaces[0].Name != "default" || st.Keyspaces[0].Lease != nil || st.Keyspaces[0].Meteor != nil ||
-		st.Keyspaces[1].Name != "glob" || st.Keyspaces[1].Lease == nil || st.Keyspaces[1].Lease.MastersHeld != keys ||
-		st.Keyspaces[2].Name != "ms" || st.Keyspaces[2].Meteor == nil || st.Keyspaces[2].Meteor.Applied < keys {
-		t.Errorf("/status keyspaces: want default without counters, glob with masters_held %d, ms with applied >= %d; got\n%s", keys, keys, body)
+	if len(st.Keyspaces) != 3 || st.Protocol != "quorum" ||
+		st.Keyspaces[0].Name != "default" || st.Keyspaces[0].Protocol != "quorum" || len(st.Keyspaces[0].Counters) != 0 ||
+		st.Keyspaces[1].Name != "glob" || st.Keyspaces[1].Protocol != "lease" || st.Keyspaces[1].Counters["masters_held"] != keys ||
+		st.Keyspaces[2].Name != "ms" || st.Keyspaces[2].Protocol != "meteor" || st.Keyspaces[2].Counters["applied_total"] < keys {
+		t.Errorf("/status: want protocol quorum (the default keyspace's); keyspaces default (quorum) without counters, glob (lease) with masters_held %d, ms (meteor) with applied_total >= %d; got\n%s", keys, keys, body)
 	}
 	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -114,6 +111,9 @@ func TestLeaseStatsInProcess(t *testing.T) {
 	counters := map[string]map[string]float64{}
 	for _, k := range gst.Keyspaces {
 		counters[k.Name] = k.Counters
+	}
+	if gst.Protocol != "quorum,lease,meteor" {
+		t.Errorf("gRPC Status protocol = %q; want %q (each keyspace's, the default's first)", gst.Protocol, "quorum,lease,meteor")
 	}
 	if len(counters["default"]) != 0 || counters["glob"]["lease_masters_held"] != keys || counters["ms"]["meteor_applied_total"] < keys {
 		t.Errorf("gRPC Status counters: want none for default, lease_masters_held %d for glob, meteor_applied_total >= %d for ms; got %v", keys, keys, counters)

@@ -36,9 +36,8 @@ import (
 	"github.com/lightcone/lightcone/internal/keyspace"
 	"github.com/lightcone/lightcone/internal/metrics"
 	"github.com/lightcone/lightcone/internal/node"
-	"github.com/lightcone/lightcone/internal/protocol/lease"
-	"github.com/lightcone/lightcone/internal/protocol/meteor"
-	"github.com/lightcone/lightcone/internal/protocol/quorum"
+	"github.com/lightcone/lightcone/internal/protocol"
+	_ "github.com/lightcone/lightcone/internal/protocol/all" // every protocol, from the registry
 	"github.com/lightcone/lightcone/internal/store/disk"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/transport"
@@ -152,53 +151,113 @@ type NodeAddrs struct {
 	HTTP string `yaml:"http"`
 }
 
-// KeyspacePolicy is a keyspace's protocol and parameters.
+// KeyspacePolicy is a keyspace's name, protocol and settings. In YAML it
+// is one flat mapping: `name`, `protocol`, and the protocol's settings
+// (`{name: glob, protocol: lease, lease_length: 60s}`), decoded strictly
+// against that protocol's settings: a setting it does not have is an error
+// naming it and listing the valid ones.
 type KeyspacePolicy struct {
-	Name              string        `yaml:"name"`                // default keyspace: "default"
-	Protocol          string        `yaml:"protocol"`            // quorum (default), lease (GlobLease) or meteor (MeteorShower)
-	ReplicasPerRegion int           `yaml:"replicas_per_region"` // quorum; default 1
-	Read              string        `yaml:"read"`                // quorum; default QUORUM
-	Write             string        `yaml:"write"`               // quorum; default QUORUM
-	MaxClockOffset    time.Duration `yaml:"max_clock_offset"`    // quorum; default 2ms
-	// Lease is the lease protocol's policy (lease_length, passive,
-	// master_lease, auto_migrate, ...; see internal/protocol/lease).
-	Lease lease.Config `yaml:",inline"`
-	// Meteor is the meteor protocol's policy; replicas_per_region and write
-	// above apply to it too.
-	Meteor MeteorPolicy `yaml:"meteor"`
+	Name     string // default keyspace: "default"
+	Protocol string // a registered protocol (lightcone protocols); default quorum
+	// Settings, if set, are typed settings to start from (a pointer to
+	// the protocol's settings struct), for configurations built in code.
+	Settings any
+	// Set are "name=value" settings (value in YAML syntax) applied last.
+	Set []string
+	// settings are the YAML mapping's other keys.
+	settings *yaml.Node
 }
 
-// MeteorPolicy is a meteor keyspace's parameters (internal/protocol/meteor).
-type MeteorPolicy struct {
-	Mode             string        `yaml:"mode"`              // M1 or M2; default M2
-	MaxClockSkew     time.Duration `yaml:"max_clock_skew"`    // ε; default 2ms
-	DispatchInterval time.Duration `yaml:"dispatch_interval"` // default 10ms
-	Redundant        int           `yaml:"redundant"`         // default 3
-	WriteLead        time.Duration `yaml:"write_lead"`        // margin of a write stamp's lead; default 10ms
-	LeadAll          bool          `yaml:"lead_all"`          // stamp writes ahead for every replica
-	Horizon          time.Duration `yaml:"horizon"`           // how far back reads may view; default 10s
+// MarshalYAML writes the policy as the flat mapping UnmarshalYAML reads:
+// name, protocol, the typed settings' non-zero fields, the YAML settings,
+// then Set (for cluster files written by tools).
+func (p KeyspacePolicy) MarshalYAML() (any, error) {
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	add := func(k string, v *yaml.Node) {
+		out.Content = append(out.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, v)
+	}
+	str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+	if p.Name != "" {
+		add("name", str(p.Name))
+	}
+	if p.Protocol != "" {
+		add("protocol", str(p.Protocol))
+	}
+	if p.Settings != nil {
+		n, err := protocol.EncodeNonZero(p.Settings)
+		if err != nil {
+			return nil, err
+		}
+		out.Content = append(out.Content, n.Content...)
+	}
+	if p.settings != nil {
+		out.Content = append(out.Content, p.settings.Content...)
+	}
+	for _, kv := range p.Set {
+		k, v, _ := strings.Cut(kv, "=")
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(v), &n); err != nil || len(n.Content) == 0 {
+			return nil, fmt.Errorf("keyspace %s: setting %q: want name=value", p.Name, kv)
+		}
+		add(strings.TrimSpace(k), n.Content[0])
+	}
+	return out, nil
+}
+
+// UnmarshalYAML splits a keyspace mapping into its name, protocol and
+// settings; the settings are decoded when the keyspace is built.
+func (p *KeyspacePolicy) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: a keyspace is a mapping (name, protocol and its settings)", n.Line)
+	}
+	rest := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: n.Line, Column: n.Column}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch k.Value {
+		case "name":
+			if err := v.Decode(&p.Name); err != nil {
+				return err
+			}
+		case "protocol":
+			if err := v.Decode(&p.Protocol); err != nil {
+				return err
+			}
+		default:
+			rest.Content = append(rest.Content, k, v)
+		}
+	}
+	if len(rest.Content) > 0 {
+		p.settings = rest
+	}
+	return nil
 }
 
 // servedKeyspace is a built keyspace.
 type servedKeyspace struct {
 	name     string
 	factory  env.Factory
-	protocol string // quorum, lease or meteor
+	protocol string // its registered protocol
 	policy   string
 }
 
 // buildKeyspaces builds the default keyspace and the others, in order.
-// lat, if not nil, gives meteor keyspaces measured one-way latencies for θt.
+// lat, if not nil, gives keyspaces measured one-way latencies.
 func (c *Config) buildKeyspaces(tp *topo.Topology, lat *measuredLatency) ([]servedKeyspace, error) {
 	def := c.Keyspace
 	if def.Name == "" {
 		def.Name = DefaultKeyspace
 	}
-	if def.Read == "" {
-		def.Read = c.Read
+	// The default keyspace's levels, when given apart from it (--read,
+	// --write), are its read and write settings.
+	if c.Read != "" {
+		def.Set = append(def.Set, "read="+c.Read)
 	}
-	if def.Write == "" {
-		def.Write = c.Write
+	if c.Write != "" {
+		def.Set = append(def.Set, "write="+c.Write)
+	}
+	var opts protocol.BuildOptions
+	if lat != nil {
+		opts.OneWay = lat.OneWay
 	}
 	var out []servedKeyspace
 	for i, p := range append([]KeyspacePolicy{def}, c.Keyspaces...) {
@@ -214,54 +273,11 @@ func (c *Config) buildKeyspaces(tp *topo.Topology, lat *measuredLatency) ([]serv
 				return nil, fmt.Errorf("%s.name: %q is already a keyspace", field, p.Name)
 			}
 		}
-		switch p.Protocol {
-		case "", "quorum":
-		case "lease":
-			lk, err := lease.NewKeyspace(tp, p.Lease)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", field, err)
-			}
-			lc := lk.Config()
-			out = append(out, servedKeyspace{name: p.Name, factory: lk.Factory(), protocol: "lease",
-				policy: fmt.Sprintf("lease lease_length=%s passive=%v max_drift_ppm=%g master_lease=%s auto_migrate=%v", lc.LeaseLength, lc.Passive, lc.MaxDriftPPM, lc.MasterLease, lc.AutoMigrate)})
-			continue
-		case "meteor":
-			mk, err := buildMeteor(tp, p, lat)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", field, err)
-			}
-			mc := mk.Config()
-			out = append(out, servedKeyspace{name: p.Name, factory: mk.Factory(), protocol: "meteor",
-				policy: fmt.Sprintf("meteor mode=%s write=%s replicas_per_region=%v max_clock_skew=%s dispatch_interval=%s redundant=%d write_lead=%s lead_all=%t horizon=%s theta=measured",
-					mc.Mode, mc.Write, mc.ReplicasPerRegion, mc.MaxClockSkew, mc.DispatchInterval, mc.Redundant, mc.WriteLead, mc.LeadAll, mc.Horizon)})
-			continue
-		default:
-			return nil, fmt.Errorf("%s.protocol: unknown protocol %q (valid: quorum, lease, meteor)", field, p.Protocol)
-		}
-		qc := quorum.Config{MaxClockOffset: p.MaxClockOffset}
-		if n := p.ReplicasPerRegion; n > 0 {
-			for range tp.World.Regions {
-				qc.ReplicasPerRegion = append(qc.ReplicasPerRegion, n)
-			}
-		}
-		var err error
-		if p.Read != "" {
-			if qc.Read, err = wire.ParseLevel(p.Read); err != nil {
-				return nil, fmt.Errorf("%s.read: %w", field, err)
-			}
-		}
-		if p.Write != "" {
-			if qc.Write, err = wire.ParseLevel(p.Write); err != nil {
-				return nil, fmt.Errorf("%s.write: %w", field, err)
-			}
-		}
-		ks, err := quorum.NewKeyspace(tp, qc)
+		d, ks, err := protocol.Spec{Protocol: p.Protocol, Settings: p.Settings, YAML: p.settings, Set: p.Set}.Build(tp, opts)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
+			return nil, fmt.Errorf("%s (%s): %w", field, p.Name, err)
 		}
-		c := ks.Config()
-		out = append(out, servedKeyspace{name: p.Name, factory: ks.Factory(), protocol: "quorum",
-			policy: fmt.Sprintf("quorum read=%s write=%s replicas_per_region=%v max_clock_offset=%s", c.Read, c.Write, c.ReplicasPerRegion, c.MaxClockOffset)})
+		out = append(out, servedKeyspace{name: p.Name, factory: ks.Factory(), protocol: d.Name, policy: ks.Describe()})
 	}
 	return out, nil
 }
@@ -406,19 +422,20 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	// naming a keyspace the cluster lacks is refused rather than served by
 	// another one.
 	var defs []keyspace.Def
-	var ksNames, statNames []string
+	var ksNames, ksProtocols, statNames []string
 	for _, k := range keyspaces {
 		defs = append(defs, keyspace.Def{Name: k.name, Factory: k.factory})
 		ksNames = append(ksNames, k.name)
-		if k.protocol == "lease" || k.protocol == "meteor" {
-			statNames = append(statNames, k.name)
-		}
+		ksProtocols = append(ksProtocols, k.protocol)
+		statNames = append(statNames, k.name)
 	}
+	// The node's protocols: each keyspace's, the default keyspace's first.
+	nodeProtocols := strings.Join(ksProtocols, ",")
 	factory, err := keyspace.NewFactory(defs)
 	if err != nil {
 		return err
 	}
-	inner, err := wire.NewCodec(quorum.MessageTypes(), lease.MessageTypes(), meteor.MessageTypes())
+	inner, err := protocol.NewCodec()
 	if err != nil {
 		return err
 	}
@@ -437,7 +454,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 
 	me := tp.Nodes[lay.self]
 	region := tp.World.Regions[me.Region].Name
-	m := metrics.New(metrics.Labels{Node: me.Name, Region: region, Keyspace: strings.Join(ksNames, ","), Protocol: "quorum"})
+	m := metrics.New(metrics.Labels{Node: me.Name, Region: region, Keyspace: strings.Join(ksNames, ","), Protocol: nodeProtocols})
 	eng.SyncLatency = m.Fsync // real fsyncs only (policy always)
 	ncfg := node.Config{ID: lay.self, Topology: tp, Factory: factory, Engine: eng, Observer: m, Log: log}
 	var nd *node.Node
@@ -462,7 +479,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	} else if nd, err = node.New(ncfg); err != nil {
 		return err
 	}
-	exportKeyspaceStats(m, nd, statNames)
+	exportKeyspaceStats(m, nd, keyspaces)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -496,7 +513,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], RequirePass: cfg.RequirePass, Log: log, DiscardSortedSetWrites: cfg.YCSBCompat,
 			Info: func() map[string]string {
-				return map[string]string{"lightcone_protocol": "quorum", "lightcone_sync": string(policy), "lightcone_data_dir": cfg.DataDir}
+				return map[string]string{"lightcone_protocol": keyspaces[0].protocol, "lightcone_keyspaces": keyspaceList(keyspaces), "lightcone_sync": string(policy), "lightcone_data_dir": cfg.DataDir}
 			}}, nd)
 		addrs.RESP = l.Addr().String()
 		closers = append(closers, rs.Close)
@@ -521,7 +538,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		gs := grpcapi.NewServer(grpcapi.Config{Keyspace: ksNames[0], Token: cfg.Token, Log: log,
 			HasKeyspace: func(name string) bool { return slices.Contains(ksNames, name) },
 			Status: func() *lightconev1.StatusResponse {
-				return &lightconev1.StatusResponse{Node: me.Name, Region: region, Protocol: "quorum", Version: Version,
+				return &lightconev1.StatusResponse{Node: me.Name, Region: region, Protocol: nodeProtocols, Version: Version,
 					Keyspaces: keyspaceStatus(nd, keyspaces, statNames, log)}
 			}}, nd, opts...)
 		addrs.GRPC = l.Addr().String()
@@ -543,7 +560,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		hs := admin.NewServer(cfg.HTTPAddr, admin.Config{
 			Metrics: m, Token: cfg.Token, Log: log,
 			Status: func() any {
-				st := map[string]any{"node": me.Name, "region": region, "cluster": lay.name, "protocol": "quorum",
+				st := map[string]any{"node": me.Name, "region": region, "cluster": lay.name, "protocol": keyspaces[0].protocol,
 					"sync": policy, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP,
 					"keyspaces": keyspaceDetails(ctx, nd, keyspaces, statNames, log)}
 				if tr != nil {
@@ -688,17 +705,28 @@ func pprofHandler(next http.Handler, token string) http.Handler {
 // KeyspaceDetail is one keyspace on /status: its name and policy and, for a
 // lease or meteor keyspace, this node's protocol counters.
 type KeyspaceDetail struct {
-	Name   string        `json:"name"`
-	Policy string        `json:"policy"`
-	Lease  *LeaseStatus  `json:"lease,omitempty"`
-	Meteor *MeteorStatus `json:"meteor,omitempty"`
+	Name     string `json:"name"`
+	Protocol string `json:"protocol"`
+	Policy   string `json:"policy"`
+	// Counters are the protocol's counters and gauges on this node, by
+	// the names of the lightcone_<protocol>_* metrics without the prefix.
+	Counters map[string]float64 `json:"counters,omitempty"`
 }
 
-// keyspaceDetails lists the keyspaces, sorted by name, with the lease and
-// meteor keyspaces' counters read from the event loop (left out, and
-// logged, if the loop does not answer in time).
+// keyspaceList is "name=protocol,..." in configuration order.
+func keyspaceList(kss []servedKeyspace) string {
+	var parts []string
+	for _, k := range kss {
+		parts = append(parts, k.name+"="+k.protocol)
+	}
+	return strings.Join(parts, ",")
+}
+
+// keyspaceDetails lists the keyspaces, sorted by name, with their
+// protocols' counters read from the event loop (left out, and logged, if
+// the loop does not answer in time).
 func keyspaceDetails(ctx context.Context, nd *node.Node, kss []servedKeyspace, statNames []string, log *slog.Logger) []KeyspaceDetail {
-	var stats map[string]protoStats
+	var stats map[string][]protocol.Counter
 	if len(statNames) > 0 {
 		ctx, cancel := context.WithTimeout(ctx, statsWait)
 		defer cancel()
@@ -709,13 +737,11 @@ func keyspaceDetails(ctx context.Context, nd *node.Node, kss []servedKeyspace, s
 	}
 	var out []KeyspaceDetail
 	for _, k := range kss {
-		d := KeyspaceDetail{Name: k.name, Policy: k.policy}
-		if s, ok := stats[k.name]; ok {
-			if s.lease != nil {
-				d.Lease = leaseStatus(*s.lease)
-			}
-			if s.meteor != nil {
-				d.Meteor = meteorStatus(*s.meteor)
+		d := KeyspaceDetail{Name: k.name, Protocol: k.protocol, Policy: k.policy}
+		if cs := stats[k.name]; len(cs) > 0 {
+			d.Counters = make(map[string]float64, len(cs))
+			for _, c := range cs {
+				d.Counters[c.Name] = c.Value
 			}
 		}
 		out = append(out, d)
@@ -725,10 +751,10 @@ func keyspaceDetails(ctx context.Context, nd *node.Node, kss []servedKeyspace, s
 }
 
 // keyspaceStatus is the keyspaces for gRPC Status, sorted by name, with
-// the lease and meteor keyspaces' counters (left out, and logged, if the
-// event loop does not answer in time).
+// their protocols' counters (left out, and logged, if the event loop does
+// not answer in time), named as the lightcone_* metrics without the prefix.
 func keyspaceStatus(nd *node.Node, kss []servedKeyspace, statNames []string, log *slog.Logger) []*lightconev1.KeyspaceStatus {
-	var stats map[string]protoStats
+	var stats map[string][]protocol.Counter
 	if len(statNames) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), statsWait)
 		defer cancel()
@@ -740,12 +766,10 @@ func keyspaceStatus(nd *node.Node, kss []servedKeyspace, statNames []string, log
 	var out []*lightconev1.KeyspaceStatus
 	for _, k := range kss {
 		ks := &lightconev1.KeyspaceStatus{Name: k.name, Policy: k.policy}
-		if s, ok := stats[k.name]; ok {
-			if ms := s.series(); len(ms) > 0 {
-				ks.Counters = make(map[string]float64, len(ms))
-				for _, m := range ms {
-					ks.Counters[m.Name] = m.Value
-				}
+		if cs := stats[k.name]; len(cs) > 0 {
+			ks.Counters = make(map[string]float64, len(cs))
+			for _, c := range cs {
+				ks.Counters[k.protocol+"_"+c.Name] = c.Value
 			}
 		}
 		out = append(out, ks)

@@ -174,3 +174,21 @@ func (e *Error) Error() string { return e.Code.String() + ": " + e.Msg }
 // OutcomeUnknown reports whether a write that failed with e may still have
 // taken effect.
 func (e *Error) OutcomeUnknown() bool { return e != nil && e.Code == ErrTimeout }
+
+// MarshalText writes the level's name (configuration files).
+func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText parses a level name as ParseLevel does (configuration
+// files; "" is LevelDefault).
+func (l *Level) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*l = LevelDefault
+		return nil
+	}
+	v, err := ParseLevel(string(b))
+	if err != nil {
+		return err
+	}
+	*l = v
+	return nil
+}

@@ -2,6 +2,7 @@ package lease_test
 
 import (
 	"flag"
+	"github.com/lightcone/lightcone/internal/protocol/lease"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func config(t testing.TB, seed uint64, driftPPM float64) scenario.Config {
 	}
 	c := scenario.Config{
 		Seed: seed, WorldDef: world(t), Protocol: "lease",
-		Lease: scenario.LeasePolicy{
+		Settings: &lease.Config{
 			LeaseLength: time.Duration(50+r.IntN(400)) * time.Millisecond, MaxDriftPPM: 200_00, // ρ = 2%
 			RenewTimeout: 300 * time.Millisecond, ReadTimeout: time.Second, WriteTimeout: time.Second,
 			Passive:     r.IntN(2) == 0,
@@ -170,7 +171,7 @@ func TestLeaseUnderFaultsFiveRegions(t *testing.T) {
 		c := config(t, seed, 19_000)
 		c.WorldDef = world5(t)
 		c.Clients *= 2
-		c.Lease.Affiliates *= 2
+		c.Settings.(*lease.Config).Affiliates *= 2
 		res, err := scenario.Run(c)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)

@@ -31,6 +31,23 @@ func (m Mode) String() string {
 	return fmt.Sprintf("mode(%d)", uint8(m))
 }
 
+// MarshalText writes the mode's name (configuration files).
+func (m Mode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText parses a mode as ParseMode does ("" is the default).
+func (m *Mode) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*m = 0
+		return nil
+	}
+	v, err := ParseMode(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
 // ParseMode parses "M1" or "M2" (case-insensitive).
 func ParseMode(s string) (Mode, error) {
 	switch strings.ToUpper(strings.TrimSpace(s)) {
@@ -42,39 +59,41 @@ func ParseMode(s string) (Mode, error) {
 	return 0, fmt.Errorf("meteor: unknown mode %q (valid: M1, M2)", s)
 }
 
-// Config is a meteor keyspace's policy.
+// Config is a meteor keyspace's settings (`protocol: meteor`): the YAML
+// names are the setting names, decoded strictly.
 type Config struct {
 	// ReplicasPerRegion is the number of replicas of every key in each
 	// region of the world, in the world's region order. Default: 1 in every
 	// region.
-	ReplicasPerRegion []int
+	ReplicasPerRegion ring.PerRegion `yaml:"replicas_per_region"`
 	// Write is the write level: ONE, QUORUM or ALL (default QUORUM). Reads
 	// need the matching count of fresh statuses, n − w + 1, so r + w > n
 	// (§4.2: "the minimum requirement to achieve sequential data consistency
 	// is r + w > n").
-	Write wire.Level
+	Write wire.Level `yaml:"write"`
 	// Mode is M1 or M2. Default M2.
-	Mode Mode
+	Mode Mode `yaml:"mode"`
 	// MaxClockSkew (ε) bounds the difference between any two nodes' clocks
 	// (§4.2.2: |t1 − t2| ≤ ε). θt is reduced by ε. Default 2ms, the thesis'
 	// evaluation value.
-	MaxClockSkew time.Duration
+	MaxClockSkew time.Duration `yaml:"max_clock_skew"`
 	// DispatchInterval is how often each node sends a status message to
 	// every peer, even an empty one. Default 10ms (§4.2.5).
-	DispatchInterval time.Duration
+	DispatchInterval time.Duration `yaml:"dispatch_interval"`
 	// Redundant is how many earlier payloads each status repeats, so a lost
 	// status costs no resynchronisation (§4.2.3, "Redundant"). Default 3.
-	Redundant int
+	Redundant int `yaml:"redundant"`
 	// ReadTimeout and WriteTimeout bound how long a gateway waits before
 	// answering ErrTimeout. Default 5s and 2s.
-	ReadTimeout, WriteTimeout time.Duration
+	ReadTimeout  time.Duration `yaml:"read_timeout"`
+	WriteTimeout time.Duration `yaml:"write_timeout"`
 	// OneWay is the minimum one-way delay from node a to node b that M2's θt
 	// is computed from. Default (nil): the world's configured base delays.
 	// The real runtime passes measured latencies (half the minimum ping
 	// RTT).
-	OneWay func(a, b wire.NodeID) time.Duration
+	OneWay func(a, b wire.NodeID) time.Duration `yaml:"-"`
 	// Theta, if set, overrides the θt computed from OneWay (M2 only).
-	Theta time.Duration
+	Theta time.Duration `yaml:"theta"`
 	// WriteLead is the margin a gateway adds when it stamps a write ahead of
 	// its clock: a write is stamped at now + (the largest one-way latency
 	// to the key's replicas) + ε + WriteLead, so it reaches every replica
@@ -82,19 +101,19 @@ type Config struct {
 	// "Closure"). A write that arrives later is refused there; a gateway
 	// whose write is refused by too many replicas to commit restamps it
 	// with twice the lead. Default 10ms.
-	WriteLead time.Duration
+	WriteLead time.Duration `yaml:"write_lead"`
 	// LeadAll stamps writes far enough ahead for every replica, rather than
 	// for the write level's nearest (the w-th smallest latency): fewer
 	// writes are refused and restamped under jitter or when a near replica
 	// fails mid-write, but a client's read right after its own write waits
 	// longer for closures to pass the write's timestamp. Default false.
-	LeadAll bool
+	LeadAll bool `yaml:"lead_all"`
 	// Horizon is how far back reads may look: a replica keeps, besides the
 	// versions stamped within Horizon of its clock, the newest committed
 	// one before, and refuses (retryably) a read whose view time is older.
 	// It must exceed ReadTimeout and WriteTimeout. Default
 	// max(ReadTimeout, WriteTimeout) + 5s.
-	Horizon time.Duration
+	Horizon time.Duration `yaml:"horizon"`
 
 	acceptLate bool // teeth tests: apply writes the closure has passed (export_test.go)
 }
@@ -104,12 +123,7 @@ const DefaultMaxClockSkew = 2 * time.Millisecond
 
 // EnsureDefaults fills unset fields for a world with regions regions.
 func (c *Config) EnsureDefaults(regions int) {
-	if c.ReplicasPerRegion == nil {
-		c.ReplicasPerRegion = make([]int, regions)
-		for i := range c.ReplicasPerRegion {
-			c.ReplicasPerRegion[i] = 1
-		}
-	}
+	c.ReplicasPerRegion = c.ReplicasPerRegion.Expand(regions, 1)
 	if c.Write == wire.LevelDefault {
 		c.Write = wire.Quorum
 	}

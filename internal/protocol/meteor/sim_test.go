@@ -70,9 +70,9 @@ func swarmConfig(t testing.TB, seed uint64, mode string) scenario.Config {
 		Seed:     seed,
 		WorldDef: swarmWorld(t),
 		Protocol: "meteor",
-		Meteor: scenario.MeteorPolicy{
-			ReplicasPerRegion: 1 + r.IntN(2),
-			Mode:              mode,
+		Settings: &meteor.Config{
+			ReplicasPerRegion: []int{1 + r.IntN(2)},
+			Mode:              mustMode(t, mode),
 			MaxClockSkew:      eps,
 			DispatchInterval:  time.Duration(2+r.IntN(20)) * time.Millisecond,
 			Redundant:         r.IntN(4),
@@ -100,16 +100,16 @@ func swarmConfig(t testing.TB, seed uint64, mode string) scenario.Config {
 	}
 	switch r.IntN(5) {
 	case 0:
-		c.Meteor.Write = "ONE"
+		mc(&c).Write = wire.One
 	case 1:
-		c.Meteor.Write = "ALL"
+		mc(&c).Write = wire.All
 	}
 	if r.IntN(3) == 0 {
 		// Short timeouts and a horizon just above them: compaction and the
 		// watermark work hard within the run.
 		to := time.Duration(250+r.IntN(150)) * time.Millisecond
-		c.Meteor.ReadTimeout, c.Meteor.WriteTimeout = to, to
-		c.Meteor.Horizon = to + time.Duration(100+r.IntN(400))*time.Millisecond
+		mc(&c).ReadTimeout, mc(&c).WriteTimeout = to, to
+		mc(&c).Horizon = to + time.Duration(100+r.IntN(400))*time.Millisecond
 		c.ClientTimeout = to + 50*time.Millisecond
 	}
 	if r.IntN(3) == 0 {
@@ -123,8 +123,8 @@ func swarmConfig(t testing.TB, seed uint64, mode string) scenario.Config {
 // pinSwarm undoes swarmConfig's draws of write level, timeouts and clock
 // steps, for tests that need the defaults.
 func pinSwarm(c *scenario.Config) {
-	c.Meteor.Write = "QUORUM"
-	c.Meteor.ReadTimeout, c.Meteor.WriteTimeout, c.Meteor.Horizon = time.Second, time.Second, 0
+	mc(c).Write = wire.Quorum
+	mc(c).ReadTimeout, mc(c).WriteTimeout, mc(c).Horizon = time.Second, time.Second, 0
 	c.ClientTimeout = 2 * time.Second
 	c.Faults = nil
 }
@@ -166,7 +166,7 @@ func TestClockSteps(t *testing.T) {
 	}{
 		{"gateways-ahead", func(c *scenario.Config, r *rand.Rand) {
 			c.Duration = 4 * time.Second
-			c.Meteor.Horizon = 1200 * time.Millisecond
+			mc(c).Horizon = 1200 * time.Millisecond
 			for _, n := range []string{"a-0", "b-0", "c-0"} {
 				c.Faults = append(c.Faults, scenario.Fault{At: 500 * time.Millisecond, For: 1500 * time.Millisecond,
 					Skew: &scenario.Skew{Node: n, Offset: 3 * time.Second}})
@@ -294,7 +294,7 @@ func TestReadFailover(t *testing.T) {
 	c.WorldDef = world3(t, 20, 35, 60, 1)
 	c.RandomFaults, c.Net = false, scenario.Net{}
 	pinSwarm(&c)
-	c.Meteor.ReplicasPerRegion = 1
+	mc(&c).ReplicasPerRegion = []int{1}
 	c.Clients = 3
 	c.Duration = 3 * time.Second
 	c.Faults = []scenario.Fault{{Crash: "a-1"}}
@@ -357,9 +357,9 @@ func TestRestartAfterClockStep(t *testing.T) {
 					c := swarmConfig(t, seed, mode)
 					c.WorldDef = world3(t, 20, 35, 60, 1)
 					c.RandomFaults, c.Net, c.Clock, c.Check = false, scenario.Net{}, scenario.Clock{}, "sequential"
-					c.Meteor.Write, c.Meteor.ReplicasPerRegion = "ALL", tc.perRegion
-					c.Meteor.ReadTimeout, c.Meteor.WriteTimeout = 250*time.Millisecond, 250*time.Millisecond
-					c.Meteor.Horizon, c.ClientTimeout = 400*time.Millisecond, 300*time.Millisecond
+					mc(&c).Write, mc(&c).ReplicasPerRegion = wire.All, []int{tc.perRegion}
+					mc(&c).ReadTimeout, mc(&c).WriteTimeout = 250*time.Millisecond, 250*time.Millisecond
+					mc(&c).Horizon, c.ClientTimeout = 400*time.Millisecond, 300*time.Millisecond
 					c.Clients, c.Duration = 3, 4*time.Second
 					var wl yaml.Node
 					if err := wl.Encode(map[string]any{"preset": "a", "record_count": tc.records, "operation_count": 1000,
@@ -451,4 +451,16 @@ func TestUndecidedAfterPartition(t *testing.T) {
 	if reads != 20 || slow > 1 {
 		t.Fatalf("%d of 20 reads after the heal answered, %d of them slower than 100ms; want 20, at most 1", reads, slow)
 	}
+}
+
+// mc is c's meteor settings.
+func mc(c *scenario.Config) *meteor.Config { return c.Settings.(*meteor.Config) }
+
+func mustMode(t testing.TB, s string) meteor.Mode {
+	t.Helper()
+	m, err := meteor.ParseMode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -18,7 +18,7 @@ func skewConfig(t *testing.T, seed uint64, mode string, skew time.Duration) scen
 	c.RandomFaults = false
 	c.Clock = scenario.Clock{}
 	c.Net = scenario.Net{Loss: 0.2}
-	c.Meteor.ReplicasPerRegion = 1
+	mc(&c).ReplicasPerRegion = []int{1}
 	c.Clients = 6
 	c.Check = "sequential" // auto drops to valid-reads beyond the clock bound
 	for _, n := range []string{"b-0", "b-1", "c-0", "c-1"} {
@@ -42,7 +42,7 @@ func TestTeethClosure(t *testing.T) {
 		var detail string
 		for seed := uint64(1); seed <= 100 && found == 0; seed++ {
 			c := skewConfig(t, seed, mode, 300*time.Millisecond)
-			c.Meteor.Tweak = meteor.UnsafeAcceptLateWrites
+			meteor.UnsafeAcceptLateWrites(mc(&c))
 			res, err := scenario.Run(c)
 			if err != nil {
 				t.Fatal(err)

@@ -8,34 +8,39 @@ import (
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
-// Config is a quorum keyspace's policy.
+// Config is a quorum keyspace's settings (`protocol: quorum`): the YAML
+// names are the setting names, decoded strictly.
 type Config struct {
 	// ReplicasPerRegion is the number of replicas of every key in each region
 	// of the world, in the world's region order (Cassandra's
-	// NetworkTopologyStrategy). Default: 1 in every region.
-	ReplicasPerRegion []int
-	// Read and Write are the levels used when a request says LevelDefault.
+	// NetworkTopologyStrategy): one number for every region, or one per
+	// region. Default: 1 in every region.
+	ReplicasPerRegion ring.PerRegion `yaml:"replicas_per_region"`
+	// Read and Write are the levels used when a request says LevelDefault:
+	// ONE, TWO, THREE, QUORUM, LOCAL_ONE, LOCAL_QUORUM, EACH_QUORUM or ALL.
 	// Default QUORUM and QUORUM.
-	Read, Write wire.Level
+	Read  wire.Level `yaml:"read"`
+	Write wire.Level `yaml:"write"`
 	// ReadTimeout and WriteTimeout bound how long a coordinator waits for
 	// replicas before answering ErrTimeout. Default 5s and 2s (Cassandra's
 	// read_request_timeout and write_request_timeout).
-	ReadTimeout, WriteTimeout time.Duration
+	ReadTimeout  time.Duration `yaml:"read_timeout"`
+	WriteTimeout time.Duration `yaml:"write_timeout"`
 	// SpeculativeRetry is how long a read waits for the replicas it chose
 	// before also asking every other replica. Default 0: 1.5 × the mean RTT
 	// to the farthest chosen replica plus 5ms, so a crashed nearby replica
 	// costs one retry instead of a timeout.
-	SpeculativeRetry time.Duration
+	SpeculativeRetry time.Duration `yaml:"speculative_retry"`
 	// MaxClockOffset (δ) is the assumed bound on the distance of every
 	// node's clock from true time. Coordinators delay acknowledging a write,
 	// and answering a read, until their clock passes the version's wall time
 	// plus 2δ (commit wait), which makes last-writer-wins order agree with
 	// real time (doc.go). Default 2ms.
-	MaxClockOffset time.Duration
+	MaxClockOffset time.Duration `yaml:"max_clock_offset"`
 	// NoCommitWait turns commit wait off, as in Cassandra: the guarantees
 	// then hold only with perfectly synchronised clocks. A single-node
 	// cluster never waits (one clock orders its own versions).
-	NoCommitWait bool
+	NoCommitWait bool `yaml:"no_commit_wait"`
 }
 
 // DefaultMaxClockOffset is MaxClockOffset's default.
@@ -43,12 +48,7 @@ const DefaultMaxClockOffset = 2 * time.Millisecond
 
 // EnsureDefaults fills unset fields for a world with regions regions.
 func (c *Config) EnsureDefaults(regions int) {
-	if c.ReplicasPerRegion == nil {
-		c.ReplicasPerRegion = make([]int, regions)
-		for i := range c.ReplicasPerRegion {
-			c.ReplicasPerRegion[i] = 1
-		}
-	}
+	c.ReplicasPerRegion = c.ReplicasPerRegion.Expand(regions, 1)
 	if c.Read == wire.LevelDefault {
 		c.Read = wire.Quorum
 	}

@@ -63,9 +63,9 @@ func swarmConfig(t testing.TB, seed uint64, read, write wire.Level) scenario.Con
 		Seed:     seed,
 		WorldDef: swarmWorld(t),
 		Protocol: "quorum",
-		Quorum: scenario.QuorumPolicy{
-			ReplicasPerRegion: 1 + r.IntN(2),
-			Read:              read.String(), Write: write.String(),
+		Settings: &quorum.Config{
+			ReplicasPerRegion: []int{1 + r.IntN(2)},
+			Read:              read, Write: write,
 			MaxClockOffset: offset,
 			ReadTimeout:    time.Second, WriteTimeout: time.Second,
 		},

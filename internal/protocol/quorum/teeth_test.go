@@ -1,6 +1,7 @@
 package quorum_test
 
 import (
+	"github.com/lightcone/lightcone/internal/protocol/quorum"
 	"testing"
 	"time"
 
@@ -98,11 +99,12 @@ func TestGatewayCrashRestartStorm(t *testing.T) {
 		c := swarmConfig(t, seed, wire.Quorum, wire.Quorum)
 		c.RandomFaults = false
 		c.WorldDef.NodesPerRegion = 1 // every client of region a uses a-0
-		c.Quorum.ReplicasPerRegion = 1
+		qc := c.Settings.(*quorum.Config)
+		qc.ReplicasPerRegion = []int{1}
 		c.Clients = 6
 		// Give up quickly so clients keep the restarted gateway busy.
 		c.ClientTimeout = 300 * time.Millisecond
-		c.Quorum.ReadTimeout, c.Quorum.WriteTimeout = 250*time.Millisecond, 250*time.Millisecond
+		qc.ReadTimeout, qc.WriteTimeout = 250*time.Millisecond, 250*time.Millisecond
 		c.Faults = nil
 		for at := 20 * time.Millisecond; at < c.Duration; at += 50 * time.Millisecond {
 			c.Faults = append(c.Faults, scenario.Fault{At: at, For: time.Duration(1+seed%5) * time.Millisecond, Crash: "a-0"})

@@ -4,40 +4,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lightcone/lightcone/internal/protocol/meteor"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/transport"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
-// buildMeteor builds a meteor keyspace whose θt comes from lat.
-func buildMeteor(tp *topo.Topology, p KeyspacePolicy, lat *measuredLatency) (*meteor.Keyspace, error) {
-	mc := meteor.Config{MaxClockSkew: p.Meteor.MaxClockSkew, DispatchInterval: p.Meteor.DispatchInterval, Redundant: p.Meteor.Redundant,
-		WriteLead: p.Meteor.WriteLead, LeadAll: p.Meteor.LeadAll, Horizon: p.Meteor.Horizon}
-	if n := p.ReplicasPerRegion; n > 0 {
-		for range tp.World.Regions {
-			mc.ReplicasPerRegion = append(mc.ReplicasPerRegion, n)
-		}
-	}
-	var err error
-	if p.Write != "" {
-		if mc.Write, err = wire.ParseLevel(p.Write); err != nil {
-			return nil, err
-		}
-	}
-	if p.Meteor.Mode != "" {
-		if mc.Mode, err = meteor.ParseMode(p.Meteor.Mode); err != nil {
-			return nil, err
-		}
-	}
-	if lat != nil {
-		mc.OneWay = lat.OneWay
-	}
-	return meteor.NewKeyspace(tp, mc)
-}
-
-// measuredLatency gives a meteor keyspace the one-way latencies its θt is
-// computed from (MeteorShower §4.2.2): half the minimum round trip the
+// measuredLatency gives keyspaces the one-way latencies they size waits from
+// (MeteorShower θt, §4.2.2): half the minimum round trip the
 // transport has measured between this node and a peer (pings every
 // PingInterval, WAN emulation included), or the world's configured base
 // delay until a link has been measured or for pairs not involving this
@@ -58,7 +31,7 @@ func (m *measuredLatency) set(tr *transport.Transport) {
 	m.mu.Unlock()
 }
 
-// OneWay is meteor.Config.OneWay.
+// OneWay is protocol.BuildOptions.OneWay.
 func (m *measuredLatency) OneWay(a, b wire.NodeID) time.Duration {
 	base := m.topo.World.BaseDelay(m.topo.RegionOf(a), m.topo.RegionOf(b))
 	other := b

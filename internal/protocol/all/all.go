@@ -1,0 +1,10 @@
+// Package all registers every keyspace protocol: import it (for its side
+// effect) in a program or test that needs the whole registry. Adding a
+// protocol is a new package under internal/protocol/ and one import here.
+package all
+
+import (
+	_ "github.com/lightcone/lightcone/internal/protocol/lease"  // GlobLease
+	_ "github.com/lightcone/lightcone/internal/protocol/meteor" // MeteorShower
+	_ "github.com/lightcone/lightcone/internal/protocol/quorum" // the quorum baseline
+)

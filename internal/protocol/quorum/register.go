@@ -1,0 +1,76 @@
+package quorum
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/protocol"
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/topo"
+)
+
+// Name is the protocol's name in configuration.
+const Name = "quorum"
+
+func init() {
+	protocol.Register(protocol.Definition{
+		Name:         Name,
+		Title:        "Cassandra-style quorums",
+		Summary:      "tunable read/write consistency levels over replicas in every region (the baseline)",
+		Default:      true,
+		NewSettings:  func() any { return new(Config) },
+		Build:        build,
+		MessageTypes: MessageTypes(),
+		Demo: []protocol.Preset{
+			{Label: "quorum ONE/ALL", Settings: "{read: ONE, write: ALL}",
+				Note: "reads are local; every write waits for the farthest region"},
+			{Label: "quorum QUORUM/QUORUM", Settings: "{read: QUORUM, write: QUORUM}",
+				Note: "reads and writes wait for a majority of regions; a client's operations take about four times as long, so it completes about a quarter as many"},
+		},
+	})
+}
+
+// registered is a quorum keyspace as the registry sees it.
+type registered struct {
+	*Keyspace
+	guarantee Guarantee
+}
+
+func build(t *topo.Topology, settings any, _ protocol.BuildOptions) (protocol.Keyspace, error) {
+	ks, err := NewKeyspace(t, *settings.(*Config))
+	if err != nil {
+		return nil, err
+	}
+	c := ks.Config()
+	g, err := GuaranteeOf(c.ReplicasPerRegion, c.Read, c.Write)
+	if err != nil {
+		return nil, err
+	}
+	return &registered{Keyspace: ks, guarantee: g}, nil
+}
+
+func (k *registered) Settings() any { c := k.Config(); return &c }
+
+func (k *registered) Model() string { return k.guarantee.Model() }
+
+// ClockBound: commit wait makes last-writer-wins agree with real time only
+// while every clock is within MaxClockOffset of it (doc.go).
+func (k *registered) ClockBound() time.Duration { return k.Config().MaxClockOffset }
+
+func (k *registered) Describe() string {
+	c := k.Config()
+	return fmt.Sprintf("quorum read=%s write=%s replicas/region=%d guarantee=%s max_clock_offset=%s",
+		c.Read, c.Write, c.ReplicasPerRegion[0], k.guarantee, c.MaxClockOffset)
+}
+
+func (k *registered) Floor(region int, op protocol.Op, oneWay func(a, b int) time.Duration) time.Duration {
+	c := k.Config()
+	l := c.Read
+	if op == protocol.Write {
+		l = c.Write
+	}
+	return Floor(c.ReplicasPerRegion, l, region, oneWay)
+}
+
+// Load: a quorum replica stores a key's newest record as is.
+func (k *registered) Load(key string, rec store.Record) (string, store.Record) { return key, rec }

@@ -1,0 +1,246 @@
+// Package protocol is the registry of keyspace protocols. Each protocol is
+// one package under internal/protocol/<name>/ that registers itself once, in
+// an init function, with everything the rest of Lightcone needs of it: its
+// name, its typed settings (one struct with YAML tags, defaults and
+// validation), its message types for the codec, how to build a keyspace for
+// a topology (replica factory, guarantee and checker model, latency floors,
+// counters). The server, the simulator's scenarios, `lightcone sim`, bench,
+// realrun, the demo and the CLI read this registry and never name a
+// protocol (DESIGN.md, "Protocols are plug-ins"; internal/lint keeps it so).
+// Importing internal/protocol/all registers every protocol.
+package protocol
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// Definition is what a protocol registers.
+type Definition struct {
+	// Name is the protocol's name in configuration (`protocol: <name>`),
+	// lowercase.
+	Name string
+	// Title is the system's name in the literature ("GlobLease").
+	Title string
+	// Summary is one line for listings.
+	Summary string
+	// Default marks the protocol a keyspace gets when it names none
+	// (exactly one protocol sets it).
+	Default bool
+	// NewSettings returns a pointer to the protocol's settings struct with
+	// every field zero (zero fields take the documented defaults at Build).
+	// Its YAML tags are the setting names; decoding is strict.
+	NewSettings func() any
+	// Build validates settings (a value NewSettings returned, possibly
+	// decoded into) against the topology and builds the keyspace. Errors
+	// name the setting and its valid range.
+	Build func(t *topo.Topology, settings any, opts BuildOptions) (Keyspace, error)
+	// MessageTypes are the protocol's messages, for the codec.
+	MessageTypes []wire.MsgType
+	// PrimeReads says reads are local only once a region holds per-key
+	// state a long-running cluster would have (leases): benchmarks and the
+	// demo on real processes read every key once per region, unmeasured,
+	// before they measure.
+	PrimeReads bool
+	// Demo is the configurations `lightcone demo` runs this protocol in,
+	// side by side with the others'. Empty: the demo leaves it out.
+	Demo []Preset
+}
+
+// Preset is a named configuration of a protocol's settings.
+type Preset struct {
+	Label    string // "quorum ONE/ALL"
+	Settings string // a YAML mapping of settings: "{read: ONE, write: ALL}"
+	// Note is a short line the demo prints under its table about this
+	// configuration (for example why its reads are local).
+	Note string
+}
+
+// BuildOptions carry what a runtime can offer a keyspace beyond its
+// settings.
+type BuildOptions struct {
+	// OneWay, if set, is the runtime's measured minimum one-way delay from
+	// node a to node b; protocols that size waits from latencies use it
+	// instead of the world's configured base delays.
+	OneWay func(a, b wire.NodeID) time.Duration
+}
+
+// Keyspace is one built keyspace of a protocol on a topology.
+type Keyspace interface {
+	// Factory builds the keyspace's replica on each node.
+	Factory() env.Factory
+	// Replicas appends the nodes that store key (for preloading data).
+	Replicas(dst []wire.NodeID, key string) []wire.NodeID
+	// Settings is the effective settings, defaults filled in (a pointer
+	// to the same type NewSettings returns).
+	Settings() any
+	// Describe is the policy in one line, guarantee included.
+	Describe() string
+	// Model is the consistency model the protocol claims for these
+	// settings, as internal/check names it.
+	Model() string
+	// ClockBound is the bound on every clock's distance from true time
+	// that Model assumes; 0 when the claim assumes none.
+	ClockBound() time.Duration
+	// Floor is the network time an operation from a client in region
+	// cannot avoid, given region-to-region one-way delays; -1 when it has
+	// no single floor (it depends on where a key's master is).
+	Floor(region int, op Op, oneWay func(a, b int) time.Duration) time.Duration
+	// Load turns a record to preload under key (its version older than any
+	// write) into what the replicas store: the stored key and record.
+	Load(key string, rec store.Record) (string, store.Record)
+}
+
+// Op is an operation kind for latency floors.
+type Op uint8
+
+const (
+	// Read is a get.
+	Read Op = iota
+	// Write is a put or delete.
+	Write
+)
+
+func (o Op) String() string {
+	if o == Write {
+		return "write"
+	}
+	return "read"
+}
+
+// Counter is one of a replica's counters or gauges, exported as
+// lightcone_<protocol>_<Name> and in /status and gRPC Status.
+type Counter struct {
+	Name  string // e.g. "renewals_total"; a gauge has no _total suffix
+	Help  string
+	Gauge bool
+	Value float64
+}
+
+// Counted is implemented by replicas that export counters. now is the
+// node's clock (for gauges such as leases held).
+type Counted interface {
+	Counters(now int64) []Counter
+}
+
+var registry []*Definition
+
+// Register adds a protocol. It panics on a malformed or duplicate
+// definition: registration happens at init, and a broken one is a bug.
+func Register(d Definition) {
+	switch {
+	case d.Name == "" || strings.ToLower(d.Name) != d.Name || strings.ContainsAny(d.Name, " \t"):
+		panic(fmt.Sprintf("protocol: bad name %q", d.Name))
+	case d.NewSettings == nil || d.Build == nil:
+		panic(fmt.Sprintf("protocol %s: NewSettings and Build are required", d.Name))
+	}
+	if _, err := settingNames(d.NewSettings()); err != nil {
+		panic(fmt.Sprintf("protocol %s: %v", d.Name, err))
+	}
+	for _, o := range registry {
+		if o.Name == d.Name {
+			panic(fmt.Sprintf("protocol %s registered twice", d.Name))
+		}
+		if o.Default && d.Default {
+			panic(fmt.Sprintf("protocol: %s and %s both claim to be the default", o.Name, d.Name))
+		}
+	}
+	dd := d
+	registry = append(registry, &dd)
+	slices.SortFunc(registry, func(a, b *Definition) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// All returns the registered protocols: the default first, then by name.
+func All() []*Definition {
+	out := slices.Clone(registry)
+	slices.SortStableFunc(out, func(a, b *Definition) int {
+		switch {
+		case a.Default == b.Default:
+			return 0
+		case a.Default:
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// Names lists the registered protocols' names, the default first.
+func Names() []string {
+	var out []string
+	for _, d := range All() {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// Default is the protocol a keyspace gets when it names none.
+func Default() *Definition {
+	for _, d := range registry {
+		if d.Default {
+			return d
+		}
+	}
+	if len(registry) > 0 {
+		return registry[0]
+	}
+	return nil
+}
+
+// Lookup finds a protocol by name ("" is the default). The error lists the
+// valid names.
+func Lookup(name string) (*Definition, error) {
+	if name == "" {
+		if d := Default(); d != nil {
+			return d, nil
+		}
+		return nil, fmt.Errorf("protocol: none registered")
+	}
+	for _, d := range registry {
+		if d.Name == name {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("protocol: unknown protocol %q (valid: %s)", name, strings.Join(Names(), ", "))
+}
+
+// MessageTypes is every registered protocol's message types, for a codec.
+func MessageTypes() [][]wire.MsgType {
+	var out [][]wire.MsgType
+	for _, d := range registry {
+		out = append(out, d.MessageTypes)
+	}
+	return out
+}
+
+// NewCodec is a codec for every registered protocol's messages.
+func NewCodec() (*wire.Codec, error) { return wire.NewCodec(MessageTypes()...) }
+
+// Of returns the registered protocol whose NewSettings returns the type of
+// settings, for callers that hold typed settings.
+func Of(settings any) (*Definition, error) {
+	t := fmt.Sprintf("%T", settings)
+	for _, d := range registry {
+		if fmt.Sprintf("%T", d.NewSettings()) == t {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("protocol: no protocol has settings of type %s", t)
+}
+
+// Count is a counter named name (ending in _total).
+func Count(name, help string, v uint64) Counter {
+	return Counter{Name: name, Help: help, Value: float64(v)}
+}
+
+// Gauge is a gauge named name.
+func Gauge(name, help string, v int) Counter {
+	return Counter{Name: name, Help: help, Gauge: true, Value: float64(v)}
+}
