@@ -38,11 +38,7 @@ func benchListCmd() *cobra.Command {
 			fmt.Fprintln(tw, "NAME\tREFERENCE\tRUNTIMES\tTITLE")
 			for _, n := range cat.Names() {
 				e, _ := cat.Get(n)
-				rt := "sim"
-				if e.Real != nil {
-					rt = "sim, real"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, e.Reference.Source, rt, e.Title)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, e.Reference.Source, strings.Join(e.Runtimes(), ", "), e.Title)
 			}
 			return tw.Flush()
 		},

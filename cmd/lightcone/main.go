@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -20,8 +21,24 @@ and in the real server.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(simCmd(), worldsCmd(), serverCmd(), cliCmd(), demoCmd(), benchCmd())
+	root.AddCommand(protocolsCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "lightcone:", err)
+		var ee exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
 		os.Exit(2)
 	}
 }
+
+// exitError is an error with its own exit status (1: the command ran and
+// its answer is a failure, such as a checker's VIOLATION; 2 is every other
+// error).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }

@@ -46,25 +46,25 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 				cfg.Faults = append(cfg.Faults, fc.Faults...)
 			}
 			applyChanged(cmd.Flags(), map[string]func(){
-				"seed":                       func() { cfg.Seed = c.Seed },
-				"world":                      func() { cfg.World = c.World },
-				"protocol":                   func() { cfg.Protocol = c.Protocol },
-				"workload":                   func() { cfg.WorkloadPreset = c.WorkloadPreset },
-				"clients":                    func() { cfg.Clients = c.Clients },
-				"rate":                       func() { cfg.Rate = c.Rate },
-				"closed-loop":                func() { cfg.ClosedLoop = c.ClosedLoop },
-				"duration":                   func() { cfg.Duration = c.Duration },
-				"warmup":                     func() { cfg.Warmup = c.Warmup },
-				"client-timeout":             func() { cfg.ClientTimeout = c.ClientTimeout },
-				"threshold-ms":               func() { cfg.ThresholdMs = c.ThresholdMs },
-				"clock-max-offset":           func() { cfg.Clock.MaxOffset = c.Clock.MaxOffset },
-				"clock-max-drift-ppm":        func() { cfg.Clock.MaxDriftPPM = c.Clock.MaxDriftPPM },
-				"loss":                       func() { cfg.Net.Loss = c.Net.Loss },
-				"duplicate":                  func() { cfg.Net.Duplicate = c.Net.Duplicate },
-				"reorder":                    func() { cfg.Net.Reorder = c.Net.Reorder },
-				"random-faults":              func() { cfg.RandomFaults = c.RandomFaults },
-				"check":                      func() { cfg.Check = c.Check },
-				"service-time":               func() { cfg.ServiceTime = c.ServiceTime },
+				"seed":                func() { cfg.Seed = c.Seed },
+				"world":               func() { cfg.World = c.World },
+				"protocol":            func() { cfg.Protocol = c.Protocol },
+				"workload":            func() { cfg.WorkloadPreset = c.WorkloadPreset },
+				"clients":             func() { cfg.Clients = c.Clients },
+				"rate":                func() { cfg.Rate = c.Rate },
+				"closed-loop":         func() { cfg.ClosedLoop = c.ClosedLoop },
+				"duration":            func() { cfg.Duration = c.Duration },
+				"warmup":              func() { cfg.Warmup = c.Warmup },
+				"client-timeout":      func() { cfg.ClientTimeout = c.ClientTimeout },
+				"threshold-ms":        func() { cfg.ThresholdMs = c.ThresholdMs },
+				"clock-max-offset":    func() { cfg.Clock.MaxOffset = c.Clock.MaxOffset },
+				"clock-max-drift-ppm": func() { cfg.Clock.MaxDriftPPM = c.Clock.MaxDriftPPM },
+				"loss":                func() { cfg.Net.Loss = c.Net.Loss },
+				"duplicate":           func() { cfg.Net.Duplicate = c.Net.Duplicate },
+				"reorder":             func() { cfg.Net.Reorder = c.Net.Reorder },
+				"random-faults":       func() { cfg.RandomFaults = c.RandomFaults },
+				"check":               func() { cfg.Check = c.Check },
+				"service-time":        func() { cfg.ServiceTime = c.ServiceTime },
 			})
 			// Setting flags, in the order given: the short ones are
 			// --set name=value for the settings of that name.
@@ -81,9 +81,18 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 				return err
 			}
 			if asJSON {
-				return res.WriteJSON(cmd.OutOrStdout())
+				err = res.WriteJSON(cmd.OutOrStdout())
+			} else {
+				err = res.WriteText(cmd.OutOrStdout(), true)
 			}
-			return res.WriteText(cmd.OutOrStdout(), true)
+			if err != nil {
+				return err
+			}
+			if ch := res.Check; ch != nil && ch.Verdict == "violation" {
+				// A rejected history is a failed run: scripts and CI see it.
+				return exitError{code: 1, err: fmt.Errorf("sim: check %s: VIOLATION (seed %d): %s", ch.Model, res.Seed, ch.Detail)}
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -92,7 +101,7 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	f.Uint64Var(&c.Seed, "seed", 1, "seed of every random choice; the same seed replays the same run")
 	f.StringVar(&c.World, "world", "globlease4", "world preset ("+strings.Join(topo.PresetNames(), ", ")+") or YAML file")
-	f.StringVar(&c.Protocol, "protocol", "quorum", "keyspace protocol ("+strings.Join(scenario.Protocols(), ", ")+")")
+	f.StringVar(&c.Protocol, "protocol", "", "keyspace protocol ("+strings.Join(scenario.Protocols(), ", ")+"; default "+scenario.Protocols()[0]+"; lightcone protocols lists their settings)")
 	f.StringArrayVar(&sets, "set", nil, "a setting of the protocol, name=value (repeatable; `lightcone protocols` lists them, docs/sim.md documents them)")
 	f.String("read", "", "short for --set read=LEVEL (ONE, TWO, THREE, QUORUM, LOCAL_ONE, LOCAL_QUORUM, EACH_QUORUM, ALL)")
 	f.String("write", "", "short for --set write=LEVEL")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -127,4 +128,20 @@ func (w *syncWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.String()
+}
+
+// TestListedRuntimesAreAccepted: every runtime `bench list` shows for an
+// experiment passes its validation, and the others are refused.
+func TestListedRuntimesAreAccepted(t *testing.T) {
+	cat := Default()
+	for _, n := range cat.Names() {
+		e, _ := cat.Get(n)
+		for _, rt := range Runtimes() {
+			o := Options{Runtime: rt}
+			err := e.Validate(&o)
+			if listed := slices.Contains(e.Runtimes(), rt); listed != (err == nil) {
+				t.Errorf("%s: runtime %s listed=%v but Validate = %v", n, rt, listed, err)
+			}
+		}
+	}
 }

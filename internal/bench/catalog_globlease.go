@@ -48,6 +48,19 @@ func globLeaseEval(thresholdMs float64) scenario.Config {
 	return c
 }
 
+var (
+	// MetricRenewalsPerRead is lease renewals per measured read: lease.renew
+	// messages (one per renewal round, retries included) over reads. It is
+	// what GlobLease's lease-overhead bound (§V.C) counts.
+	MetricRenewalsPerRead = defineKindMetric("renewals_per_read", "lease renewals per read", perRead, "lease.renew")
+	// MetricLeaseMsgsPerRead is lease-maintenance messages per measured
+	// read: lease.renew + lease.grant + lease.grant_ack, the messages that
+	// exist only to hold leases. Writes' updates are not counted: a quorum
+	// write at ALL sends as many.
+	MetricLeaseMsgsPerRead = defineKindMetric("lease_msgs_per_read", "lease messages per read", perRead,
+		"lease.renew", "lease.grant", "lease.grant_ack")
+)
+
 // leaseSeries runs GlobLease; readShare > 0 also sets the workload's.
 func leaseSeries(label string, readShare float64) Series {
 	return Series{Label: label, Apply: func(c *scenario.Config) {

@@ -42,6 +42,14 @@ func meteorBase() scenario.Config {
 	}
 }
 
+var (
+	// MetricStatusMsgsPerNodeSec and MetricStatusKBPerNodeSec are
+	// MeteorShower's status-message overhead: meteor.status messages, and
+	// their encoded kilobytes, sent per node per simulated second.
+	MetricStatusMsgsPerNodeSec = defineKindMetric("status_msgs_per_node_s", "status messages per node per second", perNodeSecond, "meteor.status")
+	MetricStatusKBPerNodeSec   = defineKindMetric("status_kb_per_node_s", "status KB per node per second", kbPerNodeSecond, "meteor.status")
+)
+
 var meteorOverhead = []string{MetricStatusMsgsPerNodeSec, MetricStatusKBPerNodeSec}
 
 func meteorControlled() *Experiment {

@@ -112,22 +112,8 @@ const (
 	MetricMean      = "mean_ms" // all operations
 	MetricReadMean  = "read_mean_ms"
 	MetricWriteMean = "write_mean_ms"
-	// MetricRenewalsPerRead is lease renewals per measured read: lease.renew
-	// messages (one per renewal round, retries included) over reads. It is
-	// what GlobLease's lease-overhead bound (§V.C) counts.
-	MetricRenewalsPerRead = "renewals_per_read"
-	// MetricLeaseMsgsPerRead is lease-maintenance messages per measured
-	// read: lease.renew + lease.grant + lease.grant_ack, the messages that
-	// exist only to hold leases. Writes' updates are not counted: a quorum
-	// write at ALL sends as many.
-	MetricLeaseMsgsPerRead = "lease_msgs_per_read"
 	// MetricMsgsPerOp is every message between nodes per measured operation.
 	MetricMsgsPerOp = "msgs_per_op"
-	// MetricStatusMsgsPerNodeSec and MetricStatusKBPerNodeSec are
-	// MeteorShower's status-message overhead: meteor.status messages, and
-	// their encoded kilobytes, sent per node per simulated second.
-	MetricStatusMsgsPerNodeSec = "status_msgs_per_node_s"
-	MetricStatusKBPerNodeSec   = "status_kb_per_node_s"
 	// MetricStabiliseS is the time to stabilise after the run's first rate
 	// step, in seconds (stabiliseSeconds): none when the read p99 did not
 	// settle below 100 ms.
@@ -154,9 +140,14 @@ func aboveMs(name string) (float64, bool) {
 
 // Metrics lists every metric name (and the pattern of MetricAboveMs).
 func Metrics() []string {
-	return []string{MetricAbove, MetricP50, MetricP99, MetricReadP50, MetricReadP99, MetricWriteP50, MetricWriteP99,
-		MetricMean, MetricReadMean, MetricWriteMean, MetricRenewalsPerRead, MetricLeaseMsgsPerRead, MetricMsgsPerOp,
-		MetricStatusMsgsPerNodeSec, MetricStatusKBPerNodeSec, MetricStabiliseS, "above_<ms>ms"}
+	out := []string{MetricAbove, MetricP50, MetricP99, MetricReadP50, MetricReadP99, MetricWriteP50, MetricWriteP99,
+		MetricMean, MetricReadMean, MetricWriteMean, MetricMsgsPerOp, MetricStabiliseS}
+	var kinds []string
+	for name := range kindMetrics {
+		kinds = append(kinds, name)
+	}
+	slices.Sort(kinds)
+	return append(append(out, kinds...), "above_<ms>ms")
 }
 
 func validMetric(name string) bool {
@@ -221,4 +212,33 @@ func (c *Catalog) Get(name string) (*Experiment, error) {
 		return e, nil
 	}
 	return nil, fmt.Errorf("bench: unknown experiment %q (valid: %s)", name, strings.Join(c.Names(), ", "))
+}
+
+// A kindMetric counts messages of some kinds: per measured read, per node
+// per simulated second, or their encoded kilobytes per node per second.
+// Experiments define them beside the protocol whose messages they count
+// (defineKindMetric), so the report names no protocol.
+type kindMetric struct {
+	title string
+	per   kindPer
+	kinds []string
+}
+
+type kindPer uint8
+
+const (
+	perRead kindPer = iota
+	perNodeSecond
+	kbPerNodeSecond
+)
+
+var kindMetrics = map[string]kindMetric{}
+
+// defineKindMetric defines metric name, returning name.
+func defineKindMetric(name, title string, per kindPer, kinds ...string) string {
+	if _, dup := kindMetrics[name]; dup {
+		panic("bench: metric " + name + " defined twice")
+	}
+	kindMetrics[name] = kindMetric{title: title, per: per, kinds: kinds}
+	return name
 }

@@ -51,35 +51,36 @@ func metric(res *scenario.Result, name string) (float64, bool) {
 		}
 		return float64(n)
 	}
+	if km, ok := kindMetrics[name]; ok {
+		switch km.per {
+		case perRead:
+			if reads == 0 {
+				return 0, false
+			}
+			return msgs(km.kinds...) / float64(reads), true
+		case perNodeSecond, kbPerNodeSecond:
+			if res.Nodes == 0 || res.MessageSeconds <= 0 {
+				return 0, false
+			}
+			per := float64(res.Nodes) * res.MessageSeconds
+			if km.per == perNodeSecond {
+				return msgs(km.kinds...) / per, true
+			}
+			var b int64
+			for _, m := range res.Messages {
+				if slices.Contains(km.kinds, m.Kind) {
+					b += m.Bytes
+				}
+			}
+			return float64(b) / 1024 / per, true
+		}
+	}
 	switch name {
-	case MetricRenewalsPerRead, MetricLeaseMsgsPerRead:
-		if reads == 0 {
-			return 0, false
-		}
-		if name == MetricRenewalsPerRead {
-			return msgs("lease.renew") / float64(reads), true
-		}
-		return msgs("lease.renew", "lease.grant", "lease.grant_ack") / float64(reads), true
 	case MetricMsgsPerOp:
 		if ops == 0 {
 			return 0, false
 		}
 		return msgs() / float64(ops), true
-	case MetricStatusMsgsPerNodeSec, MetricStatusKBPerNodeSec:
-		if res.Nodes == 0 || res.MessageSeconds <= 0 {
-			return 0, false
-		}
-		per := float64(res.Nodes) * res.MessageSeconds
-		if name == MetricStatusMsgsPerNodeSec {
-			return msgs("meteor.status") / per, true
-		}
-		var b int64
-		for _, m := range res.Messages {
-			if m.Kind == "meteor.status" {
-				b += m.Bytes
-			}
-		}
-		return float64(b) / 1024 / per, true
 	}
 	if name == MetricStabiliseS {
 		return stabiliseSeconds(res)
@@ -498,18 +499,13 @@ func metricTitle(m string) string {
 		return "read mean (ms)"
 	case MetricWriteMean:
 		return "write mean (ms)"
-	case MetricRenewalsPerRead:
-		return "lease renewals per read"
-	case MetricLeaseMsgsPerRead:
-		return "lease messages per read"
 	case MetricStabiliseS:
 		return "time to stabilise (s)"
 	case MetricMsgsPerOp:
 		return "messages per operation"
-	case MetricStatusMsgsPerNodeSec:
-		return "status messages per node per second"
-	case MetricStatusKBPerNodeSec:
-		return "status KB per node per second"
+	}
+	if km, ok := kindMetrics[m]; ok {
+		return km.title
 	}
 	if ms, ok := aboveMs(m); ok {
 		return fmt.Sprintf("share above %g ms (%%)", ms)

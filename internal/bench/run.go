@@ -278,3 +278,16 @@ func (e *Experiment) xLabel(x float64) string {
 }
 
 var errNoReal = errors.New("bench: real runtime not available")
+
+// Runtimes lists the runtimes e accepts (what `bench list` shows):
+// calibrations run only on the real runtime; other experiments in the
+// simulator, and on real processes too when they have a real scale.
+func (e *Experiment) Runtimes() []string {
+	switch {
+	case e.Calibrate:
+		return []string{"real"}
+	case e.Real != nil:
+		return []string{"sim", "real", "both"}
+	}
+	return []string{"sim"}
+}
