@@ -82,6 +82,10 @@ type Config struct {
 	Clock       Clock   `yaml:"clock"`
 	Net         Net     `yaml:"net"`
 	Faults      []Fault `yaml:"faults"`
+	// StoreFaults injects storage failures into every node's store (read
+	// and write errors; torn crashes): a replica whose store fails
+	// fail-stops or refuses the operation, and the history must still pass.
+	StoreFaults sim.StoreFaults `yaml:"store_faults"`
 	// RandomFaults adds a seeded random fault schedule (crashes, partitions,
 	// loss/duplication/reordering bursts) over the run.
 	RandomFaults bool `yaml:"random_faults"`
@@ -255,6 +259,9 @@ func resolve(c Config) (*resolved, error) {
 		if !(p.v >= 0 && p.v <= 1) {
 			return nil, fmt.Errorf("%s: %g; must be a probability in [0, 1]", p.name, p.v)
 		}
+	}
+	if err := c.StoreFaults.Validate(); err != nil {
+		return nil, err
 	}
 	if c.Clock.MaxOffset < 0 || c.Clock.MaxDriftPPM < 0 || c.Clock.MaxDriftPPM >= 1e6 {
 		return nil, fmt.Errorf("clock: max_offset must be >= 0 and max_drift_ppm in [0, 1e6)")

@@ -41,6 +41,9 @@ type Result struct {
 	MessageSeconds float64        `json:"message_seconds"`
 	Errors         map[string]int `json:"errors"`
 	Check          *CheckResult   `json:"check,omitempty"`
+	// FailStops are the nodes that stopped because their store failed
+	// (injected, StoreFaults) or an invariant broke, in order.
+	FailStops []string `json:"fail_stops,omitempty"`
 	// Seconds is the time series: per second of the run and operation kind,
 	// completions and latency percentiles.
 	Seconds  []Second      `json:"seconds,omitempty"`
@@ -149,6 +152,9 @@ func (rn *runner) result() *Result {
 		}
 	}
 	res.Check = rn.checkHistory()
+	for _, f := range rn.s.Failures() {
+		res.FailStops = append(res.FailStops, f.String())
+	}
 	return res
 }
 
@@ -253,6 +259,9 @@ func (res *Result) WriteText(out io.Writer, timing bool) error {
 		fmt.Fprintf(&b, " %s=%d", k, res.Errors[k])
 	}
 	b.WriteString("\n")
+	if n := len(res.FailStops); n > 0 {
+		fmt.Fprintf(&b, "fail-stops: %d (first: %s)\n", n, res.FailStops[0])
+	}
 	if c := res.Check; c != nil {
 		fmt.Fprintf(&b, "check: %s over %d operations: %s", c.Model, c.Ops, strings.ToUpper(c.Verdict))
 		if c.Detail != "" {

@@ -143,6 +143,7 @@ func (r *resolved) run() *Result {
 		Net:         c.Net.sim(),
 		OnReply:     rn.onReply,
 		ServiceTime: c.ServiceTime,
+		StoreFaults: c.StoreFaults,
 	})
 	// Load phase: every record is on all its replicas before the run starts.
 	loadVersion := wire.Version{TS: hlc.Timestamp{WallNanos: sim.Epoch - int64(time.Hour)}}
@@ -365,7 +366,16 @@ func (rn *runner) checkHistory() *CheckResult {
 	if err != nil {
 		panic(err) // models are validated in resolve
 	}
-	return &CheckResult{Model: model, Verdict: res.Verdict.String(), Key: res.Key, Detail: res.Detail, Ops: len(rn.hist.Ops)}
+	cr := &CheckResult{Model: model, Verdict: res.Verdict.String(), Key: res.Key, Detail: res.Detail, Ops: len(rn.hist.Ops)}
+	// A broken invariant fails the run whatever the history shows: the
+	// bug showed at its cause (env.Env.Invariant).
+	for _, f := range rn.s.Failures() {
+		if f.Violation() {
+			cr.Verdict, cr.Key, cr.Detail = check.Violation.String(), "", "invariant: "+f.String()
+			break
+		}
+	}
+	return cr
 }
 
 // clockError bounds how far any node's clock strays from true time during
