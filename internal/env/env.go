@@ -25,10 +25,19 @@ type TimerID uint64
 type Env interface {
 	// Self is this node's ID.
 	Self() wire.NodeID
-	// Now is this node's physical clock in nanoseconds since the Unix epoch.
-	// It may be offset from true time and drift; each protocol's doc.go states
-	// the bound it assumes.
+	// Now is this node's clock for durations (leases, timeouts, rates), in
+	// nanoseconds since the Unix epoch. It may be offset from true time and
+	// drift; each protocol's doc.go states the bound it assumes. In the
+	// real runtime it never steps: it is the wall clock read once at boot
+	// plus monotonic time since, so a wall-clock step (NTP, an operator)
+	// cannot stretch a lease.
 	Now() int64
+	// Wall is this node's wall clock, in nanoseconds since the Unix epoch,
+	// for timestamps other nodes compare with theirs (HLC versions). In the
+	// real runtime it follows the system clock and may step; never measure
+	// a duration with it. In the simulator it is the same modelled clock as
+	// Now (a skew fault steps both: a harsher model than a real node).
+	Wall() int64
 	// Send queues m for node to. Messages leave after the handler returns and
 	// its store writes are durable (persist before send). Delivery is not
 	// guaranteed; the network may delay, drop, duplicate or reorder.

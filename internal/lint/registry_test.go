@@ -142,3 +142,34 @@ func TestEveryProtocolIsRegistered(t *testing.T) {
 		}
 	}
 }
+
+// leaseClocks are the protocols whose safety rests on measuring durations
+// (leases): they read env.Env.Now, which never steps in the real runtime,
+// and never env.Env.Wall, which does (lease doc.go, "Clocks").
+var leaseClocks = []string{"internal/protocol/lease"}
+
+func TestLeasesAreMeasuredOnNow(t *testing.T) {
+	root := moduleRoot(t)
+	for _, dir := range leaseClocks {
+		files, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Wall" {
+					t.Errorf("%s: reads the wall clock; leases are measured on env.Env.Now", fset.Position(sel.Pos()))
+				}
+				return true
+			})
+		}
+	}
+}

@@ -59,7 +59,29 @@ type Config struct {
 	MaxBatch int
 	// Seed seeds the node's Rand; 0 draws one from crypto/rand.
 	Seed uint64
+	// Clock is the node's time source; nil: the system's (a test seam).
+	Clock Clock
 }
+
+// Clock is the real runtime's time source: env.Env.Now is the wall clock
+// read at boot plus Mono since, so it never steps; env.Env.Wall is Wall.
+type Clock interface {
+	// Wall reads the wall clock, ns since the Unix epoch; it may step.
+	Wall() int64
+	// Mono reads a monotonic clock: it only advances, at the rate of
+	// real time (within the oscillator's drift), whatever the wall clock
+	// does.
+	Mono() time.Duration
+}
+
+// SystemClock is the operating system's clocks: time.Now's wall reading
+// and its monotonic reading (Go's time.Since uses the monotonic clock).
+type SystemClock struct{}
+
+var monoBase = time.Now()
+
+func (SystemClock) Wall() int64         { return time.Now().UnixNano() }
+func (SystemClock) Mono() time.Duration { return time.Since(monoBase) }
 
 type eventKind uint8
 
@@ -95,12 +117,15 @@ type pending struct {
 
 // Node runs one replica.
 type Node struct {
-	cfg     Config
-	replica env.Replica
-	inbox   chan event
-	rng     *rand.Rand
-	log     *slog.Logger
-	obs     Observer
+	cfg Config
+	// bootWall and bootMono are the clocks read at New: Now's origin.
+	bootWall int64
+	bootMono time.Duration
+	replica  env.Replica
+	inbox    chan event
+	rng      *rand.Rand
+	log      *slog.Logger
+	obs      Observer
 
 	clients atomic.Int64
 	// gate orders entries into the inbox against shutdown: senders hold it
@@ -156,16 +181,21 @@ func New(cfg Config) (*Node, error) {
 		_, _ = crand.Read(b[:])
 		seed = binary.LittleEndian.Uint64(b[:])
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
 	n := &Node{
-		cfg:     cfg,
-		inbox:   make(chan event, cfg.InboxSize),
-		rng:     rand.New(rand.NewPCG(seed, uint64(cfg.ID))),
-		log:     cfg.Log,
-		obs:     cfg.Observer,
-		payload: make(map[env.TimerID]any),
-		wake:    time.NewTimer(time.Hour),
-		reqs:    make(map[pendingKey]pending),
-		closing: make(chan struct{}),
+		cfg:      cfg,
+		bootWall: cfg.Clock.Wall(),
+		bootMono: cfg.Clock.Mono(),
+		inbox:    make(chan event, cfg.InboxSize),
+		rng:      rand.New(rand.NewPCG(seed, uint64(cfg.ID))),
+		log:      cfg.Log,
+		obs:      cfg.Observer,
+		payload:  make(map[env.TimerID]any),
+		wake:     time.NewTimer(time.Hour),
+		reqs:     make(map[pendingKey]pending),
+		closing:  make(chan struct{}),
 	}
 	return n, nil
 }
@@ -489,7 +519,12 @@ func (n *Node) shutdown() {
 
 func (n *Node) Self() wire.NodeID { return n.cfg.ID }
 
-func (n *Node) Now() int64 { return time.Now().UnixNano() }
+// Now is the wall clock at boot plus monotonic time since: it never steps
+// (env.Env.Now).
+func (n *Node) Now() int64 { return n.bootWall + int64(n.cfg.Clock.Mono()-n.bootMono) }
+
+// Wall is the wall clock (env.Env.Wall).
+func (n *Node) Wall() int64 { return n.cfg.Clock.Wall() }
 
 func (n *Node) Send(to wire.NodeID, m wire.Msg) {
 	if to == n.cfg.ID {

@@ -78,6 +78,9 @@ func (n *node) run(f func(env.Replica)) {
 
 func (n *node) Self() wire.NodeID { return n.id }
 
+// Wall is Now: the simulator models one clock per node (env.Env.Wall).
+func (n *node) Wall() int64 { return n.Now() }
+
 func (n *node) Now() int64 {
 	t := n.sim.now
 	return Epoch + t + n.offset + int64(float64(t)*n.driftPPM/1e6)

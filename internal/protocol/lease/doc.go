@@ -27,7 +27,11 @@
 //
 // Every clock's rate is within ρ = MaxDriftPPM of true time; offsets do not
 // matter, because each node only measures durations on its own clock.
-// Every duration one node must respect on behalf of another is stretched
+// That clock is env.Env.Now, which in the real runtime is the wall clock
+// read at boot plus monotonic time since: a wall-clock step (NTP, an
+// operator) moves neither a lease nor a timer (internal/node
+// TestNowNeverStepsWithTheWallClock); lease code never reads env.Env.Wall
+// (internal/lint TestLeasesAreMeasuredOnNow). Every duration one node must respect on behalf of another is stretched
 // by (1+ρ)/(1−ρ).
 //
 //   - A non-master's lease starts when the grant arrives (§III.D) and lasts
@@ -156,6 +160,26 @@
 // a write refused everywhere it was sent (redirects, a key being handed
 // over) is reported as not written; a write that timed out has an unknown
 // outcome.
+//
+// # Storage failure and invariants
+//
+// Storage failure is fail-stop (storage.go): a replica whose store fails a
+// read or a write — mastership records and Paxos ballots, data, the
+// activity marker alike — stops its node (env.Env.FailStop), and the
+// runtime drops everything the handler queued, so no promise, grant or
+// acknowledgement leaves that depends on what failed; a failed write may
+// or may not have taken effect, and the restarted replica trusts only what
+// its store kept (and fences as after any restart). A corrupt mastership
+// record stops the node the same way. TestLeaseStoreFaults runs the seeded
+// simulations with failing stores and torn crashes;
+// TestTeethStoreErrorIgnored shows a replica that reads a failed read as
+// absent and ignores a failed write breaks the guarantee.
+//
+// Invariants asserted where they are relied on (env.Invariant; a broken
+// one fails the seeded run, or stops the node in production): a replica's
+// promise never goes back and it never accepts below it (setMeta); a
+// master grants only under its master lease (grant); a master stamps each
+// write above every version its store holds (onMWrite).
 //
 // Routing: every node knows the topology and the rings, so a gateway
 // reaches a key's replicas in one hop from the start (the paper learns

@@ -37,6 +37,7 @@ func newFakeEnv(t *testing.T, self wire.NodeID, tp *topo.Topology) *fakeEnv {
 
 func (f *fakeEnv) Self() wire.NodeID               { return f.self }
 func (f *fakeEnv) Now() int64                      { return f.now }
+func (f *fakeEnv) Wall() int64                     { return f.now }
 func (f *fakeEnv) Send(to wire.NodeID, m wire.Msg) { f.sent = append(f.sent, sent{to, m}) }
 func (f *fakeEnv) Reply(r *wire.Reply)             { f.replies = append(f.replies, r) }
 func (f *fakeEnv) CancelTimer(id env.TimerID)      { delete(f.timers, id) }
