@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/lightcone/lightcone/internal/localcluster"
+	"github.com/lightcone/lightcone/internal/protocol"
+	_ "github.com/lightcone/lightcone/internal/protocol/all"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 	"github.com/lightcone/lightcone/internal/workload"
@@ -69,9 +71,21 @@ func TestRunOnLocal3(t *testing.T) {
 	} {
 		t.Run("workload-"+tc.workload, func(t *testing.T) {
 			var progress bytes.Buffer
+			// The default keyspace, as the registry builds it: its policy
+			// line and floors.
+			w, err := topo.Resolve("local3")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.NodesPerRegion = 1
+			_, ks, err := protocol.Spec{Protocol: "quorum", Set: []string{"read=QUORUM", "write=QUORUM"}}.Build(topo.NewTopology(w), protocol.BuildOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
 			res, hists, err := Run(context.Background(), c, Spec{
 				Workload: preset(t, tc.workload, 100), ClientsPerRegion: 2, RatePerClient: tc.rate,
 				Duration: 2 * time.Second, Read: wire.Quorum, Write: wire.Quorum, Progress: &progress,
+				Policy: ks.Describe(), Floor: ks.Floor,
 			})
 			if err != nil {
 				t.Fatalf("Run: %v\n%s", err, progress.String())
@@ -82,7 +96,7 @@ func TestRunOnLocal3(t *testing.T) {
 			if res.Ops == 0 || len(res.Errors) != 0 {
 				t.Errorf("Ops = %d, Errors = %v; want some operations and no errors", res.Ops, res.Errors)
 			}
-			if want := "quorum read=QUORUM write=QUORUM (real runtime)"; res.Policy != want {
+			if want := ks.Describe() + " (real runtime)"; res.Policy != want {
 				t.Errorf("Policy = %q; want %q", res.Policy, want)
 			}
 			if res.World != "local3" || res.Clients != 6 || res.SimSeconds != 2 || res.Seed != 1 || res.Rate != 6*tc.rate {
