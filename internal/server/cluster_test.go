@@ -204,7 +204,7 @@ func TestMeteorKeyspaceOnRealServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test; skipped in -short")
 	}
-	c := newCluster(t, true, "keyspaces:\n  - {name: ms, protocol: meteor, meteor: {mode: M2, dispatch_interval: 5ms}}\n")
+	c := newCluster(t, true, "keyspaces:\n  - {name: ms, protocol: meteor, mode: M2, dispatch_interval: 5ms}\n")
 	ctx := context.Background()
 	clients := map[string]*redis.Client{}
 	for _, n := range []string{"a-0", "b-0", "c-0"} {

@@ -23,7 +23,7 @@ func TestMeteorHistoryOnRealServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test; skipped in -short")
 	}
-	c := newCluster(t, true, "keyspaces:\n  - {name: ms, protocol: meteor, meteor: {mode: M2, dispatch_interval: 5ms}}\n")
+	c := newCluster(t, true, "keyspaces:\n  - {name: ms, protocol: meteor, mode: M2, dispatch_interval: 5ms}\n")
 	ctx := context.Background()
 	start := time.Now()
 	var (
