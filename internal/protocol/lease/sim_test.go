@@ -1,21 +1,16 @@
 package lease_test
 
 import (
-	"flag"
-	"github.com/lightcone/lightcone/internal/protocol/lease"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/lightcone/lightcone/internal/protocol/lease"
 	"github.com/lightcone/lightcone/internal/scenario"
+	"github.com/lightcone/lightcone/internal/simtest"
 	"github.com/lightcone/lightcone/internal/topo"
-)
-
-var (
-	runsFlag = flag.Int("runs", 2000, "seeded runs (TestLeaseUnderFaults)")
-	seedFlag = flag.Uint64("seed", 0, "run only this seed (TestLeaseUnderFaults)")
 )
 
 func world(t testing.TB) *topo.World {
@@ -71,63 +66,32 @@ func config(t testing.TB, seed uint64, driftPPM float64) scenario.Config {
 	return c
 }
 
-// TestLeaseUnderFaults: seeded runs with crashes, partitions, loss,
-// duplication, reordering, clock offsets, and drift within the 2% bound;
-// each history must be sequentially consistent per key (doc.go).
-func TestLeaseUnderFaults(t *testing.T) {
-	runs := *runsFlag
-	if testing.Short() {
-		runs = min(runs, 30)
-	}
-	ops := 0
-	msgs := map[string]int{}
-	first, last := uint64(1), uint64(runs)
-	if *seedFlag != 0 {
-		first, last, runs = *seedFlag, *seedFlag, 1
-	}
-	for seed := first; seed <= last; seed++ {
-		res, err := scenario.Run(config(t, seed, 19_000))
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		ops += res.Check.Ops
-		for _, m := range res.Messages {
-			msgs[m.Kind] += m.Count
-		}
-		if res.Check.Verdict != "pass" {
-			t.Fatalf("seed %d: %s %s: key %q: %s\nreplay: go test ./internal/protocol/lease -run TestLeaseUnderFaults -seed %d -v",
-				seed, res.Check.Model, res.Check.Verdict, res.Check.Key, res.Check.Detail, seed)
-		}
-	}
-	if ops < runs*20 {
-		t.Fatalf("only %d operations in %d runs", ops, runs)
-	}
+// swarm draws the seeded runs: config with clock drift within the 2% bound.
+func swarm(tb testing.TB, seed uint64) scenario.Config { return config(tb, seed, 19_000) }
+
+// TestSwarm: seeded runs (simtest.Swarm: 300 in CI, -seeds N, -soak) with
+// crashes, partitions, loss, duplication, reordering, clock offsets, drift
+// within the 2% bound, and faulty stores in a third of the seeds; each
+// history must be sequentially consistent per key (doc.go).
+func TestSwarm(t *testing.T) {
+	sum := simtest.Swarm{Seeds: 300, Short: 30, Config: swarm}.Run(t)
 	// The runs must exercise what they claim to: elections after master
-	// failures, and migrations (handoffs).
-	t.Logf("%d runs, %d operations; messages: accept %d, handoff %d, handoff_done %d, confirm %d, grant %d, sec_grant %d, sec_update %d",
-		runs, ops, msgs["lease.accept"], msgs["lease.handoff"], msgs["lease.handoff_done"], msgs["lease.confirm"], msgs["lease.grant"],
-		msgs["lease.sec_grant"], msgs["lease.sec_update"])
-	if runs >= 30 && (msgs["lease.handoff"] == 0 || msgs["lease.accept"] <= msgs["lease.handoff"] || msgs["lease.sec_update"] == 0) {
-		t.Fatalf("the runs did not exercise migrations and elections: %v", msgs)
+	// failures, migrations (handoffs), affiliates, storage failure.
+	m := sum.Messages
+	t.Logf("messages: accept %d, handoff %d, handoff_done %d, confirm %d, grant %d, sec_grant %d, sec_update %d",
+		m["lease.accept"], m["lease.handoff"], m["lease.handoff_done"], m["lease.confirm"], m["lease.grant"], m["lease.sec_grant"], m["lease.sec_update"])
+	if sum.Seeds >= 30 && (m["lease.handoff"] == 0 || m["lease.accept"] <= m["lease.handoff"] || m["lease.sec_update"] == 0 || sum.FailStops == 0) {
+		t.Fatalf("the runs did not exercise migrations, elections, affiliates and storage failure: %d fail-stops, messages %v", sum.FailStops, m)
 	}
 }
 
-// TestLeaseRegressionSeeds replays seeds that once found bugs (each fixed
-// by the commit that added it): a duplicated redirect answered as "not
+// TestRegressionSeeds replays seeds that once found bugs (each fixed by
+// the commit that added it): a duplicated redirect answered as "not
 // written" (512), a candidacy's nack dropping lease records (1131), a
 // gateway reading alternately from a host and its affiliate (57), and
 // affiliates' acks counted toward a write's majority (4827).
-func TestLeaseRegressionSeeds(t *testing.T) {
-	for _, seed := range []uint64{57, 245, 512, 579, 1131, 4827} {
-		res, err := scenario.Run(config(t, seed, 19_000))
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		if res.Check.Verdict != "pass" {
-			t.Errorf("seed %d: %s %s: key %q: %s\nreplay: go test ./internal/protocol/lease -run TestLeaseUnderFaults -seed %d -v",
-				seed, res.Check.Model, res.Check.Verdict, res.Check.Key, res.Check.Detail, seed)
-		}
-	}
+func TestRegressionSeeds(t *testing.T) {
+	simtest.Regressions(t, swarm, 57, 245, 512, 579, 1131, 4827)
 }
 
 // world5 is five regions of three nodes: groups of five (majority three)
@@ -155,30 +119,23 @@ links:
 	return w
 }
 
-// TestLeaseUnderFaultsFiveRegions: the same seeded runs on five regions of
-// three nodes (groups of five, two affiliates per hot key), so elections
-// and handoffs meet larger majorities and more concurrent candidates.
-func TestLeaseUnderFaultsFiveRegions(t *testing.T) {
-	runs := *runsFlag / 4
-	first, last := uint64(1), uint64(runs)
-	if *seedFlag != 0 {
-		first, last, runs = *seedFlag, *seedFlag, 1
-	}
-	if testing.Short() {
-		last = min(last, first+20)
-	}
-	for seed := first; seed <= last; seed++ {
-		c := config(t, seed, 19_000)
-		c.WorldDef = world5(t)
+// TestSwarmFiveRegions: the same seeded runs on five regions of three
+// nodes (groups of five, two affiliates per hot key), so elections and
+// handoffs meet larger majorities and more concurrent candidates.
+func TestSwarmFiveRegions(t *testing.T) {
+	simtest.Swarm{Seeds: 60, Short: 10, Config: func(tb testing.TB, seed uint64) scenario.Config {
+		c := swarm(tb, seed)
+		c.WorldDef = world5(tb)
 		c.Clients *= 2
 		c.Settings.(*lease.Config).Affiliates *= 2
-		res, err := scenario.Run(c)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		if res.Check.Verdict != "pass" {
-			t.Fatalf("seed %d: %s %s: key %q: %s\nreplay: go test ./internal/protocol/lease -run TestLeaseUnderFaultsFiveRegions -seed %d -v",
-				seed, res.Check.Model, res.Check.Verdict, res.Check.Key, res.Check.Detail, seed)
-		}
-	}
+		return c
+	}}.Run(t)
 }
+
+// The flags storefaults_test.go reads (until its runs move onto
+// simtest.Swarm, whose seeds draw faulty stores): -seed, and a run count
+// it scales from.
+var (
+	seedFlag = simtest.SeedFlag()
+	runsFlag = func() *int { n := 2000; return &n }()
+)

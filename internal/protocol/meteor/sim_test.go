@@ -4,9 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,16 +12,12 @@ import (
 	"github.com/lightcone/lightcone/internal/protocol/meteor"
 	"github.com/lightcone/lightcone/internal/scenario"
 	"github.com/lightcone/lightcone/internal/sim"
+	"github.com/lightcone/lightcone/internal/simtest"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
-var (
-	runsFlag  = flag.Int("runs", 300, "seeded runs per mode (TestModesUnderFaults)")
-	seedFlag  = flag.Uint64("seed", 0, "replay one seed (with -mode)")
-	modeFlag  = flag.String("mode", "", "replay one mode: M1 or M2")
-	modelFlag = flag.String("model", "", "checker model (default: the protocol's claim)")
-)
+var modelFlag = flag.String("model", "", "checker model (default: the protocol's claim)")
 
 // swarmWorld is a small three-region world, two nodes per region, with
 // jittered links (jitter only adds to the base delay, which θt is computed
@@ -156,10 +149,6 @@ func clockSteps(r *rand.Rand, n int, run, max time.Duration) []scenario.Fault {
 // longer than the horizon and then back, and six random steps of up to 4 s.
 // The closure-based watermark keeps every run sequentially consistent.
 func TestClockSteps(t *testing.T) {
-	runs := min(*runsFlag, 60)
-	if testing.Short() {
-		runs = min(runs, 10)
-	}
 	for _, tc := range []struct {
 		name  string
 		apply func(c *scenario.Config, r *rand.Rand)
@@ -181,104 +170,35 @@ func TestClockSteps(t *testing.T) {
 			}
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for seed := uint64(1); seed <= uint64(runs); seed++ {
-				for _, mode := range []string{"M1", "M2"} {
-					c := swarmConfig(t, seed, mode)
+		for _, mode := range []string{"M1", "M2"} {
+			t.Run(tc.name+"-"+mode, func(t *testing.T) {
+				simtest.Swarm{Seeds: 30, Short: 5, StoreFaults: -1, Config: func(tb testing.TB, seed uint64) scenario.Config {
+					c := swarmConfig(tb, seed, mode)
 					c.RandomFaults, c.Net, c.Check = false, scenario.Net{}, "sequential"
 					c.Faults = nil
 					tc.apply(&c, rand.New(rand.NewPCG(seed, 99)))
-					res, err := scenario.Run(c)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if res.Check.Verdict != "pass" {
-						t.Fatalf("seed %d %s: %s: %s\nreplay: go test ./internal/protocol/meteor -run 'TestClockSteps/%s' -runs %d -v",
-							seed, mode, res.Check.Verdict, res.Check.Detail, tc.name, seed)
-					}
-				}
-			}
-		})
-	}
-}
-
-func replay(test, mode string, seed uint64) string {
-	return fmt.Sprintf("go test ./internal/protocol/meteor -run '%s' -mode %s -seed %d -v", test, mode, seed)
-}
-
-// TestModesUnderFaults runs -runs seeded simulations per mode, with
-// crashes, partitions, message loss, duplication and reordering, and clock
-// errors within ε; each history is checked against the model the protocol
-// claims (doc.go, "Guarantee").
-func TestModesUnderFaults(t *testing.T) {
-	runs := *runsFlag
-	if testing.Short() {
-		runs = min(runs, 15)
-	}
-	modes := []string{"M1", "M2"}
-	first := uint64(1)
-	if *modeFlag != "" {
-		modes = []string{*modeFlag}
-		if *seedFlag != 0 {
-			first, runs = *seedFlag, 1
+					return c
+				}}.Run(t)
+			})
 		}
 	}
-	for _, mode := range modes {
+}
+
+// TestSwarm runs seeded simulations per mode (simtest.Swarm: 150 each in
+// CI, -seeds N, -soak), with crashes, partitions, message loss,
+// duplication and reordering, clock errors within ε and clock steps beyond
+// it, and faulty stores in a third of the seeds; each history is checked
+// against the model the protocol claims (doc.go, "Guarantee").
+func TestSwarm(t *testing.T) {
+	for _, mode := range []string{"M1", "M2"} {
 		t.Run(mode, func(t *testing.T) {
-			var failures atomic.Int32
-			var ops, undecided atomic.Int64
-			var mu sync.Mutex
-			errs, msgs := map[string]int{}, map[string]int{}
-			jobs := make(chan uint64)
-			var wg sync.WaitGroup
-			for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for seed := range jobs {
-						res, err := scenario.Run(swarmConfig(t, seed, mode))
-						if err != nil {
-							t.Errorf("seed %d: %v", seed, err)
-							continue
-						}
-						ops.Add(int64(res.Check.Ops))
-						mu.Lock()
-						for k, n := range res.Errors {
-							errs[k] += n
-						}
-						for _, m := range res.Messages {
-							msgs[m.Kind] += m.Count
-						}
-						mu.Unlock()
-						switch res.Check.Verdict {
-						case "pass":
-						case "undecided":
-							undecided.Add(1)
-						default:
-							if failures.Add(1) <= 3 {
-								t.Errorf("seed %d: %s check %s: key %q: %s\nreplay: %s",
-									seed, res.Check.Model, res.Check.Verdict, res.Check.Key, res.Check.Detail,
-									replay("TestModesUnderFaults", mode, seed))
-							}
-						}
-					}
-				}()
-			}
-			for i := 0; i < runs; i++ {
-				jobs <- first + uint64(i)
-			}
-			close(jobs)
-			wg.Wait()
-			if ops.Load() < int64(runs)*20 {
-				t.Errorf("only %d operations over %d runs: the runs exercise too little", ops.Load(), runs)
-			}
-			if u := undecided.Load(); u*10 > int64(runs) {
-				t.Errorf("%d of %d runs undecided by the checker", u, runs)
-			}
-			t.Logf("%d runs, %d operations checked, %d failed, %d undecided; client errors %v; refused write copies %d, pulls %d, statuses %d",
-				runs, ops.Load(), failures.Load(), undecided.Load(), errs, msgs["meteor.rej"], msgs["meteor.pull"], msgs["meteor.status"])
-			if runs >= 50 && (msgs["meteor.rej"] == 0 || msgs["meteor.pull"] == 0) {
-				t.Errorf("no write copy was refused or no pull was sent: the runs do not exercise closures and gaps")
+			sum := simtest.Swarm{Seeds: 150, Short: 15, Undecided: 0.1, Config: func(tb testing.TB, seed uint64) scenario.Config {
+				return swarmConfig(tb, seed, mode)
+			}}.Run(t)
+			m := sum.Messages
+			t.Logf("client errors %v; refused write copies %d, pulls %d, statuses %d", sum.Errors, m["meteor.rej"], m["meteor.pull"], m["meteor.status"])
+			if sum.Seeds >= 50 && (m["meteor.rej"] == 0 || m["meteor.pull"] == 0 || sum.FailStops == 0) {
+				t.Errorf("no write copy was refused, no pull was sent or no replica fail-stopped: the runs do not exercise closures, gaps and storage failure")
 			}
 		})
 	}
@@ -412,7 +332,7 @@ func TestUndecidedAfterPartition(t *testing.T) {
 		rep *wire.Reply
 	}
 	var replies []reply
-	s = sim.New(sim.Config{Seed: 1, Topology: tp, Factory: ks.Factory(),
+	s = sim.New(sim.Config{Seed: 1, Topology: tp, Factory: ks.Factory(), Codec: sim.MustCodec(meteor.MessageTypes()),
 		OnReply: func(r *wire.Reply) { replies = append(replies, reply{s.Now(), r}) }})
 	id := wire.RequestID(0)
 	submit := func(at time.Duration, op wire.Op, val string) {
@@ -463,4 +383,17 @@ func mustMode(t testing.TB, s string) meteor.Mode {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// The flags and replay command storefaults_test.go reads (until its runs
+// move onto simtest.Swarm, whose seeds draw faulty stores): -seed, a run
+// count it scales from, and -mode to pick one mode.
+var (
+	seedFlag = simtest.SeedFlag()
+	runsFlag = func() *int { n := 300; return &n }()
+	modeFlag = flag.String("mode", "", "TestStoreFaults: one mode, M1 or M2")
+)
+
+func replay(test, mode string, seed uint64) string {
+	return fmt.Sprintf("go test ./internal/protocol/meteor -run '%s' -mode %s -seed %d -v", test, mode, seed)
 }

@@ -4,10 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,14 +11,9 @@ import (
 
 	"github.com/lightcone/lightcone/internal/protocol/quorum"
 	"github.com/lightcone/lightcone/internal/scenario"
+	"github.com/lightcone/lightcone/internal/simtest"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
-)
-
-var (
-	runsFlag = flag.Int("runs", 1000, "seeded runs per level combination (TestLevelsUnderFaults)")
-	seedFlag = flag.Uint64("seed", 0, "replay one seed (with -levels)")
-	levels   = flag.String("levels", "", "replay one combination, READ/WRITE, e.g. QUORUM/QUORUM")
 )
 
 // swarmWorld is a small three-region world; 2 nodes per region.
@@ -85,76 +76,36 @@ func swarmConfig(t testing.TB, seed uint64, read, write wire.Level) scenario.Con
 	return c
 }
 
-func replay(seed uint64, read, write wire.Level, extra string) string {
-	return fmt.Sprintf("go test ./internal/protocol/quorum -run '%s' -levels %s/%s -seed %d -v", extra, read, write, seed)
-}
-
-// TestLevelsUnderFaults runs -runs seeded simulations per read/write level
-// combination, with crashes, partitions, message loss, duplication and
-// reordering, and clock offsets within the bound; each history is checked
-// against the guarantee GuaranteeOf claims for the combination (doc.go).
-func TestLevelsUnderFaults(t *testing.T) {
-	runs := *runsFlag
-	if testing.Short() {
-		runs = min(runs, 30)
-	}
-	type combo struct{ read, write wire.Level }
-	var combos []combo
+// TestSwarm runs seeded simulations for every read/write level
+// combination (simtest.Swarm: 30 seeds each in CI, -seeds N, -soak), with
+// crashes, partitions, message loss, duplication and reordering, clock
+// offsets within the bound, and faulty stores in a third of the seeds;
+// each history is checked against the guarantee GuaranteeOf claims for the
+// combination (doc.go).
+func TestSwarm(t *testing.T) {
 	for _, r := range wire.Levels() {
 		for _, w := range wire.Levels() {
-			combos = append(combos, combo{r, w})
+			t.Run(r.String()+"-"+w.String(), func(t *testing.T) {
+				sum := simtest.Swarm{Seeds: 30, Short: 4, Config: func(tb testing.TB, seed uint64) scenario.Config {
+					return swarmConfig(tb, seed, r, w)
+				}}.Run(t)
+				if sum.Seeds >= 30 && sum.FailStops == 0 {
+					t.Errorf("no replica fail-stopped in %d runs with faulty stores: the runs do not reach storage failure", sum.FaultySeeds)
+				}
+			})
 		}
 	}
-	first := uint64(1)
-	if *levels != "" {
-		rs, ws, ok := strings.Cut(*levels, "/")
-		rl, err1 := wire.ParseLevel(rs)
-		wl, err2 := wire.ParseLevel(ws)
-		if !ok || err1 != nil || err2 != nil {
-			t.Fatalf("-levels %q: want READ/WRITE, e.g. QUORUM/ALL", *levels)
-		}
-		combos = []combo{{rl, wl}}
-		if *seedFlag != 0 {
-			first, runs = *seedFlag, 1
-		}
-	}
-	for _, cb := range combos {
-		t.Run(cb.read.String()+"/"+cb.write.String(), func(t *testing.T) {
-			t.Parallel()
-			var failures atomic.Int32
-			var ops atomic.Int64
-			jobs := make(chan uint64)
-			var wg sync.WaitGroup
-			for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for seed := range jobs {
-						c := swarmConfig(t, seed, cb.read, cb.write)
-						res, err := scenario.Run(c)
-						if err != nil {
-							t.Errorf("seed %d: %v", seed, err)
-							continue
-						}
-						ops.Add(int64(res.Check.Ops))
-						if res.Check.Verdict != "pass" {
-							if failures.Add(1) <= 3 {
-								t.Errorf("seed %d: %s check %s: key %q: %s\nreplay: %s",
-									seed, res.Check.Model, res.Check.Verdict, res.Check.Key, res.Check.Detail,
-									replay(seed, cb.read, cb.write, "TestLevelsUnderFaults"))
-							}
-						}
-					}
-				}()
-			}
-			for i := 0; i < runs; i++ {
-				jobs <- first + uint64(i)
-			}
-			close(jobs)
-			wg.Wait()
-			if ops.Load() < int64(runs)*20 {
-				t.Errorf("only %d operations over %d runs: the runs exercise too little", ops.Load(), runs)
-			}
-		})
-	}
+}
+
+// The flags and replay command storefaults_test.go reads (until its runs
+// move onto simtest.Swarm, whose seeds draw faulty stores): -seed, a run
+// count it scales from, and -levels to pick one combination.
+var (
+	seedFlag = simtest.SeedFlag()
+	runsFlag = func() *int { n := 1000; return &n }()
+	levels   = flag.String("levels", "", "TestStoreFaults: one combination, READ/WRITE, e.g. QUORUM/QUORUM")
+)
+
+func replay(seed uint64, read, write wire.Level, test string) string {
+	return fmt.Sprintf("go test ./internal/protocol/quorum -run '%s' -levels %s/%s -seed %d -v", test, read, write, seed)
 }
