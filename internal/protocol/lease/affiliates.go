@@ -163,7 +163,7 @@ func (r *Replica) refreshAffiliates(e env.Env, key string) {
 	if h == nil || !h.attached || r.hostLease(e, key) <= e.Now() {
 		return
 	}
-	rec, found, _ := e.Store().Get(key)
+	rec, found := r.get(e, key)
 	for _, a := range r.affiliatesOf() {
 		e.Send(a, &SecGrant{Key: key, Found: found, Rec: rec})
 	}
@@ -181,7 +181,7 @@ func (r *Replica) onSecRenew(e env.Env, from wire.NodeID, m *SecRenew) {
 	}
 	r.markActive(e)
 	h.exp[from] = max(h.exp[from], until)
-	rec, found, _ := e.Store().Get(m.Key)
+	rec, found := r.get(e, m.Key)
 	e.Send(from, &SecGrant{Key: m.Key, Nonce: m.Nonce, Found: found, Rec: rec, Length: int64(float64(until-now) / r.ks.recordFactor)})
 }
 
@@ -374,7 +374,7 @@ func (r *Replica) onSecUpdate(e env.Env, from wire.NodeID, m *SecUpdate) {
 // to the host.
 func (r *Replica) affiliateRead(e env.Env, from wire.NodeID, m *LRead) {
 	if l := r.secLeases[m.Key]; l.exp > e.Now() {
-		rec, ok, _ := e.Store().Get(m.Key)
+		rec, ok := r.get(e, m.Key)
 		r.send(e, from, &LReadResp{Op: m.Op, Key: m.Key, Found: ok, Rec: rec})
 		return
 	}

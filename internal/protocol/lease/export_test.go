@@ -7,3 +7,8 @@ func UnsafeNoElectionFence(c *Config) { c.noElectionFence = true }
 // UnsafeNoAffiliateWait makes hosts acknowledge updates before their
 // affiliated nodes have them (teeth tests only).
 func UnsafeNoAffiliateWait(c *Config) { c.noAffiliateWait = true }
+
+// UnsafeIgnoreStoreErrors makes replicas read a failed store read as
+// absent and carry on after a failed write, instead of fail-stopping
+// (teeth tests only).
+func UnsafeIgnoreStoreErrors(c *Config) { c.ignoreStoreErrors = true }

@@ -223,9 +223,7 @@ func (r *Replica) markActive(e env.Env) {
 		return
 	}
 	r.active = true
-	if err := e.Store().Put(activeKey, storeMarker); err != nil {
-		e.Log().Error("lease: activity marker not written", "err", err)
-	}
+	r.put(e, activeKey, storeMarker)
 }
 
 func keepAlivePeriod(ml time.Duration) time.Duration { return ml / 4 }

@@ -67,6 +67,10 @@ type Config struct {
 	// noAffiliateWait makes a host acknowledge updates without waiting for
 	// its affiliates (tests only).
 	noAffiliateWait bool
+	// ignoreStoreErrors makes a replica read a failed store read as absent
+	// and carry on after a failed write, instead of fail-stopping (tests
+	// only: it shows fail-stop is what keeps a failing store safe).
+	ignoreStoreErrors bool
 }
 
 // EnsureDefaults fills unset fields.
@@ -470,7 +474,7 @@ func (r *Replica) Start(e env.Env) {
 	now := e.Now()
 	// Fences protect leases and confirmations a previous incarnation gave;
 	// a node that never gave any (no marker) needs none.
-	_, r.active, _ = e.Store().Get(activeKey)
+	_, r.active = r.get(e, activeKey)
 	if r.active {
 		r.fence = now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout)
 		r.voteFence = now + r.ks.stretch(r.ks.cfg.MasterLease)
@@ -511,10 +515,12 @@ func (r *Replica) meta(e env.Env, key string) *meta {
 	}
 	b := Ballot{Node: r.ks.Master(key)}
 	m := &meta{promised: b, accepted: b}
-	if rec, ok, err := e.Store().Get(metaPrefix + key); err == nil && ok {
+	if rec, ok := r.get(e, metaPrefix+key); ok {
 		d := wire.NewDecoder(rec.Value)
 		p, a := decodeBallot(d), decodeBallot(d)
-		if d.Err() == nil {
+		if err := d.Err(); err != nil {
+			e.FailStop(fmt.Errorf("lease: mastership record of %q: %w", key, err))
+		} else {
 			m.promised, m.accepted = p, a
 		}
 	}
@@ -526,11 +532,12 @@ func (r *Replica) meta(e env.Env, key string) *meta {
 // runtime flushes it before this handler's messages leave).
 func (r *Replica) setMeta(e env.Env, key string, promised, accepted Ballot) {
 	m := r.meta(e, key)
+	// Paxos: a replica's promise never goes back, and it accepts nothing
+	// below it. Everything in doc.go, "Masters", rests on this.
+	env.Invariant(e, !promised.Less(m.promised) && !promised.Less(accepted),
+		"lease: mastership of %q from promised %v accepted %v to promised %v accepted %v", key, m.promised, m.accepted, promised, accepted)
 	m.promised, m.accepted = promised, accepted
-	v := appendBallot(appendBallot(nil, promised), accepted)
-	if err := e.Store().Put(metaPrefix+key, store.Record{Value: v}); err != nil {
-		e.Log().Error("lease: mastership record not written", "key", key, "err", err)
-	}
+	r.put(e, metaPrefix+key, store.Record{Value: appendBallot(appendBallot(nil, promised), accepted)})
 }
 
 func (r *Replica) isMaster(m *meta) bool { return m.accepted.Node == r.id && m.promised == m.accepted }
@@ -689,17 +696,14 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 // apply installs rec if it is newer than what the store has: a replica's
 // versions only grow (doc.go, "Versions").
 func (r *Replica) apply(e env.Env, key string, rec store.Record) {
-	cur, ok, err := e.Store().Get(key)
-	if err != nil || (ok && !cur.Version.Less(rec.Version)) {
+	if cur, ok := r.get(e, key); ok && !cur.Version.Less(rec.Version) {
 		return
 	}
-	if err := e.Store().Put(key, rec); err != nil {
-		e.Log().Error("lease: write failed", "key", key, "err", err)
-	}
+	r.put(e, key, rec)
 }
 
 func (r *Replica) readResp(e env.Env, op uint64, key string) *LReadResp {
-	rec, ok, _ := e.Store().Get(key)
+	rec, ok := r.get(e, key)
 	r.countRead(key)
 	return &LReadResp{Op: op, Key: key, Found: ok, Rec: rec, Affiliates: r.advertised(key)}
 }
@@ -863,6 +867,9 @@ func (r *Replica) onRenew(e env.Env, from wire.NodeID, m *Renew) {
 // grant hands out a lease; only a master holding its master lease grants.
 func (r *Replica) grant(e env.Env, to wire.NodeID, key string, nonce uint64) {
 	now := e.Now()
+	// The election fence bounds only leases granted under a master lease
+	// (doc.go, "Masters").
+	env.Invariant(e, r.isMaster(r.meta(e, key)) && r.mlease[key] > now, "lease: %q granted without a master lease (ends %d, now %d)", key, r.mlease[key], now)
 	r.refreshMaster(e, key, now)
 	if r.pending[key] == nil {
 		r.pending[key] = map[wire.NodeID]grant{}
@@ -871,7 +878,7 @@ func (r *Replica) grant(e env.Env, to wire.NodeID, key string, nonce uint64) {
 	// it any time within RenewTimeout of asking, which precedes this.
 	r.markActive(e)
 	r.pending[key][to] = grant{nonce: nonce, expiry: now + r.ks.stretch(r.ks.cfg.RenewTimeout+r.ks.cfg.LeaseLength)}
-	rec, ok, _ := e.Store().Get(key)
+	rec, ok := r.get(e, key)
 	r.stats.Grants++
 	r.send(e, to, &Grant{Key: key, Nonce: nonce, Found: ok, Rec: rec, Ballot: r.meta(e, key).accepted})
 }
@@ -937,13 +944,16 @@ func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
 		o[m.Origin]++
 	}
 	r.masterUse[m.Key] = now
-	cur, exists, _ := e.Store().Get(m.Key)
+	cur, exists := r.get(e, m.Key)
 	seq := uint64(1)
 	if exists && ballotOf(cur.Version) == mt.accepted.N {
 		seq = seqOf(cur.Version) + 1
 	}
 	rec := m.Rec
 	rec.Version = stamp(mt.accepted, seq)
+	// A master's writes order after everything its store holds: a replica
+	// holds no write of a later mastership than the one it accepted.
+	env.Invariant(e, !exists || cur.Version.Less(rec.Version), "lease: master of %q stamped %v at or below its stored %v", m.Key, rec.Version, cur.Version)
 	r.apply(e, m.Key, rec)
 	others := r.others(m.Key)
 	if m.Passive && exists && r.mlease[m.Key] > now && len(r.holders(m.Key, now)) == 0 {
@@ -1233,8 +1243,7 @@ func (r *Replica) campaignFor(e env.Env, key string, h *Handoff, notify wire.Nod
 	}
 	n := max(mt.promised.N, r.known(e, key).N) + 1
 	c := &campaign{ballot: Ballot{N: n, Node: r.id}, old: mt.accepted, phase: 1, promises: map[wire.NodeID]bool{r.id: true}, notify: notify}
-	cur, found, _ := e.Store().Get(key)
-	c.found, c.best = found, cur
+	c.best, c.found = r.get(e, key)
 	if h != nil {
 		c.consent, c.inherit, c.holders = true, true, h.Holders
 		c.old = h.From
@@ -1289,7 +1298,7 @@ func (r *Replica) onPrepare(e env.Env, from wire.NodeID, m *Prepare) {
 			r.endCampaign(e, m.Key, c, false)
 		}
 	}
-	rec, found, _ := e.Store().Get(m.Key)
+	rec, found := r.get(e, m.Key)
 	r.send(e, from, &Promise{Key: m.Key, Ballot: m.Ballot, OK: true, Known: mt.accepted, Found: found, Rec: rec})
 }
 
@@ -1487,7 +1496,7 @@ func (r *Replica) startMigration(e env.Env, key string, region int, mg *migratio
 func (r *Replica) handoff(e env.Env, key string) *Handoff {
 	now := e.Now()
 	h := &Handoff{Key: key, From: r.meta(e, key).accepted}
-	h.Rec, h.Found, _ = e.Store().Get(key)
+	h.Rec, h.Found = r.get(e, key)
 	for _, n := range r.others(key) {
 		if exp := r.expiryOf(key, n); exp > now {
 			h.Holders = append(h.Holders, HolderLease{Node: n, Remaining: exp - now})

@@ -136,4 +136,22 @@
 // Writes need w replicas up; with the default lead, a
 // write in flight when one of its w nearest replicas fails may time out
 // (outcome unknown) until the gateway's status map shows the replica down.
+//
+// # Storage failure and invariants
+//
+// Storage failure is fail-stop. A failed write (a chain, the floor, the
+// stamp or closure bound, the boot marker) stops the node (put;
+// env.Env.FailStop): it may or may not have taken effect, and nothing the
+// handler queued leaves. A failed read refuses only the operation that
+// made it — a write copy gets no answer, a read or pull waits or goes
+// unanswered, a compaction is skipped — except at Start, where the stored
+// bounds are promises a restart must keep: a failed read there stops the
+// node rather than be taken for their absence. TestStoreFaults runs the
+// seeded simulations with failing stores and torn crashes.
+//
+// Invariants asserted where they are relied on (env.Invariant; a broken
+// one fails the seeded run, or stops the node in production): a status's
+// closure never goes back and never exceeds the stored bound (dispatch); a
+// peer's closure never goes back within an incarnation (onStatus); a read
+// is answered with a version stamped at or before its view (onReadResp).
 package meteor

@@ -321,7 +321,7 @@ func (r *Replica) keepCopy(e env.Env, key string, rec store.Record) error {
 	if len(chain) > 1 {
 		r.dirty[key] = struct{}{}
 	}
-	return saveChain(e.Store(), key, chain)
+	return saveChain(e, key, chain)
 }
 
 // sweep compacts the chains of keys with several versions, and forgets
@@ -408,12 +408,12 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 	if !base.IsZero() {
 		// Stored with the chain (one handler): pull answers must not
 		// claim exactness below what this compaction dropped.
-		if err := raiseFloor(e.Store(), key, base); err != nil {
+		if err := raiseFloor(e, key, base); err != nil {
 			return err
 		}
 	}
 	if len(kept) != len(chain) {
-		if err := saveChain(e.Store(), key, kept); err != nil {
+		if err := saveChain(e, key, kept); err != nil {
 			return err
 		}
 		r.stats.Compacted += uint64(len(chain) - len(kept))

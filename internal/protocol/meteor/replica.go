@@ -1,6 +1,7 @@
 package meteor
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -272,25 +273,35 @@ func (r *Replica) Start(e env.Env) {
 	r.epoch = e.Rand().Uint64() | 1
 	now := e.Now()
 	r.bootFloor = now + int64(r.ks.maxLead(r.id))
-	if rec, ok, err := e.Store().Get(stampKey); err == nil && ok {
-		r.stampBound = rec.Version.TS.WallNanos
+	// The bounds a previous incarnation stored are promises it made: a
+	// read that fails cannot be taken for their absence (fail-stop).
+	stamps, hasStamps, err1 := e.Store().Get(stampKey)
+	closed, hasClosed, err2 := e.Store().Get(closedKey)
+	_, booted, err3 := e.Store().Get(bootKey)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		e.FailStop(fmt.Errorf("meteor: start: %w", err))
+		return
+	}
+	if hasStamps {
+		r.stampBound = stamps.Version.TS.WallNanos
 		r.bootFloor = max(r.bootFloor, r.stampBound)
-		r.clock.Observe(now, rec.Version.TS)
+		r.clock.Observe(now, stamps.Version.TS)
 	}
 	r.closed = now
-	if rec, ok, err := e.Store().Get(closedKey); err == nil && ok {
-		r.closed = max(r.closed, rec.Version.TS.WallNanos)
-		r.durable = rec.Version.TS.WallNanos
+	if hasClosed {
+		r.closed = max(r.closed, closed.Version.TS.WallNanos)
+		r.durable = closed.Version.TS.WallNanos
 		// Every watermark before the crash was at most the stored bound
 		// less Horizon; every view this gateway gave a read was at most
 		// its stored closure (startRead).
 		r.gcMark = max(0, r.durable-int64(r.ks.cfg.Horizon))
 	}
 	r.bootFloor = max(r.bootFloor, r.closed)
-	if _, ok, err := e.Store().Get(bootKey); err == nil && !ok {
-		if err := e.Store().Put(bootKey, store.Record{Value: []byte{1}}); err == nil {
-			r.genesis = true
+	if !booted {
+		if put(e, bootKey, store.Record{Value: []byte{1}}) != nil {
+			return
 		}
+		r.genesis = true
 	}
 	e.SetTimer(r.ks.cfg.DispatchInterval, dispatchTimer{})
 	e.SetTimer(sweepInterval, sweepTimer{})
@@ -379,8 +390,7 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 	o.version = wire.Version{TS: r.clock.Now(phys), Node: r.id}
 	if ts := o.version.TS.WallNanos; ts > r.stampBound {
 		bound := ts + int64(stampAhead)
-		if err := e.Store().Put(stampKey, store.Record{Version: wire.Version{TS: hlc.Timestamp{WallNanos: bound}}}); err != nil {
-			e.Log().Error("meteor: cannot store the stamp bound; the write waits for its timeout", "err", err)
+		if put(e, stampKey, store.Record{Version: wire.Version{TS: hlc.Timestamp{WallNanos: bound}}}) != nil {
 			return
 		}
 		r.stampBound = bound
@@ -400,8 +410,7 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 	if local {
 		out, err := r.applyWrite(e, o.req.Key, rec)
 		if err != nil {
-			e.Log().Error("meteor: cannot apply a write", "key", o.req.Key, "err", err)
-			return
+			return // no local ack; the others may still commit it
 		}
 		if out != forgotten {
 			r.onWriteAck(e, r.id, &WriteAck{Op: o.id, Key: o.req.Key, Rej: out == refused, Version: rec.Version})
@@ -427,18 +436,18 @@ func (r *Replica) live(e env.Env, p wire.NodeID) bool {
 // closedKey. The bound is raised (stored) when the clock passes it; the
 // handler's messages leave after the store syncs, so every promise that
 // leaves — in a status, in a read this replica counted itself in — survives
-// a restart whose clock reads earlier. If the store fails, the promise
-// stays at the stored bound.
+// a restart whose clock reads earlier. If the store fails, the node
+// fail-stops and the closure stays where it was.
 func (r *Replica) closure(e env.Env) int64 {
-	r.closed = max(r.closed, e.Now())
-	if r.closed > r.durable {
-		bound := r.closed + int64(durableAhead)
-		if err := e.Store().Put(closedKey, store.Record{Version: wire.Version{TS: hlc.Timestamp{WallNanos: bound}}}); err != nil {
-			e.Log().Error("meteor: cannot store the closure bound", "err", err)
-			return r.durable
+	next := max(r.closed, e.Now())
+	if next > r.durable {
+		bound := next + int64(durableAhead)
+		if put(e, closedKey, store.Record{Version: wire.Version{TS: hlc.Timestamp{WallNanos: bound}}}) != nil {
+			return r.closed
 		}
 		r.durable = bound
 	}
+	r.closed = next
 	return r.closed
 }
 
@@ -464,6 +473,7 @@ const (
 func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (writeOutcome, error) {
 	chain, err := loadChain(e.Store(), key)
 	if err != nil {
+		e.Log().Warn("meteor: write copy refused: the store failed a read", "key", key, "err", err)
 		return 0, err
 	}
 	if i := chainIndex(chain, rec.Version); i >= 0 {
@@ -477,7 +487,7 @@ func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (writeOutc
 	}
 	ok := rec.Version.TS.WallNanos > r.closure(e) || r.ks.cfg.acceptLate
 	chain = chainInsert(chain, link{Record: rec, Applied: ok})
-	if err := saveChain(e.Store(), key, chain); err != nil {
+	if err := saveChain(e, key, chain); err != nil {
 		return 0, err
 	}
 	if len(chain) > 1 {
@@ -595,6 +605,11 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 		e.Reply(errReply(o.req, wire.ErrUnavailable, "meteor: the read's view time is older than the versions the replica keeps; retry"))
 		return
 	}
+	// Every replica answers a view with the newest committed version
+	// stamped at or before it (doc.go, "Reads").
+	if !env.Invariant(e, !m.Found || m.Rec.Version.TS.WallNanos <= o.view, "meteor: n%d answered a read of %q at view %d with %v", from, m.Key, o.view, m.Rec.Version) {
+		return
+	}
 	// The client's later operations are ordered after this read.
 	r.raiseFloor(o.req.Client, o.view)
 	rep := &wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: m.Rec.Version, Found: m.Found && !m.Rec.Tombstone, ReadAt: o.view}
@@ -610,9 +625,7 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *Write:
 		out, err := r.applyWrite(e, m.Key, m.Rec)
 		if err != nil {
-			// No answer unless the write is stored.
-			e.Log().Error("meteor: cannot apply a write", "key", m.Key, "err", err)
-			return
+			return // no answer unless the write is stored
 		}
 		if out == forgotten {
 			return

@@ -43,6 +43,13 @@ func (p *sentPayload) forPeer(q wire.NodeID) Payload {
 func (r *Replica) dispatch(e env.Env) {
 	r.seq++
 	p := sentPayload{seq: r.seq, msgTs: r.closure(e)}
+	// A status promises its closure: it never goes back, and a restart
+	// keeps it, being at most the stored bound (doc.go, "Closure").
+	last := int64(0)
+	if len(r.history) > 0 {
+		last = r.history[len(r.history)-1].msgTs
+	}
+	env.Invariant(e, last <= p.msgTs && p.msgTs <= r.durable, "meteor: status %d promises closure %d after %d (stored bound %d)", p.seq, p.msgTs, last, r.durable)
 	for _, en := range r.pending {
 		p.entries = append(p.entries, sentEntry{en, r.ks.Replicas(nil, en.Key)})
 	}
@@ -206,6 +213,9 @@ func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 			break
 		}
 		delete(pv.buf, p.Seq)
+		// A peer's closure never goes back within an incarnation: the
+		// view's exactness up to lastTs (closedAt, knowsAbsent) rests on it.
+		env.Invariant(e, p.MsgTs >= pv.lastTs, "meteor: n%d's status %d closes at %d, before its status %d's %d", from, p.Seq, p.MsgTs, pv.contiguous, pv.lastTs)
 		r.applyPayload(pv, p)
 		pv.contiguous, pv.lastTs = p.Seq, p.MsgTs
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/hlc"
-
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -48,12 +48,12 @@ func loadFloor(s store.Store, key string) (wire.Version, error) {
 
 // raiseFloor stores v as key's compaction floor if it is above the stored
 // one.
-func raiseFloor(s store.Store, key string, v wire.Version) error {
-	cur, err := loadFloor(s, key)
+func raiseFloor(e env.Env, key string, v wire.Version) error {
+	cur, err := loadFloor(e.Store(), key)
 	if err != nil || !cur.Less(v) {
 		return err
 	}
-	return s.Put(floorPrefix+key, store.Record{Version: v})
+	return put(e, floorPrefix+key, store.Record{Version: v})
 }
 
 // link is one version in a chain. Applied: the replica accepted the write
@@ -89,8 +89,21 @@ func loadChain(s store.Store, key string) ([]link, error) {
 }
 
 // saveChain stores chain as key's versions.
-func saveChain(s store.Store, key string, chain []link) error {
-	return s.Put(chainKey(key), encodeChain(chain))
+func saveChain(e env.Env, key string, chain []link) error {
+	return put(e, chainKey(key), encodeChain(chain))
+}
+
+// put writes key. Storage failure is fail-stop (doc.go, "Storage
+// failure"): a failed write may or may not have taken effect, so the node
+// stops, and nothing the handler sends leaves. A failed read only refuses
+// the operation that made it (its callers answer nothing).
+func put(e env.Env, key string, rec store.Record) error {
+	if err := e.Store().Put(key, rec); err != nil {
+		err = fmt.Errorf("meteor: write %q: %w", key, err)
+		e.FailStop(err)
+		return err
+	}
+	return nil
 }
 
 func encodeChain(chain []link) store.Record {

@@ -225,7 +225,8 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 		rec.Value = req.Value
 	}
 	if err := r.apply(e, req.Key, rec); err != nil {
-		e.Log().Error("quorum: cannot apply a write", "key", req.Key, "err", err)
+		// A failed read: nothing was written or sent. (A failed write
+		// fail-stopped the node, and this reply will not leave.)
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrUnavailable, Msg: "quorum: local store failed: " + err.Error()}})
 		return true
 	}
@@ -263,9 +264,7 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 	// The coordinator's own replica is written in place, as Cassandra
 	// does, rather than through a message to itself.
 	if local {
-		if err := r.apply(e, o.req.Key, rec); err != nil {
-			e.Log().Error("quorum: cannot apply a write", "key", o.req.Key, "err", err)
-		} else {
+		if err := r.apply(e, o.req.Key, rec); err == nil {
 			r.onMutateAck(e, r.id, &MutateAck{Op: o.id, Key: o.req.Key})
 		}
 	}
@@ -341,7 +340,6 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		// No ack unless the write is stored: the coordinator counts acks
 		// as durable copies.
 		if err := r.apply(e, m.Key, m.Rec); err != nil {
-			e.Log().Error("quorum: cannot apply a write", "key", m.Key, "err", err)
 			return
 		}
 		e.Send(from, &MutateAck{Op: m.Op, Key: m.Key})
@@ -361,16 +359,26 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 
 // apply stores rec if it is newer than what the replica has: last writer
 // wins, so replicas converge whatever order versions arrive in.
+//
+// Storage failure (doc.go): a failed read refuses the write — nothing was
+// stored, and the caller acknowledges nothing; a failed write fail-stops
+// the node, since it may or may not have taken effect.
 func (r *Replica) apply(e env.Env, key string, rec store.Record) error {
 	r.clock.Observe(e.Now(), rec.Version.TS)
 	cur, ok, err := e.Store().Get(key)
 	if err != nil {
+		e.Log().Warn("quorum: write refused: the store failed a read", "key", key, "err", err)
 		return err
 	}
 	if ok && !cur.Version.Less(rec.Version) {
 		return nil
 	}
-	return e.Store().Put(key, rec)
+	if err := e.Store().Put(key, rec); err != nil {
+		err = fmt.Errorf("quorum: write %q: %w", key, err)
+		e.FailStop(err)
+		return err
+	}
+	return nil
 }
 
 func (o *op) index(n wire.NodeID) int { return slices.Index(o.replicas, n) }
@@ -453,8 +461,7 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 			// The coordinator's own replica is stale: repair it in place.
 			// Its ack may complete the read.
 			if err := r.apply(e, o.req.Key, o.best); err != nil {
-				e.Log().Error("quorum: cannot repair", "key", o.req.Key, "err", err)
-				return
+				return // the read times out
 			}
 			r.onMutateAck(e, r.id, &MutateAck{Op: o.id, Key: o.req.Key})
 			return
@@ -472,12 +479,8 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 // re-checks the clock each time the wait's timer fires, since the clock may
 // have been stepped meanwhile.
 func (r *Replica) finish(e env.Env, o *op) {
-	wall := o.version.TS.WallNanos
-	if o.req.Op == wire.OpGet {
-		wall = o.best.Version.TS.WallNanos
-	}
-	if (o.hasBest || o.req.Op != wire.OpGet) && r.ks.commitWaitNs > 0 {
-		if wait := wall + r.ks.commitWaitNs - e.Now(); wait >= 0 {
+	if r.waits(o) {
+		if wait := o.wall() + r.ks.commitWaitNs - e.Now(); wait >= 0 {
 			if o.phase != phaseWait {
 				// The answer is decided; only time stands between it and
 				// the client, bounded by 2δ plus the HLC's lead.
@@ -494,7 +497,27 @@ func (r *Replica) finish(e env.Env, o *op) {
 	r.reply(e, o)
 }
 
+// waits reports whether o's answer waits out the commit wait: a write, or
+// a read that found a version.
+func (r *Replica) waits(o *op) bool {
+	return r.ks.commitWaitNs > 0 && (o.hasBest || o.req.Op != wire.OpGet)
+}
+
+// wall is the wall time of the version o's answer carries.
+func (o *op) wall() int64 {
+	if o.req.Op == wire.OpGet {
+		return o.best.Version.TS.WallNanos
+	}
+	return o.version.TS.WallNanos
+}
+
 func (r *Replica) reply(e env.Env, o *op) {
+	// Linearizability rests on the commit wait (doc.go, "Clock
+	// assumption"): no answer leaves before the clock has passed it.
+	if r.waits(o) && !env.Invariant(e, e.Now() > o.wall()+r.ks.commitWaitNs,
+		"quorum: %q answered at %d, within the commit wait of its version's %d", o.req.Key, e.Now(), o.wall()) {
+		return
+	}
 	delete(r.ops, o.id)
 	e.CancelTimer(o.timeout)
 	e.CancelTimer(o.spec)
