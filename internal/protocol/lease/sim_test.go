@@ -131,11 +131,3 @@ func TestSwarmFiveRegions(t *testing.T) {
 		return c
 	}}.Run(t)
 }
-
-// The flags storefaults_test.go reads (until its runs move onto
-// simtest.Swarm, whose seeds draw faulty stores): -seed, and a run count
-// it scales from.
-var (
-	seedFlag = simtest.SeedFlag()
-	runsFlag = func() *int { n := 2000; return &n }()
-)

@@ -384,16 +384,3 @@ func mustMode(t testing.TB, s string) meteor.Mode {
 	}
 	return m
 }
-
-// The flags and replay command storefaults_test.go reads (until its runs
-// move onto simtest.Swarm, whose seeds draw faulty stores): -seed, a run
-// count it scales from, and -mode to pick one mode.
-var (
-	seedFlag = simtest.SeedFlag()
-	runsFlag = func() *int { n := 300; return &n }()
-	modeFlag = flag.String("mode", "", "TestStoreFaults: one mode, M1 or M2")
-)
-
-func replay(test, mode string, seed uint64) string {
-	return fmt.Sprintf("go test ./internal/protocol/meteor -run '%s' -mode %s -seed %d -v", test, mode, seed)
-}

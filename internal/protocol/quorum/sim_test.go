@@ -1,8 +1,6 @@
 package quorum_test
 
 import (
-	"flag"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -95,17 +93,4 @@ func TestSwarm(t *testing.T) {
 			})
 		}
 	}
-}
-
-// The flags and replay command storefaults_test.go reads (until its runs
-// move onto simtest.Swarm, whose seeds draw faulty stores): -seed, a run
-// count it scales from, and -levels to pick one combination.
-var (
-	seedFlag = simtest.SeedFlag()
-	runsFlag = func() *int { n := 1000; return &n }()
-	levels   = flag.String("levels", "", "TestStoreFaults: one combination, READ/WRITE, e.g. QUORUM/QUORUM")
-)
-
-func replay(seed uint64, read, write wire.Level, test string) string {
-	return fmt.Sprintf("go test ./internal/protocol/quorum -run '%s' -levels %s/%s -seed %d -v", test, read, write, seed)
 }
