@@ -22,6 +22,13 @@
 //     while it is down, but delivered if they arrive after its restart, as
 //     on a real network: a restarted replica must not mistake answers meant
 //     for its previous incarnation for its own.
+//   - Storage faults and fail-stop (Config.StoreFaults): stores fail reads
+//     and writes at random (store.Faulty), and a crash may be torn, keeping
+//     a prefix of the unsynced writes. A replica that calls FailStop — its
+//     store failed, or an invariant broke (env.Invariant) — has its
+//     handler's output dropped and crashes; it restarts after RestartAfter.
+//     Failures lists every fail-stop; a broken invariant goes to
+//     Config.OnViolation, or panics with the seed.
 //   - Clients: Submit delivers a request to a gateway after the client's
 //     region-to-gateway delay; replies come back through Config.OnReply.
 //
