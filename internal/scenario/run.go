@@ -144,6 +144,7 @@ func (r *resolved) run() *Result {
 		OnReply:     rn.onReply,
 		ServiceTime: c.ServiceTime,
 		StoreFaults: c.StoreFaults,
+		Codec:       simCodec,
 	})
 	// Load phase: every record is on all its replicas before the run starts.
 	loadVersion := wire.Version{TS: hlc.Timestamp{WallNanos: sim.Epoch - int64(time.Hour)}}
