@@ -38,7 +38,9 @@
 // # Clock assumption
 //
 // Every node's physical clock is within δ = MaxClockOffset of true time
-// (so two clocks differ by at most 2δ). HLC timestamps never run behind the
+// (so two clocks differ by at most 2δ). The clock is env.Env.Wall, the
+// system's wall clock in the real runtime (an HLC stamp is compared across
+// nodes, so it must track true time, NTP corrections included). HLC timestamps never run behind the
 // local physical clock, and their wall part never exceeds true time + δ.
 //
 // Commit wait: a coordinator answers a write, or a read returning a value

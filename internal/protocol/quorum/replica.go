@@ -138,7 +138,7 @@ type opTimer struct {
 // and no (timestamp, node) pair is reused for a different value.
 func (r *Replica) Start(e env.Env) {
 	r.nextOp = e.Rand().Uint64()>>1 | 1 // never 0: op 0 marks fast-path writes
-	now := e.Now()
+	now := e.Wall()
 	r.clock.Observe(now, hlc.Timestamp{WallNanos: now + 2*int64(r.ks.cfg.MaxClockOffset)})
 }
 
@@ -206,7 +206,7 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 		if err != nil {
 			return false
 		}
-		if ok && r.ks.commitWaitNs > 0 && rec.Version.TS.WallNanos+r.ks.commitWaitNs >= e.Now() {
+		if ok && r.ks.commitWaitNs > 0 && rec.Version.TS.WallNanos+r.ks.commitWaitNs >= e.Wall() {
 			return false // a fresh version: the general path waits it out
 		}
 		rep := &wire.Reply{ID: req.ID, Client: req.Client, Version: rec.Version, Found: ok && !rec.Tombstone}
@@ -219,7 +219,7 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 	if r.ks.commitWaitNs > 0 {
 		return false
 	}
-	v := wire.Version{TS: r.clock.Now(e.Now()), Node: r.id}
+	v := wire.Version{TS: r.clock.Now(e.Wall()), Node: r.id}
 	rec := store.Record{Version: v, Tombstone: req.Op == wire.OpDelete}
 	if !rec.Tombstone {
 		rec.Value = req.Value
@@ -245,7 +245,7 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 // every replica; it succeeds once the level's acks are in (Cassandra write
 // path, seed 002 §3.2).
 func (r *Replica) startWrite(e env.Env, o *op) {
-	o.version = wire.Version{TS: r.clock.Now(e.Now()), Node: r.id}
+	o.version = wire.Version{TS: r.clock.Now(e.Wall()), Node: r.id}
 	rec := store.Record{Version: o.version}
 	if o.req.Op == wire.OpDelete {
 		rec.Tombstone = true
@@ -364,7 +364,7 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 // stored, and the caller acknowledges nothing; a failed write fail-stops
 // the node, since it may or may not have taken effect.
 func (r *Replica) apply(e env.Env, key string, rec store.Record) error {
-	r.clock.Observe(e.Now(), rec.Version.TS)
+	r.clock.Observe(e.Wall(), rec.Version.TS)
 	cur, ok, err := e.Store().Get(key)
 	if err != nil {
 		e.Log().Warn("quorum: write refused: the store failed a read", "key", key, "err", err)
@@ -423,7 +423,7 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 		return
 	}
 	if m.Found {
-		r.clock.Observe(e.Now(), m.Rec.Version.TS)
+		r.clock.Observe(e.Wall(), m.Rec.Version.TS)
 	}
 	o.answered[i], o.found[i], o.recs[i] = true, m.Found, m.Rec
 	o.got[r.ks.topo.RegionOf(from)]++
@@ -480,7 +480,7 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 // have been stepped meanwhile.
 func (r *Replica) finish(e env.Env, o *op) {
 	if r.waits(o) {
-		if wait := o.wall() + r.ks.commitWaitNs - e.Now(); wait >= 0 {
+		if wait := o.wall() + r.ks.commitWaitNs - e.Wall(); wait >= 0 {
 			if o.phase != phaseWait {
 				// The answer is decided; only time stands between it and
 				// the client, bounded by 2δ plus the HLC's lead.
@@ -514,8 +514,8 @@ func (o *op) wall() int64 {
 func (r *Replica) reply(e env.Env, o *op) {
 	// Linearizability rests on the commit wait (doc.go, "Clock
 	// assumption"): no answer leaves before the clock has passed it.
-	if r.waits(o) && !env.Invariant(e, e.Now() > o.wall()+r.ks.commitWaitNs,
-		"quorum: %q answered at %d, within the commit wait of its version's %d", o.req.Key, e.Now(), o.wall()) {
+	if r.waits(o) && !env.Invariant(e, e.Wall() > o.wall()+r.ks.commitWaitNs,
+		"quorum: %q answered at %d, within the commit wait of its version's %d", o.req.Key, e.Wall(), o.wall()) {
 		return
 	}
 	delete(r.ops, o.id)
