@@ -55,7 +55,7 @@ func runReal(ctx context.Context, e *Experiment, opts Options, rep *Report, prog
 			if err != nil {
 				return fmt.Errorf("bench: series %q: %w", s.Label, err)
 			}
-			if built[si], err = d.Build(tp, settings, protocol.BuildOptions{}); err != nil {
+			if built[si], err = d.Build(tp, settings); err != nil {
 				return fmt.Errorf("bench: series %q: %w", s.Label, err)
 			}
 			keyspaces = append(keyspaces, server.KeyspacePolicy{Name: realKeyspace(si), Protocol: d.Name, Settings: settings})

@@ -143,7 +143,7 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 		// Built here too, for its policy line and floors.
-		if _, built[i], err = sp.Build(tp, protocol.BuildOptions{}); err != nil {
+		if _, built[i], err = sp.Build(tp); err != nil {
 			return fmt.Errorf("demo: %s: %w", ph.Name, err)
 		}
 		ks := server.KeyspacePolicy{Name: ph.keyspace, Protocol: ph.Protocol.Name}

@@ -48,6 +48,11 @@ type Env interface {
 	SetTimer(d time.Duration, payload any) TimerID
 	// CancelTimer cancels a pending timer; cancelling a fired one is a no-op.
 	CancelTimer(id TimerID)
+	// Latency is the minimum one-way delay from this node to node to: the
+	// real runtime's measurement (half the least ping round trip), or,
+	// until a link is measured and in the simulator, the world's base delay
+	// between the two nodes' regions. Protocols size waits from it.
+	Latency(to wire.NodeID) time.Duration
 	// Rand is this node's seeded random source.
 	Rand() *rand.Rand
 	// Store is this node's storage.

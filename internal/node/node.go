@@ -61,6 +61,9 @@ type Config struct {
 	Seed uint64
 	// Clock is the node's time source; nil: the system's (a test seam).
 	Clock Clock
+	// Latency, if set, is the measured minimum one-way delay to a peer
+	// (env.Env.Latency); nil: the world's base delays.
+	Latency func(to wire.NodeID) time.Duration
 }
 
 // Clock is the real runtime's time source: env.Env.Now is the wall clock
@@ -522,6 +525,15 @@ func (n *Node) Self() wire.NodeID { return n.cfg.ID }
 // Now is the wall clock at boot plus monotonic time since: it never steps
 // (env.Env.Now).
 func (n *Node) Now() int64 { return n.bootWall + int64(n.cfg.Clock.Mono()-n.bootMono) }
+
+// Latency is env.Env.Latency: the measured delay, or the world's base one.
+func (n *Node) Latency(to wire.NodeID) time.Duration {
+	if n.cfg.Latency != nil {
+		return n.cfg.Latency(to)
+	}
+	t := n.cfg.Topology
+	return t.World.BaseDelay(t.RegionOf(n.cfg.ID), t.RegionOf(to))
+}
 
 // Wall is the wall clock (env.Env.Wall).
 func (n *Node) Wall() int64 { return n.cfg.Clock.Wall() }

@@ -41,7 +41,7 @@ type Definition struct {
 	// Build validates settings (a value NewSettings returned, possibly
 	// decoded into) against the topology and builds the keyspace. Errors
 	// name the setting and its valid range.
-	Build func(t *topo.Topology, settings any, opts BuildOptions) (Keyspace, error)
+	Build func(t *topo.Topology, settings any) (Keyspace, error)
 	// MessageTypes are the protocol's messages, for the codec.
 	MessageTypes []wire.MsgType
 	// PrimeReads says reads are local only once a region holds per-key
@@ -61,15 +61,6 @@ type Preset struct {
 	// Note is a short line the demo prints under its table about this
 	// configuration (for example why its reads are local).
 	Note string
-}
-
-// BuildOptions carry what a runtime can offer a keyspace beyond its
-// settings.
-type BuildOptions struct {
-	// OneWay, if set, is the runtime's measured minimum one-way delay from
-	// node a to node b; protocols that size waits from latencies use it
-	// instead of the world's configured base delays.
-	OneWay func(a, b wire.NodeID) time.Duration
 }
 
 // Keyspace is one built keyspace of a protocol on a topology.

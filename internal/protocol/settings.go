@@ -73,12 +73,12 @@ func (s Spec) Resolve() (*Definition, any, error) {
 }
 
 // Build resolves s and builds its keyspace on t.
-func (s Spec) Build(t *topo.Topology, opts BuildOptions) (*Definition, Keyspace, error) {
+func (s Spec) Build(t *topo.Topology) (*Definition, Keyspace, error) {
 	d, settings, err := s.Resolve()
 	if err != nil {
 		return nil, nil, err
 	}
-	ks, err := d.Build(t, settings, opts)
+	ks, err := d.Build(t, settings)
 	if err != nil {
 		return nil, nil, err
 	}

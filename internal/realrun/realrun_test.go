@@ -78,7 +78,7 @@ func TestRunOnLocal3(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.NodesPerRegion = 1
-			_, ks, err := protocol.Spec{Protocol: "quorum", Set: []string{"read=QUORUM", "write=QUORUM"}}.Build(topo.NewTopology(w), protocol.BuildOptions{})
+			_, ks, err := protocol.Spec{Protocol: "quorum", Set: []string{"read=QUORUM", "write=QUORUM"}}.Build(topo.NewTopology(w))
 			if err != nil {
 				t.Fatal(err)
 			}

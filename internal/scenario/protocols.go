@@ -22,7 +22,7 @@ func (c Config) spec() protocol.Spec {
 
 // newProtocol builds the config's keyspace from the registry.
 func newProtocol(c Config, t *topo.Topology) (protocol.Keyspace, error) {
-	_, ks, err := c.spec().Build(t, protocol.BuildOptions{})
+	_, ks, err := c.spec().Build(t)
 	return ks, err
 }
 

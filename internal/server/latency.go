@@ -9,8 +9,8 @@ import (
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
-// measuredLatency gives keyspaces the one-way latencies they size waits from
-// (MeteorShower θt, §4.2.2): half the minimum round trip the
+// measuredLatency gives the node's replicas the one-way latencies they size
+// waits from (env.Env.Latency; MeteorShower θt, §4.2.2): half the minimum round trip the
 // transport has measured between this node and a peer (pings every
 // PingInterval, WAN emulation included), or the world's configured base
 // delay until a link has been measured or for pairs not involving this
@@ -31,7 +31,10 @@ func (m *measuredLatency) set(tr *transport.Transport) {
 	m.mu.Unlock()
 }
 
-// OneWay is protocol.BuildOptions.OneWay.
+// latency is node.Config.Latency: env.Env.Latency from this node.
+func (m *measuredLatency) latency(to wire.NodeID) time.Duration { return m.OneWay(m.self, to) }
+
+// OneWay is the minimum one-way delay from a to b.
 func (m *measuredLatency) OneWay(a, b wire.NodeID) time.Duration {
 	base := m.topo.World.BaseDelay(m.topo.RegionOf(a), m.topo.RegionOf(b))
 	other := b

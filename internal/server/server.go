@@ -241,8 +241,7 @@ type servedKeyspace struct {
 }
 
 // buildKeyspaces builds the default keyspace and the others, in order.
-// lat, if not nil, gives keyspaces measured one-way latencies.
-func (c *Config) buildKeyspaces(tp *topo.Topology, lat *measuredLatency) ([]servedKeyspace, error) {
+func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
 	def := c.Keyspace
 	if def.Name == "" {
 		def.Name = DefaultKeyspace
@@ -254,10 +253,6 @@ func (c *Config) buildKeyspaces(tp *topo.Topology, lat *measuredLatency) ([]serv
 	}
 	if c.Write != "" {
 		def.Set = append(def.Set, "write="+c.Write)
-	}
-	var opts protocol.BuildOptions
-	if lat != nil {
-		opts.OneWay = lat.OneWay
 	}
 	var out []servedKeyspace
 	for i, p := range append([]KeyspacePolicy{def}, c.Keyspaces...) {
@@ -273,7 +268,7 @@ func (c *Config) buildKeyspaces(tp *topo.Topology, lat *measuredLatency) ([]serv
 				return nil, fmt.Errorf("%s.name: %q is already a keyspace", field, p.Name)
 			}
 		}
-		d, ks, err := protocol.Spec{Protocol: p.Protocol, Settings: p.Settings, YAML: p.settings, Set: p.Set}.Build(tp, opts)
+		d, ks, err := protocol.Spec{Protocol: p.Protocol, Settings: p.Settings, YAML: p.settings, Set: p.Set}.Build(tp)
 		if err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", field, p.Name, err)
 		}
@@ -414,7 +409,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 	tp := lay.topo
 	lat := &measuredLatency{self: lay.self, topo: tp}
-	keyspaces, err := cfg.buildKeyspaces(tp, lat)
+	keyspaces, err := cfg.buildKeyspaces(tp)
 	if err != nil {
 		return err
 	}
@@ -456,7 +451,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	region := tp.World.Regions[me.Region].Name
 	m := metrics.New(metrics.Labels{Node: me.Name, Region: region, Keyspace: strings.Join(ksNames, ","), Protocol: nodeProtocols})
 	eng.SyncLatency = m.Fsync // real fsyncs only (policy always)
-	ncfg := node.Config{ID: lay.self, Topology: tp, Factory: factory, Engine: eng, Observer: m, Log: log}
+	ncfg := node.Config{ID: lay.self, Topology: tp, Factory: factory, Engine: eng, Observer: m, Log: log, Latency: lat.latency}
 	var nd *node.Node
 	var tr *transport.Transport
 	if lay.peers != nil {

@@ -78,6 +78,12 @@ func (n *node) run(f func(env.Replica)) {
 
 func (n *node) Self() wire.NodeID { return n.id }
 
+// Latency is the world's base delay between the two nodes' regions.
+func (n *node) Latency(to wire.NodeID) time.Duration {
+	t := n.sim.topo
+	return t.World.BaseDelay(t.RegionOf(n.id), t.RegionOf(to))
+}
+
 // Wall is Now: the simulator models one clock per node (env.Env.Wall).
 func (n *node) Wall() int64 { return n.Now() }
 

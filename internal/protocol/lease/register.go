@@ -35,7 +35,7 @@ func init() {
 // registered is a lease keyspace as the registry sees it.
 type registered struct{ *Keyspace }
 
-func build(t *topo.Topology, settings any, _ protocol.BuildOptions) (protocol.Keyspace, error) {
+func build(t *topo.Topology, settings any) (protocol.Keyspace, error) {
 	ks, err := NewKeyspace(t, *settings.(*Config))
 	if err != nil {
 		return nil, err

@@ -87,12 +87,8 @@ type Config struct {
 	// answering ErrTimeout. Default 5s and 2s.
 	ReadTimeout  time.Duration `yaml:"read_timeout"`
 	WriteTimeout time.Duration `yaml:"write_timeout"`
-	// OneWay is the minimum one-way delay from node a to node b that M2's θt
-	// is computed from. Default (nil): the world's configured base delays.
-	// The real runtime passes measured latencies (half the minimum ping
-	// RTT).
-	OneWay func(a, b wire.NodeID) time.Duration `yaml:"-"`
-	// Theta, if set, overrides the θt computed from OneWay (M2 only).
+	// Theta, if set, overrides the θt computed from the gateway's latencies
+	// (env.Env.Latency; M2 only).
 	Theta time.Duration `yaml:"theta"`
 	// WriteLead is the margin a gateway adds when it stamps a write ahead of
 	// its clock: a write is stamped at now + (the largest one-way latency

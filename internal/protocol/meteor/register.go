@@ -32,19 +32,15 @@ func init() {
 // registered is a meteor keyspace as the registry sees it.
 type registered struct{ *Keyspace }
 
-func build(t *topo.Topology, settings any, opts protocol.BuildOptions) (protocol.Keyspace, error) {
-	c := *settings.(*Config)
-	if opts.OneWay != nil && c.OneWay == nil {
-		c.OneWay = opts.OneWay
-	}
-	ks, err := NewKeyspace(t, c)
+func build(t *topo.Topology, settings any) (protocol.Keyspace, error) {
+	ks, err := NewKeyspace(t, *settings.(*Config))
 	if err != nil {
 		return nil, err
 	}
 	return registered{ks}, nil
 }
 
-func (k registered) Settings() any { c := k.Config(); c.OneWay = nil; return &c }
+func (k registered) Settings() any { c := k.Config(); return &c }
 
 // Model: MeteorShower claims sequential consistency (§4.2.2, Theorem 1);
 // doc.go says what is proved and checked.

@@ -38,11 +38,6 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 	if err := cfg.Validate(nodes); err != nil {
 		return nil, err
 	}
-	if cfg.OneWay == nil {
-		cfg.OneWay = func(a, b wire.NodeID) time.Duration {
-			return t.World.BaseDelay(t.RegionOf(a), t.RegionOf(b))
-		}
-	}
 	return &Keyspace{cfg: cfg, topo: t, ring: ring.New(t)}, nil
 }
 
@@ -75,7 +70,7 @@ func (k *Keyspace) Factory() env.Factory {
 // θt decides only how long a read waits and how stale its answer may be:
 // the read returns the newest committed version at its view time whatever
 // θt is (doc.go, "Reads"), so no choice of θt can break the guarantee.
-func (k *Keyspace) Theta(gw wire.NodeID, reps []wire.NodeID) time.Duration {
+func (k *Keyspace) Theta(lat func(wire.NodeID) time.Duration, reps []wire.NodeID) time.Duration {
 	if k.cfg.Mode == M1 {
 		return 0
 	}
@@ -84,7 +79,7 @@ func (k *Keyspace) Theta(gw wire.NodeID, reps []wire.NodeID) time.Duration {
 	}
 	lats := make([]time.Duration, 0, len(reps))
 	for _, p := range reps {
-		lats = append(lats, k.cfg.OneWay(gw, p))
+		lats = append(lats, lat(p))
 	}
 	return k.cfg.orderStat(lats) - k.cfg.MaxClockSkew
 }
@@ -107,11 +102,11 @@ func (c *Config) orderStat(lats []time.Duration) time.Duration {
 // that many replicas before their closures pass its timestamp (doc.go,
 // "Closure"). Farther replicas refuse it and keep a copy. If fewer than
 // need replicas are live, the largest latency.
-func (k *Keyspace) Lead(gw wire.NodeID, reps []wire.NodeID, need int, live func(wire.NodeID) bool) time.Duration {
+func (k *Keyspace) Lead(lat func(wire.NodeID) time.Duration, reps []wire.NodeID, need int, live func(wire.NodeID) bool) time.Duration {
 	var lats []time.Duration
 	var far time.Duration
 	for _, p := range reps {
-		l := k.cfg.OneWay(gw, p)
+		l := lat(p)
 		far = max(far, l)
 		if live == nil || live(p) {
 			lats = append(lats, l)
@@ -125,13 +120,13 @@ func (k *Keyspace) Lead(gw wire.NodeID, reps []wire.NodeID, need int, live func(
 	return pick + k.cfg.MaxClockSkew + k.cfg.WriteLead
 }
 
-// maxLead bounds Lead for gateway gw over every key.
-func (k *Keyspace) maxLead(gw wire.NodeID) time.Duration {
+// maxLead bounds Lead over every key, for a gateway with latencies lat.
+func (k *Keyspace) maxLead(lat func(wire.NodeID) time.Duration) time.Duration {
 	all := make([]wire.NodeID, len(k.topo.Nodes))
 	for i := range all {
 		all[i] = wire.NodeID(i)
 	}
-	return k.Lead(gw, all, len(all), nil)
+	return k.Lead(lat, all, len(all), nil)
 }
 
 // Replica is one node of a meteor keyspace: a storage replica for the keys
@@ -272,7 +267,7 @@ func (r *Replica) Start(e env.Env) {
 	r.nextOp = e.Rand().Uint64()>>1 | 1
 	r.epoch = e.Rand().Uint64() | 1
 	now := e.Now()
-	r.bootFloor = now + int64(r.ks.maxLead(r.id))
+	r.bootFloor = now + int64(r.ks.maxLead(e.Latency))
 	// The bounds a previous incarnation stored are promises it made: a
 	// read that fails cannot be taken for their absence (fail-stop).
 	stamps, hasStamps, err1 := e.Store().Get(stampKey)
@@ -380,7 +375,7 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 	if r.ks.cfg.LeadAll {
 		need = len(o.replicas)
 	}
-	lead := r.ks.Lead(r.id, o.replicas, need, func(p wire.NodeID) bool { return r.live(e, p) }) << min(o.attempt, 6)
+	lead := r.ks.Lead(e.Latency, o.replicas, need, func(p wire.NodeID) bool { return r.live(e, p) }) << min(o.attempt, 6)
 	// From the local closure, not the clock: a clock stepped back must not
 	// make this replica refuse its own stamp forever.
 	phys := max(e.Now(), r.closed) + int64(lead)
@@ -428,7 +423,7 @@ func (r *Replica) live(e env.Env, p wire.NodeID) bool {
 	if pv == nil {
 		return true
 	}
-	return e.Now()-pv.heardAt <= int64(5*r.ks.cfg.DispatchInterval+20*time.Millisecond)+2*int64(r.ks.cfg.OneWay(p, r.id))
+	return e.Now()-pv.heardAt <= int64(5*r.ks.cfg.DispatchInterval+20*time.Millisecond)+2*int64(e.Latency(p))
 }
 
 // closure is the closure this replica promises from now on: its clock, or
@@ -548,9 +543,9 @@ func (r *Replica) startRead(e env.Env, o *op) {
 	// client's floor is later (stored by then already): a restarted gateway
 	// starts every client's floor above the views it gave (Start).
 	r.closure(e)
-	o.view = max(e.Now()-int64(r.ks.Theta(r.id, o.replicas)), r.floor(o.req.Client))
+	o.view = max(e.Now()-int64(r.ks.Theta(e.Latency, o.replicas)), r.floor(o.req.Client))
 	r.sendRead(e, o, srv)
-	r.armResend(e, o, 4*r.ks.cfg.OneWay(r.id, srv)+4*r.ks.cfg.DispatchInterval+r.ks.Lead(r.id, o.replicas, len(o.replicas), nil))
+	r.armResend(e, o, 4*e.Latency(srv)+4*r.ks.cfg.DispatchInterval+r.ks.Lead(e.Latency, o.replicas, len(o.replicas), nil))
 }
 
 // sendRead asks replica srv (this node or a peer) to serve read o.

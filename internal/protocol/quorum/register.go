@@ -36,7 +36,7 @@ type registered struct {
 	guarantee Guarantee
 }
 
-func build(t *topo.Topology, settings any, _ protocol.BuildOptions) (protocol.Keyspace, error) {
+func build(t *topo.Topology, settings any) (protocol.Keyspace, error) {
 	ks, err := NewKeyspace(t, *settings.(*Config))
 	if err != nil {
 		return nil, err

@@ -35,17 +35,18 @@ func newFakeEnv(t *testing.T, self wire.NodeID, tp *topo.Topology) *fakeEnv {
 	return &fakeEnv{t: t, self: self, now: 1e18, rng: rand.New(rand.NewPCG(1, 2)), st: store.NewMem(), topo: tp, timers: map[env.TimerID]any{}}
 }
 
-func (f *fakeEnv) Self() wire.NodeID               { return f.self }
-func (f *fakeEnv) Now() int64                      { return f.now }
-func (f *fakeEnv) Wall() int64                     { return f.now }
-func (f *fakeEnv) Send(to wire.NodeID, m wire.Msg) { f.sent = append(f.sent, sent{to, m}) }
-func (f *fakeEnv) Reply(r *wire.Reply)             { f.replies = append(f.replies, r) }
-func (f *fakeEnv) CancelTimer(id env.TimerID)      { delete(f.timers, id) }
-func (f *fakeEnv) Rand() *rand.Rand                { return f.rng }
-func (f *fakeEnv) Store() store.Store              { return f.st }
-func (f *fakeEnv) Topology() *topo.Topology        { return f.topo }
-func (f *fakeEnv) Log() *slog.Logger               { return slog.New(slog.DiscardHandler) }
-func (f *fakeEnv) FailStop(cause error)            { f.t.Fatalf("fail-stop: %v", cause) }
+func (f *fakeEnv) Self() wire.NodeID                 { return f.self }
+func (f *fakeEnv) Now() int64                        { return f.now }
+func (f *fakeEnv) Wall() int64                       { return f.now }
+func (f *fakeEnv) Latency(wire.NodeID) time.Duration { return 0 }
+func (f *fakeEnv) Send(to wire.NodeID, m wire.Msg)   { f.sent = append(f.sent, sent{to, m}) }
+func (f *fakeEnv) Reply(r *wire.Reply)               { f.replies = append(f.replies, r) }
+func (f *fakeEnv) CancelTimer(id env.TimerID)        { delete(f.timers, id) }
+func (f *fakeEnv) Rand() *rand.Rand                  { return f.rng }
+func (f *fakeEnv) Store() store.Store                { return f.st }
+func (f *fakeEnv) Topology() *topo.Topology          { return f.topo }
+func (f *fakeEnv) Log() *slog.Logger                 { return slog.New(slog.DiscardHandler) }
+func (f *fakeEnv) FailStop(cause error)              { f.t.Fatalf("fail-stop: %v", cause) }
 func (f *fakeEnv) SetTimer(d time.Duration, p any) env.TimerID {
 	f.nextTID++
 	f.timers[f.nextTID] = p
