@@ -34,7 +34,7 @@ func Deterministic(tb testing.TB, c scenario.Config) *scenario.Result {
 // (no faulty stores added), and fails t for each whose run has a Problem.
 // Every seed that ever found a bug belongs in a protocol's list, forever.
 // -seed replays one of them.
-func Regressions(t *testing.T, gen Generator, seeds ...uint64) {
+func Regressions(t testing.TB, gen Generator, seeds ...uint64) {
 	t.Helper()
 	if s := Seed(); s != 0 {
 		seeds = []uint64{s}
@@ -67,7 +67,7 @@ type Teeth struct {
 // Run finds the first seed whose Unsafe run the checker rejects (a
 // violation or a broken invariant) and returns it with its result; it
 // fails t if none is rejected, or if a Safe run has a Problem.
-func (th Teeth) Run(t *testing.T) (uint64, *scenario.Result) {
+func (th Teeth) Run(t testing.TB) (uint64, *scenario.Result) {
 	t.Helper()
 	if th.Seeds == 0 {
 		th.Seeds = 100

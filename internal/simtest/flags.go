@@ -23,10 +23,6 @@ const SoakSeeds = 5000
 // Seed is the seed -seed asks to replay, or 0.
 func Seed() uint64 { return *seedFlag }
 
-// SeedFlag is the variable -seed sets, for tests that read it where a
-// pointer is wanted.
-func SeedFlag() *uint64 { return seedFlag }
-
 // Soak reports whether -soak asks for the deep soak: tests run every
 // variant (each level combination, each mode) and SoakSeeds seeds.
 func Soak() bool { return *soakFlag }

@@ -1,8 +1,13 @@
 package simtest_test
 
 import (
+	"flag"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/lightcone/lightcone/internal/protocol"
 	_ "github.com/lightcone/lightcone/internal/protocol/all"
@@ -50,5 +55,62 @@ func TestEveryProtocolIsDeterministic(t *testing.T) {
 				t.Fatalf("seeds 7 and 8 have the same trace %s: the seed is not used", a.TraceHash)
 			}
 		})
+	}
+}
+
+// recorder is a testing.TB that keeps what a harness reports.
+type recorder struct {
+	testing.TB
+	name string
+	errs []string
+}
+
+func (r *recorder) Helper()                    {}
+func (r *recorder) Name() string               { return r.name }
+func (r *recorder) Log(args ...any)            {}
+func (r *recorder) Logf(f string, args ...any) {}
+func (r *recorder) Errorf(f string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(f, args...))
+}
+
+// weakRuns are quorum ONE/ONE runs on a few contended keys checked for
+// linearizability, which they do not claim: many seeds fail.
+func weakRuns(tb testing.TB, seed uint64) scenario.Config {
+	var wl yaml.Node
+	if err := wl.Encode(map[string]any{"preset": "a", "record_count": 2, "request_distribution": "uniform"}); err != nil {
+		tb.Fatal(err)
+	}
+	return scenario.Config{Seed: seed, World: "globlease4", Protocol: "quorum", Set: []string{"read=ONE", "write=ONE"},
+		Workload: wl, Clients: 8, ClosedLoop: true, Duration: 2 * time.Second, ClientTimeout: 2 * time.Second,
+		RandomFaults: true, Check: "linearizable"}
+}
+
+// TestSwarmReportsSeedAndReplay: a swarm whose runs fail reports each
+// failing seed with the one command that replays it, and that command's
+// -seed reruns exactly that seed, to the same failure.
+func TestSwarmReportsSeedAndReplay(t *testing.T) {
+	rec := &recorder{TB: t, name: "TestWeak/ONE-ONE"}
+	sw := simtest.Swarm{Seeds: 12, StoreFaults: -1, Config: weakRuns}
+	sw.Run(rec)
+	if len(rec.errs) == 0 {
+		t.Fatal("12 runs of ONE/ONE checked for linearizability all passed; want failures to report")
+	}
+	first := rec.errs[0]
+	var seed uint64
+	if _, err := fmt.Sscanf(first, "seed %d:", &seed); err != nil {
+		t.Fatalf("first report %q does not start with the seed: %v", first, err)
+	}
+	want := fmt.Sprintf("replay: go test ./internal/simtest -run '^TestWeak$/^ONE-ONE$' -seed %d -v", seed)
+	if !strings.Contains(first, "linearizable violation") || !strings.HasSuffix(first, want) {
+		t.Fatalf("report %q; want the violation and, last, %q", first, want)
+	}
+	if err := flag.Set("seed", fmt.Sprint(seed)); err != nil {
+		t.Fatal(err)
+	}
+	defer flag.Set("seed", "0")
+	again := &recorder{TB: t, name: rec.name}
+	sw.Run(again)
+	if len(again.errs) != 1 || again.errs[0] != first {
+		t.Fatalf("-seed %d reported %q; want exactly %q", seed, again.errs, first)
 	}
 }
