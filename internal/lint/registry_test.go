@@ -36,11 +36,59 @@ var catalogs = []string{"internal/bench/catalog_*.go", "internal/bench/catalog.g
 // registry (DESIGN.md, "Protocols are plug-ins"). A new protocol is one
 // new package and one import in internal/protocol/all.
 func TestNothingOutsideProtocolsNamesOne(t *testing.T) {
-	root := moduleRoot(t)
 	names := protocol.Names()
 	if len(names) < 3 {
 		t.Fatalf("registry has %v; want every protocol registered", names)
 	}
+	found := protocolSites(t, moduleRoot(t), names)
+	for _, f := range found {
+		t.Errorf("%s: %s", f.pos, f.msg)
+	}
+	t.Logf("sites naming a protocol outside internal/protocol: %d", len(found))
+}
+
+// TestProtocolSitesHasTeeth: the check finds a protocol's import, its
+// name in a switch and in a comparison, and leaves tests, catalogs and
+// other strings alone.
+func TestProtocolSitesHasTeeth(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, src string) {
+		path := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("internal/server/bad.go", `package server
+import _ "github.com/lightcone/lightcone/internal/protocol/lease"
+func f(p string) bool {
+	switch p {
+	case "meteor":
+		return true
+	}
+	return p == "lease" || p == "leases"
+}
+`)
+	write("internal/server/ok_test.go", "package server\nvar _ = \"lease\"\n")
+	write("internal/bench/catalog_x.go", "package bench\nvar _ = \"lease\"\n")
+	write("internal/protocol/x/x.go", "package x\nvar _ = \"lease\"\n")
+	found := protocolSites(t, root, []string{"quorum", "lease", "meteor"})
+	var got []string
+	for _, f := range found {
+		got = append(got, filepath.Base(strings.Split(f.pos, ":")[0])+": "+f.msg)
+	}
+	if len(found) != 3 {
+		t.Fatalf("found %d sites; want 3 (the import, the case, the comparison): %v", len(found), got)
+	}
+}
+
+// protocolSites lists the non-test Go files under root, outside
+// internal/protocol and the catalogs, that import a protocol package or
+// spell one of names as a string.
+func protocolSites(t *testing.T, root string, names []string) []finding {
+	t.Helper()
 	var found []finding
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -93,10 +141,7 @@ func TestNothingOutsideProtocolsNamesOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].pos < found[j].pos })
-	for _, f := range found {
-		t.Errorf("%s: %s", f.pos, f.msg)
-	}
-	t.Logf("sites naming a protocol outside internal/protocol: %d", len(found))
+	return found
 }
 
 // TestEveryProtocolIsRegistered: every package under internal/protocol/
