@@ -23,6 +23,7 @@
 //
 //	-seed N    run only seed N (the replay command printed on a failure)
 //	-seeds N   seeds per swarm (per level combination or mode)
+//	-first N   the first seed of each swarm's range (default 1)
 //	-soak      deep soak: every variant, 5000 seeds per swarm unless -seeds
 //
 // scripts/soak.sh runs the soak for every protocol; docs/testing.md is the

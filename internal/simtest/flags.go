@@ -14,6 +14,7 @@ import (
 var (
 	seedFlag  = flag.Uint64("seed", 0, "run only this seed (simtest: replay a failure)")
 	seedsFlag = flag.Int("seeds", 0, "seeds per swarm, per variant (simtest; 0: the test's default)")
+	firstFlag = flag.Uint64("first", 1, "first seed of a swarm's range (simtest; a soak explores new seeds with it)")
 	soakFlag  = flag.Bool("soak", false, "deep soak: every variant, 5000 seeds per swarm unless -seeds (simtest, scripts/soak.sh)")
 )
 

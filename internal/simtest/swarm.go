@@ -21,7 +21,8 @@ import (
 // its own shape). It must be a pure function of seed.
 type Generator func(tb testing.TB, seed uint64) scenario.Config
 
-// Swarm is one seeded swarm test: Seeds runs of Config, seeds 1..Seeds.
+// Swarm is one seeded swarm test: Seeds runs of Config, seeds 1..Seeds
+// (-first moves the range).
 type Swarm struct {
 	// Config draws each seed's run.
 	Config Generator
@@ -94,7 +95,7 @@ type failure struct {
 	why  string
 }
 
-// Run runs the swarm: seeds 1..n in parallel over GOMAXPROCS workers (each
+// Run runs the swarm: seeds first..first+n-1 in parallel over GOMAXPROCS workers (each
 // run depends only on its seed), or only -seed. It fails t for every run
 // whose history the checker rejects, whose invariant broke, or that
 // fail-stopped without an injected fault — printing the first few seeds,
@@ -105,7 +106,7 @@ type failure struct {
 func (sw Swarm) Run(t testing.TB) Summary {
 	t.Helper()
 	sw.ensureDefaults()
-	first, n := uint64(1), Seeds(sw.Seeds, sw.Short)
+	first, n := max(*firstFlag, 1), Seeds(sw.Seeds, sw.Short)
 	if s := Seed(); s != 0 {
 		first, n = s, 1
 	}
@@ -171,7 +172,7 @@ func (sw Swarm) Run(t testing.TB) Summary {
 	if n > 1 {
 		Deterministic(t, sw.config(t, detSeed))
 	}
-	t.Log(sum)
+	t.Logf("%s %s", t.Name(), sum)
 	return sum
 }
 

@@ -170,7 +170,7 @@
 // acknowledgement leaves that depends on what failed; a failed write may
 // or may not have taken effect, and the restarted replica trusts only what
 // its store kept (and fences as after any restart). A corrupt mastership
-// record stops the node the same way. TestLeaseStoreFaults runs the seeded
+// record stops the node the same way. TestSwarm runs a third of its seeded
 // simulations with failing stores and torn crashes;
 // TestTeethStoreErrorIgnored shows a replica that reads a failed read as
 // absent and ignores a failed write breaks the guarantee.

@@ -123,7 +123,7 @@
 // by at most ε = MaxClockSkew (§4.2.2, |t1 − t2| ≤ ε; default 2 ms); larger
 // skew makes writes be refused and restamped, and reads wait longer or are
 // refused as too old after a clock steps back. The seeded fault runs step
-// clocks by up to ±3 s (TestModesUnderFaults, TestClockSteps).
+// clocks by up to ±3 s (TestSwarm, TestClockSteps).
 //
 // # Failures
 //
@@ -146,8 +146,8 @@
 // made it — a write copy gets no answer, a read or pull waits or goes
 // unanswered, a compaction is skipped — except at Start, where the stored
 // bounds are promises a restart must keep: a failed read there stops the
-// node rather than be taken for their absence. TestStoreFaults runs the
-// seeded simulations with failing stores and torn crashes.
+// node rather than be taken for their absence. TestSwarm runs a third of
+// its seeded simulations with failing stores and torn crashes.
 //
 // Invariants asserted where they are relied on (env.Invariant; a broken
 // one fails the seeded run, or stops the node in production): a status's

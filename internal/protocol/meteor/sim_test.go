@@ -172,7 +172,7 @@ func TestClockSteps(t *testing.T) {
 	} {
 		for _, mode := range []string{"M1", "M2"} {
 			t.Run(tc.name+"-"+mode, func(t *testing.T) {
-				simtest.Swarm{Seeds: 30, Short: 5, StoreFaults: -1, Config: func(tb testing.TB, seed uint64) scenario.Config {
+				simtest.Swarm{Seeds: 20, Short: 4, StoreFaults: -1, Config: func(tb testing.TB, seed uint64) scenario.Config {
 					c := swarmConfig(tb, seed, mode)
 					c.RandomFaults, c.Net, c.Check = false, scenario.Net{}, "sequential"
 					c.Faults = nil

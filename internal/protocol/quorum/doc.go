@@ -100,8 +100,8 @@
 // it (no ack, no answer from this replica; a fast-path write that could not
 // read its key gets ErrUnavailable, nothing written or sent); a failed
 // write stops the node (env.Env.FailStop), since it may or may not have
-// taken effect, and nothing the handler queued leaves. TestStoreFaults runs
-// the seeded simulations with failing stores and torn crashes. The commit
+// taken effect, and nothing the handler queued leaves. TestSwarm runs a
+// third of its seeded simulations with failing stores and torn crashes. The commit
 // wait is asserted where an answer leaves (env.Invariant in reply): a
 // broken one fails the seeded run, or stops the node in production.
 package quorum
