@@ -22,12 +22,18 @@ func run(tb testing.TB, c scenario.Config) *scenario.Result {
 // It returns the first run's result.
 func Deterministic(tb testing.TB, c scenario.Config) *scenario.Result {
 	tb.Helper()
-	a, b := run(tb, c), run(tb, c)
+	a := run(tb, c)
+	sameRun(tb, c.Seed, a, run(tb, c))
+	return a
+}
+
+// sameRun fails tb unless two runs of seed took the same steps.
+func sameRun(tb testing.TB, seed uint64, a, b *scenario.Result) {
+	tb.Helper()
 	if a.TraceHash != b.TraceHash || a.Events != b.Events || a.Ops != b.Ops {
 		tb.Fatalf("seed %d twice: trace %s (%d events, %d operations), then %s (%d events, %d operations): the run is not a function of its seed\nreplay: %s",
-			c.Seed, a.TraceHash, a.Events, a.Ops, b.TraceHash, b.Events, b.Ops, Replay(tb, c.Seed))
+			seed, a.TraceHash, a.Events, a.Ops, b.TraceHash, b.Events, b.Ops, Replay(tb, seed))
 	}
-	return a
 }
 
 // Regressions replays seeds that once found bugs, with gen's draw as it is

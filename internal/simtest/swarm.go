@@ -114,9 +114,11 @@ func (sw Swarm) Run(t testing.TB) Summary {
 	var mu sync.Mutex
 	var failures []failure
 	var only *scenario.Result // the run, when there is one (a replay)
+	var det *scenario.Result  // the run the determinism check repeats
 	type job struct {
 		seed uint64
 		cfg  scenario.Config
+		det  bool
 	}
 	jobs := make(chan job)
 	var wg sync.WaitGroup
@@ -131,6 +133,9 @@ func (sw Swarm) Run(t testing.TB) Summary {
 				if n == 1 {
 					only = res
 				}
+				if j.det {
+					det = res
+				}
 				if why := sum.add(j.cfg, res, err); why != "" {
 					failures = append(failures, failure{j.seed, why})
 				}
@@ -139,14 +144,16 @@ func (sw Swarm) Run(t testing.TB) Summary {
 		}()
 	}
 	// Draw in this goroutine: a generator may call tb.Fatal. The
-	// determinism check replays the first seed with faulty stores, if any.
-	detSeed, detFaulty := first, false
+	// determinism check repeats the first seed with faulty stores (else
+	// the last seed) and compares it with the swarm's run of it.
+	detSeed := uint64(0)
 	for seed := first; seed < first+uint64(n); seed++ {
 		c := sw.config(t, seed)
-		if !detFaulty && c.StoreFaults != (sim.StoreFaults{}) {
-			detSeed, detFaulty = seed, true
+		isDet := detSeed == 0 && (c.StoreFaults != (sim.StoreFaults{}) || seed == first+uint64(n)-1)
+		if isDet {
+			detSeed = seed
 		}
-		jobs <- job{seed, c}
+		jobs <- job{seed, c, isDet}
 	}
 	close(jobs)
 	wg.Wait()
@@ -163,14 +170,14 @@ func (sw Swarm) Run(t testing.TB) Summary {
 		t.Logf("seed %d: %s %s over %d operations; trace %s; fail-stops %v", first, only.Check.Model, only.Check.Verdict, only.Check.Ops, only.TraceHash, only.FailStops)
 	}
 	// A few seeds (a replay) say nothing about what the swarm exercises.
-	if n >= 10 && sum.Ops < n*sw.MinOps {
+	if n >= 5 && sum.Ops < n*sw.MinOps {
 		t.Errorf("only %d operations over %d runs (want %d a run): the runs exercise too little", sum.Ops, n, sw.MinOps)
 	}
-	if n >= 10 && float64(sum.Undecided) > sw.Undecided*float64(n) {
+	if n >= 5 && float64(sum.Undecided) > sw.Undecided*float64(n) {
 		t.Errorf("%d of %d runs undecided by the checker (at most %.0f%% allowed)", sum.Undecided, n, 100*sw.Undecided)
 	}
-	if n > 1 {
-		Deterministic(t, sw.config(t, detSeed))
+	if n > 1 && det != nil {
+		sameRun(t, detSeed, det, run(t, sw.config(t, detSeed)))
 	}
 	t.Logf("%s %s", t.Name(), sum)
 	return sum

@@ -184,7 +184,7 @@ func TestClockSteps(t *testing.T) {
 	}
 }
 
-// TestSwarm runs seeded simulations per mode (simtest.Swarm: 150 each in
+// TestSwarm runs seeded simulations per mode (simtest.Swarm: 100 each in
 // CI, -seeds N, -soak), with crashes, partitions, message loss,
 // duplication and reordering, clock errors within ε and clock steps beyond
 // it, and faulty stores in a third of the seeds; each history is checked
@@ -192,7 +192,7 @@ func TestClockSteps(t *testing.T) {
 func TestSwarm(t *testing.T) {
 	for _, mode := range []string{"M1", "M2"} {
 		t.Run(mode, func(t *testing.T) {
-			sum := simtest.Swarm{Seeds: 150, Short: 15, Undecided: 0.1, Config: func(tb testing.TB, seed uint64) scenario.Config {
+			sum := simtest.Swarm{Seeds: 100, Short: 10, Undecided: 0.1, Config: func(tb testing.TB, seed uint64) scenario.Config {
 				return swarmConfig(tb, seed, mode)
 			}}.Run(t)
 			m := sum.Messages
