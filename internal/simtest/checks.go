@@ -6,12 +6,12 @@ import (
 	"github.com/lightcone/lightcone/internal/scenario"
 )
 
-// run runs c, failing tb if it cannot.
+// run runs c, failing tb if it cannot (or panics).
 func run(tb testing.TB, c scenario.Config) *scenario.Result {
 	tb.Helper()
-	res, err := scenario.Run(c)
+	res, err := runSafely(c)
 	if err != nil {
-		tb.Fatalf("seed %d: %v", c.Seed, err)
+		tb.Fatalf("seed %d: %v\nreplay: %s", c.Seed, err, Replay(tb, c.Seed))
 	}
 	return res
 }
@@ -72,7 +72,8 @@ type Teeth struct {
 
 // Run finds the first seed whose Unsafe run the checker rejects (a
 // violation or a broken invariant) and returns it with its result; it
-// fails t if none is rejected, or if a Safe run has a Problem.
+// fails t if none is rejected, or if a Safe run has a Problem. -seed
+// tries only that seed.
 func (th Teeth) Run(t testing.TB) (uint64, *scenario.Result) {
 	t.Helper()
 	if th.Seeds == 0 {
@@ -81,7 +82,11 @@ func (th Teeth) Run(t testing.TB) (uint64, *scenario.Result) {
 	if th.SafeSeeds == 0 {
 		th.SafeSeeds = 20
 	}
-	for seed := uint64(1); seed <= uint64(th.Seeds); seed++ {
+	first, last := uint64(1), uint64(th.Seeds)
+	if s := Seed(); s != 0 {
+		first, last = s, s
+	}
+	for seed := first; seed <= last; seed++ {
 		c := th.Unsafe(t, seed)
 		c.Seed = seed
 		res := run(t, c)
@@ -100,6 +105,6 @@ func (th Teeth) Run(t testing.TB) (uint64, *scenario.Result) {
 		}
 		return seed, res
 	}
-	t.Fatalf("%d seeds with the rule off all passed: the checker has no teeth\nreplay: %s", th.Seeds, Replay(t, 0))
+	t.Fatalf("seeds %d..%d with the rule off all passed: the checker has no teeth\nreplay: %s", first, last, Replay(t, 0))
 	return 0, nil
 }

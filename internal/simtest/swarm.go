@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -95,14 +96,15 @@ type failure struct {
 	why  string
 }
 
-// Run runs the swarm: seeds first..first+n-1 in parallel over GOMAXPROCS workers (each
-// run depends only on its seed), or only -seed. It fails t for every run
-// whose history the checker rejects, whose invariant broke, or that
-// fail-stopped without an injected fault — printing the first few seeds,
-// sorted, each with the command that replays it — and if too few
-// operations ran or too many runs were undecided. It checks that one seed
-// (the lowest with faulty stores) replays to the same trace hash. It logs
-// the summary and returns it for the caller's own exercise checks.
+// Run runs the swarm: seeds first..first+n-1 (-first, -seeds) in parallel
+// over GOMAXPROCS workers (each run depends only on its seed), or only
+// -seed. It fails t for every run whose history the checker rejects, whose
+// invariant broke, that fail-stopped without an injected fault or that
+// panicked — printing the first few seeds, sorted, each with the command
+// that replays it — and if too few operations ran or too many runs were
+// undecided. It checks that one seed (the lowest with faulty stores, else
+// the last) replays to the same trace hash. It logs the summary and
+// returns it for the caller's own exercise checks.
 func (sw Swarm) Run(t testing.TB) Summary {
 	t.Helper()
 	sw.ensureDefaults()
@@ -128,7 +130,7 @@ func (sw Swarm) Run(t testing.TB) Summary {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				res, err := scenario.Run(j.cfg)
+				res, err := runSafely(j.cfg)
 				mu.Lock()
 				if n == 1 {
 					only = res
@@ -181,6 +183,18 @@ func (sw Swarm) Run(t testing.TB) Summary {
 	}
 	t.Logf("%s %s", t.Name(), sum)
 	return sum
+}
+
+// runSafely is scenario.Run with a panic (a protocol bug the simulator or
+// the protocol caught) turned into an error, so the swarm reports its seed
+// and goes on.
+func runSafely(c scenario.Config) (res *scenario.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return scenario.Run(c)
 }
 
 // config is seed's run: Config's draw, with faulty stores for a share of
