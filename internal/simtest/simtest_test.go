@@ -114,3 +114,29 @@ func TestSwarmReportsSeedAndReplay(t *testing.T) {
 		t.Fatalf("-seed %d reported %q; want exactly %q", seed, again.errs, first)
 	}
 }
+
+func (r *recorder) Fatalf(f string, args ...any) { r.Errorf(f, args...) }
+
+// TestDeterminismCheckHasTeeth: two runs that took different steps (here,
+// two seeds) fail the determinism check, which names the seed and its
+// replay command.
+func TestDeterminismCheckHasTeeth(t *testing.T) {
+	a, err := scenario.Run(faultyRun("quorum", 7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := scenario.Run(faultyRun("quorum", 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{TB: t, name: "TestX"}
+	simtest.SameRun(rec, 7, a, b)
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "seed 7 twice") || !strings.HasSuffix(rec.errs[0], "-run '^TestX$' -seed 7 -v") {
+		t.Fatalf("different runs reported %q; want one failure naming seed 7 and its replay", rec.errs)
+	}
+	rec.errs = nil
+	simtest.SameRun(rec, 7, a, a)
+	if len(rec.errs) != 0 {
+		t.Fatalf("a run compared with itself reported %q", rec.errs)
+	}
+}
