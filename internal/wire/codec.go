@@ -101,21 +101,21 @@ func (c *Codec) Decode(b []byte) (Msg, error) {
 		return nil, fmt.Errorf("wire: message encoding version %d; this build speaks %d", b[0], CodecVersion)
 	}
 	d := NewDecoder(b[1:])
-	kind := d.String()
+	kb := d.view()
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
-	mk, ok := c.types[kind]
+	mk, ok := c.types[string(kb)] // looked up without copying kb
 	if !ok {
-		return nil, fmt.Errorf("wire: unknown message kind %q", kind)
+		return nil, fmt.Errorf("wire: unknown message kind %q", kb)
 	}
 	m := mk()
 	m.DecodePayload(d)
 	if err := d.Err(); err != nil {
-		return nil, fmt.Errorf("wire: decoding %s: %w", kind, err)
+		return nil, fmt.Errorf("wire: decoding %s: %w", kb, err)
 	}
 	if d.Len() != 0 {
-		return nil, fmt.Errorf("wire: decoding %s: %d trailing bytes", kind, d.Len())
+		return nil, fmt.Errorf("wire: decoding %s: %d trailing bytes", kb, d.Len())
 	}
 	return m, nil
 }
@@ -208,8 +208,8 @@ func (d *Decoder) Varint() int64 {
 	return v
 }
 
-// Bytes reads a length-prefixed byte string, copied; empty reads as nil.
-func (d *Decoder) Bytes() []byte {
+// view reads a length-prefixed byte string without copying it.
+func (d *Decoder) view() []byte {
 	n := d.Uvarint()
 	if d.err != nil {
 		return nil
@@ -218,28 +218,21 @@ func (d *Decoder) Bytes() []byte {
 		d.fail(fmt.Errorf("%w: %d-byte field, %d bytes left", ErrTruncated, n, len(d.b)))
 		return nil
 	}
-	if n == 0 {
-		return nil
-	}
-	p := slices.Clone(d.b[:n])
+	p := d.b[:n:n]
 	d.b = d.b[n:]
 	return p
 }
 
-// String reads a length-prefixed string.
-func (d *Decoder) String() string {
-	n := d.Uvarint()
-	if d.err != nil {
-		return ""
+// Bytes reads a length-prefixed byte string, copied; empty reads as nil.
+func (d *Decoder) Bytes() []byte {
+	if p := d.view(); len(p) > 0 {
+		return slices.Clone(p)
 	}
-	if n > uint64(len(d.b)) {
-		d.fail(fmt.Errorf("%w: %d-byte field, %d bytes left", ErrTruncated, n, len(d.b)))
-		return ""
-	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
+	return nil
 }
+
+// String reads a length-prefixed string.
+func (d *Decoder) String() string { return string(d.view()) }
 
 // Bool reads a bool.
 func (d *Decoder) Bool() bool {
