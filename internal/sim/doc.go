@@ -11,6 +11,10 @@
 //     self). Links are FIFO like TCP unless reordering is on. Faults: loss,
 //     duplication, reordering (an extra delay that may overtake), and
 //     partitions, any sets, asymmetric too (Block, Partition, Heal).
+//   - Messages: with Config.Codec set, every message between nodes travels
+//     as its encoding, encoded at send and decoded afresh at each delivery,
+//     as on a real network, so a codec bug fails the run and no two nodes
+//     share a message; without it, messages are shared pointers.
 //   - Clocks: each node's physical clock reads true time + offset + drift ×
 //     elapsed; offsets and drifts are drawn from ClockConfig or set with
 //     SetClock (jumps included). Timers run on the node's clock.

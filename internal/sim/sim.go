@@ -71,6 +71,11 @@ type Config struct {
 	// overload shows as queueing delay. Timers cost nothing. Zero: nodes
 	// are infinitely fast.
 	ServiceTime time.Duration
+	// Codec, if set, carries every message between nodes (to itself too) as
+	// its encoding: encoded at send, decoded afresh at each delivery (see
+	// Codec). Nil: messages travel as shared pointers. Client requests and
+	// replies are never encoded.
+	Codec Codec
 	// StoreFaults injects storage failures and torn crashes
 	// (storefaults.go). Zero: a perfect store.
 	StoreFaults StoreFaults
@@ -256,8 +261,9 @@ func (s *Sim) step(e event) {
 		if !nd.up {
 			return
 		}
-		s.traceEvent(e, e.msg.Kind())
-		nd.run(func(r env.Replica) { r.Step(nd, e.from, e.msg) })
+		m := s.delivered(e)
+		s.traceEvent(e, m.Kind())
+		nd.run(func(r env.Replica) { r.Step(nd, e.from, m) })
 	case evRequest:
 		if !nd.up {
 			return
@@ -310,10 +316,8 @@ func (s *Sim) send(at int64, from, to wire.NodeID, m wire.Msg) {
 		s.counts[m.Kind()] = c
 	}
 	c.Count++
-	if b, err := wire.AppendMsg(s.scratch[:0], m); err == nil {
-		s.scratch = b
-		c.Bytes += int64(len(b))
-	}
+	m, size := s.onWire(from, to, m)
+	c.Bytes += int64(size)
 	n := len(s.nodes)
 	link := int(from)*n + int(to)
 	if s.blocked[link] > 0 {
