@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lightcone/lightcone/internal/protocol"
+	_ "github.com/lightcone/lightcone/internal/protocol/all" // every protocol, from the registry
 	"github.com/lightcone/lightcone/internal/protocol/lease"
-	"github.com/lightcone/lightcone/internal/protocol/meteor"
 	"github.com/lightcone/lightcone/internal/protocol/quorum"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -22,30 +23,31 @@ var (
 	itersFlag = flag.Int("iters", 2000, "random messages of each type (TestRoundTripEveryMessage)")
 )
 
-// protocols are every protocol's message types. When the registry lands
-// this is protocol.MessageTypes().
-func protocols() map[string][]wire.MsgType {
-	return map[string][]wire.MsgType{
-		"quorum": quorum.MessageTypes(),
-		"lease":  lease.MessageTypes(),
-		"meteor": meteor.MessageTypes(),
-	}
-}
-
-// wantKinds is how many message kinds each protocol registers: a new
-// message must be registered (and so round-tripped here) to be sent.
+// wantKinds is how many message kinds the protocols register: a message
+// must be registered (and so round-tripped here) to be sent. A protocol
+// that registers later is round-tripped without being listed.
 var wantKinds = map[string]int{"quorum": 4, "lease": 25, "meteor": 7}
 
+// allTypes is every registered protocol's message types and their codec.
 func allTypes(t *testing.T) (*wire.Codec, []wire.MsgType) {
 	t.Helper()
 	var all []wire.MsgType
-	for name, types := range protocols() {
-		if len(types) != wantKinds[name] {
-			t.Errorf("%s registers %d message kinds; want %d", name, len(types), wantKinds[name])
+	seen := 0
+	for _, d := range protocol.All() {
+		if want, ok := wantKinds[d.Name]; ok && len(d.MessageTypes) != want {
+			t.Errorf("%s registers %d message kinds; want %d", d.Name, len(d.MessageTypes), want)
+		} else if ok {
+			seen++
 		}
-		all = append(all, types...)
+		if len(d.MessageTypes) == 0 {
+			t.Errorf("%s registers no message types", d.Name)
+		}
+		all = append(all, d.MessageTypes...)
 	}
-	c, err := wire.NewCodec(all)
+	if seen != len(wantKinds) {
+		t.Errorf("%d of the protocols %v registered", seen, wantKinds)
+	}
+	c, err := protocol.NewCodec()
 	if err != nil {
 		t.Fatal(err)
 	}
