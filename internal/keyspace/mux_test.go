@@ -40,7 +40,8 @@ func TestTwoKeyspacesOneCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	replies := map[wire.RequestID]*wire.Reply{}
-	s := sim.New(sim.Config{Seed: 1, Topology: tp, Factory: f, OnReply: func(r *wire.Reply) { replies[r.ID] = r }})
+	s := sim.New(sim.Config{Seed: 1, Topology: tp, Factory: f, OnReply: func(r *wire.Reply) { replies[r.ID] = r },
+		Codec: sim.MustCodec(keyspace.MessageTypes(sim.MustCodec(quorum.MessageTypes())))}) // envelopes, as on a real node
 	submit := func(id wire.RequestID, ks string, op wire.Op, key, val string) {
 		s.Submit(0, 0, &wire.Request{ID: id, Client: 1, Keyspace: ks, Op: op, Key: key, Value: []byte(val)})
 	}

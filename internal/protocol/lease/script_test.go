@@ -35,7 +35,7 @@ func newScript(t testing.TB, worldYAML string, cfg lease.Config) *script {
 	if sc.ks, err = lease.NewKeyspace(sc.tp, cfg); err != nil {
 		t.Fatal(err)
 	}
-	sc.s = sim.New(sim.Config{Seed: 1, Topology: sc.tp, Factory: sc.ks.Factory(), OnReply: sc.onReply})
+	sc.s = sim.New(sim.Config{Seed: 1, Topology: sc.tp, Factory: sc.ks.Factory(), OnReply: sc.onReply, Codec: sim.MustCodec(lease.MessageTypes())})
 	return sc
 }
 

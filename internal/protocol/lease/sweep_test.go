@@ -26,7 +26,7 @@ func TestSweepForgetsExpiredState(t *testing.T) {
 	}
 	reps := map[wire.NodeID]*Replica{}
 	f := ks.Factory()
-	s := sim.New(sim.Config{Seed: 1, Topology: tp, Factory: func(id wire.NodeID) env.Replica {
+	s := sim.New(sim.Config{Seed: 1, Topology: tp, Codec: sim.MustCodec(MessageTypes()), Factory: func(id wire.NodeID) env.Replica {
 		r := f(id).(*Replica)
 		reps[id] = r
 		return r

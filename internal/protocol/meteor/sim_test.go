@@ -332,7 +332,7 @@ func TestUndecidedAfterPartition(t *testing.T) {
 		rep *wire.Reply
 	}
 	var replies []reply
-	s = sim.New(sim.Config{Seed: 1, Topology: tp, Factory: ks.Factory(),
+	s = sim.New(sim.Config{Seed: 1, Topology: tp, Factory: ks.Factory(), Codec: sim.MustCodec(meteor.MessageTypes()),
 		OnReply: func(r *wire.Reply) { replies = append(replies, reply{s.Now(), r}) }})
 	id := wire.RequestID(0)
 	submit := func(at time.Duration, op wire.Op, val string) {
