@@ -43,7 +43,7 @@ type Result struct {
 	Check          *CheckResult   `json:"check,omitempty"`
 	// FailStops are the nodes that stopped because their store failed
 	// (injected, StoreFaults) or an invariant broke, in order.
-	FailStops []string `json:"fail_stops,omitempty"`
+	FailStops []FailStop `json:"fail_stops,omitempty"`
 	// Seconds is the time series: per second of the run and operation kind,
 	// completions and latency percentiles.
 	Seconds  []Second      `json:"seconds,omitempty"`
@@ -80,6 +80,17 @@ type Row struct {
 	IntendedP50 float64 `json:"intended_p50_ms"`
 	IntendedP99 float64 `json:"intended_p99_ms"`
 }
+
+// FailStop is one node's fail-stop in a run (env.Env.FailStop).
+type FailStop struct {
+	What string `json:"what"` // node, time and cause
+	// Injected: the cause was an injected storage fault (StoreFaults), an
+	// expected event. Invariant: a broken invariant, a bug.
+	Injected  bool `json:"injected,omitempty"`
+	Invariant bool `json:"invariant,omitempty"`
+}
+
+func (f FailStop) String() string { return f.What }
 
 // CheckResult is the consistency checker's verdict on the run's history.
 type CheckResult struct {
@@ -153,7 +164,7 @@ func (rn *runner) result() *Result {
 	}
 	res.Check = rn.checkHistory()
 	for _, f := range rn.s.Failures() {
-		res.FailStops = append(res.FailStops, f.String())
+		res.FailStops = append(res.FailStops, FailStop{What: f.String(), Injected: f.Injected(), Invariant: f.Violation()})
 	}
 	return res
 }
@@ -260,7 +271,7 @@ func (res *Result) WriteText(out io.Writer, timing bool) error {
 	}
 	b.WriteString("\n")
 	if n := len(res.FailStops); n > 0 {
-		fmt.Fprintf(&b, "fail-stops: %d (first: %s)\n", n, res.FailStops[0])
+		fmt.Fprintf(&b, "fail-stops: %d (first: %s)\n", n, res.FailStops[0].What)
 	}
 	if c := res.Check; c != nil {
 		fmt.Fprintf(&b, "check: %s over %d operations: %s", c.Model, c.Ops, strings.ToUpper(c.Verdict))

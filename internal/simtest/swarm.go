@@ -7,14 +7,12 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/scenario"
 	"github.com/lightcone/lightcone/internal/sim"
-	"github.com/lightcone/lightcone/internal/store"
 )
 
 // Generator draws seed's run: the world, the protocol and its settings,
@@ -276,8 +274,8 @@ func Problem(res *scenario.Result) string {
 		return fmt.Sprintf("%s %s: %s", c.Model, c.Verdict, c.Detail)
 	}
 	for _, f := range res.FailStops {
-		if !strings.Contains(f, store.ErrInjected.Error()) {
-			return "fail-stop that is not an injected storage fault: " + f
+		if !f.Injected {
+			return "fail-stop that is not an injected storage fault: " + f.What
 		}
 	}
 	return ""
