@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/protocol/lease"
 	"github.com/lightcone/lightcone/internal/scenario"
 	"math"
@@ -138,7 +137,7 @@ func leaseLength(t *testing.T, c scenario.Config) time.Duration {
 	if c.Protocol != "lease" {
 		return 0
 	}
-	_, settings, err := protocol.Spec{Protocol: c.Protocol, Settings: c.Settings, Set: c.Set}.Resolve()
+	_, settings, err := c.Spec().Resolve()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,23 +41,21 @@ func runReal(ctx context.Context, e *Experiment, opts Options, rep *Report, prog
 		// settings at this point.
 		var keyspaces []server.KeyspacePolicy
 		built := make([]protocol.Keyspace, len(e.Series))
+		defs := make([]*protocol.Definition, len(e.Series))
 		tp := topo.NewTopology(&world)
 		for si, s := range e.Series {
 			c, err := e.configFor(s, x, opts)
 			if err != nil {
 				return err
 			}
-			sp := protocol.Spec{Protocol: c.Protocol, Settings: c.Settings, Set: c.Set}
-			if c.SettingsYAML.Kind != 0 {
-				sp.YAML = &c.SettingsYAML
-			}
-			d, settings, err := sp.Resolve()
+			d, settings, err := c.Spec().Resolve()
 			if err != nil {
 				return fmt.Errorf("bench: series %q: %w", s.Label, err)
 			}
 			if built[si], err = d.Build(tp, settings); err != nil {
 				return fmt.Errorf("bench: series %q: %w", s.Label, err)
 			}
+			defs[si] = d
 			keyspaces = append(keyspaces, server.KeyspacePolicy{Name: realKeyspace(si), Protocol: d.Name, Settings: settings})
 		}
 		progress("real: starting a %d-region cluster%s", len(world.Regions), e.xLabel(x))
@@ -84,7 +82,6 @@ func runReal(ctx context.Context, e *Experiment, opts Options, rep *Report, prog
 			if _, set := opts.Overrides["duration"]; set {
 				dur = c.Duration
 			}
-			d, _ := protocol.Of(built[si].Settings())
 			rs := realrun.Spec{
 				World: &world, Workload: spec, ClientsPerRegion: e.Real.ClientsPerRegion, RatePerClient: e.Real.RatePerClient,
 				Duration: dur, Seed: opts.Seed, ThresholdMs: c.ThresholdMs, Progress: opts.Progress,
@@ -92,7 +89,7 @@ func runReal(ctx context.Context, e *Experiment, opts Options, rep *Report, prog
 				// The simulator's warm-up (per-region state such as leases
 				// held) stands for a long-running cluster; here every key is
 				// read once per region first.
-				PrimeReads: d != nil && d.PrimeReads,
+				PrimeReads: defs[si].PrimeReads,
 			}
 			progress("real %d/%d: %s%s", i, total, s.Label, e.xLabel(x))
 			res, hists, err := realrun.Run(ctx, cl, rs)

@@ -142,16 +142,15 @@ func Run(ctx context.Context, o Options) error {
 		if err != nil {
 			return err
 		}
+		d, settings, err := sp.Resolve()
+		if err != nil {
+			return fmt.Errorf("demo: %s: %w", ph.Name, err)
+		}
 		// Built here too, for its policy line and floors.
-		if _, built[i], err = sp.Build(tp); err != nil {
+		if built[i], err = d.Build(tp, settings); err != nil {
 			return fmt.Errorf("demo: %s: %w", ph.Name, err)
 		}
-		ks := server.KeyspacePolicy{Name: ph.keyspace, Protocol: ph.Protocol.Name}
-		if err := yaml.Unmarshal([]byte(ph.Settings), &ks); err != nil {
-			return fmt.Errorf("demo: %s: %w", ph.Name, err)
-		}
-		ks.Name, ks.Protocol = ph.keyspace, ph.Protocol.Name
-		keyspaces = append(keyspaces, ks)
+		keyspaces = append(keyspaces, server.KeyspacePolicy{Name: ph.keyspace, Protocol: d.Name, Settings: settings})
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{World: w, Binary: o.Binary, Keep: o.Keep, Log: out, Keyspaces: keyspaces})
 	if err != nil {
@@ -254,23 +253,14 @@ func report(out io.Writer, w *topo.World, results []*phaseResult) {
 			for _, r := range results {
 				h := r.lat(rg.Name, s)
 				seen = seen || h.TotalCount() > 0
-				fl := "-" // no single floor (a write's depends on its key's master)
 				var floor time.Duration
-				known := true
-				for _, op := range []struct {
-					on bool
-					op protocol.Op
-				}{{s.read, protocol.Read}, {s.write, protocol.Write}} {
-					if !op.on {
-						continue
-					}
-					f := r.ks.Floor(reg, op.op, base)
-					known = known && f >= 0
-					floor += f
+				if s.read {
+					floor += r.ks.Floor(reg, protocol.Read, base)
 				}
-				if known {
-					fl = fmt.Sprintf("%.1f", float64(floor)/1e6)
+				if s.write {
+					floor += r.ks.Floor(reg, protocol.Write, base)
 				}
+				fl := fmt.Sprintf("%.1f", float64(floor)/1e6)
 				if h.TotalCount() == 0 {
 					line += "-\t-\t" + fl + "\t"
 					continue

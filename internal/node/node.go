@@ -531,8 +531,7 @@ func (n *Node) Latency(to wire.NodeID) time.Duration {
 	if n.cfg.Latency != nil {
 		return n.cfg.Latency(to)
 	}
-	t := n.cfg.Topology
-	return t.World.BaseDelay(t.RegionOf(n.cfg.ID), t.RegionOf(to))
+	return n.cfg.Topology.BaseDelay(n.cfg.ID, to)
 }
 
 // Wall is the wall clock (env.Env.Wall).

@@ -12,6 +12,7 @@ package protocol
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -81,8 +82,8 @@ type Keyspace interface {
 	// that Model assumes; 0 when the claim assumes none.
 	ClockBound() time.Duration
 	// Floor is the network time an operation from a client in region
-	// cannot avoid, given region-to-region one-way delays; -1 when it has
-	// no single floor (it depends on where a key's master is).
+	// cannot avoid, given region-to-region one-way delays (where it
+	// depends on placement, such as a key's master, the best placement's).
 	Floor(region int, op Op, oneWay func(a, b int) time.Duration) time.Duration
 	// Load turns a record to preload under key (its version older than any
 	// write) into what the replicas store: the stored key and record.
@@ -217,13 +218,13 @@ func NewCodec() (*wire.Codec, error) { return wire.NewCodec(MessageTypes()...) }
 // Of returns the registered protocol whose NewSettings returns the type of
 // settings, for callers that hold typed settings.
 func Of(settings any) (*Definition, error) {
-	t := fmt.Sprintf("%T", settings)
+	t := reflect.TypeOf(settings)
 	for _, d := range registry {
-		if fmt.Sprintf("%T", d.NewSettings()) == t {
+		if reflect.TypeOf(d.NewSettings()) == t {
 			return d, nil
 		}
 	}
-	return nil, fmt.Errorf("protocol: no protocol has settings of type %s", t)
+	return nil, fmt.Errorf("protocol: no protocol has settings of type %T", settings)
 }
 
 // Count is a counter named name (ending in _total).

@@ -11,8 +11,9 @@ import (
 	"github.com/lightcone/lightcone/internal/topo"
 )
 
-// spec is the config's keyspace protocol and settings.
-func (c Config) spec() protocol.Spec {
+// Spec is the config's keyspace protocol and settings: typed, then the
+// YAML mapping, then Set.
+func (c Config) Spec() protocol.Spec {
 	s := protocol.Spec{Protocol: c.Protocol, Settings: c.Settings, Set: c.Set}
 	if c.SettingsYAML.Kind != 0 {
 		s.YAML = &c.SettingsYAML
@@ -22,7 +23,7 @@ func (c Config) spec() protocol.Spec {
 
 // newProtocol builds the config's keyspace from the registry.
 func newProtocol(c Config, t *topo.Topology) (protocol.Keyspace, error) {
-	_, ks, err := c.spec().Build(t)
+	_, ks, err := c.Spec().Build(t)
 	return ks, err
 }
 
@@ -55,6 +56,6 @@ func (c *Config) WithIfHas(kv ...string) {
 
 // HasSetting reports whether the config's protocol has a setting name.
 func (c Config) HasSetting(name string) bool {
-	d, _, err := protocol.Spec{Protocol: c.Protocol, Settings: c.Settings}.Resolve()
+	d, _, err := c.Spec().Resolve()
 	return err == nil && slices.Contains(protocol.SettingNames(d), name)
 }

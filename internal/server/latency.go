@@ -36,7 +36,7 @@ func (m *measuredLatency) latency(to wire.NodeID) time.Duration { return m.OneWa
 
 // OneWay is the minimum one-way delay from a to b.
 func (m *measuredLatency) OneWay(a, b wire.NodeID) time.Duration {
-	base := m.topo.World.BaseDelay(m.topo.RegionOf(a), m.topo.RegionOf(b))
+	base := m.topo.BaseDelay(a, b)
 	other := b
 	switch m.self {
 	case a:

@@ -417,12 +417,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	// naming a keyspace the cluster lacks is refused rather than served by
 	// another one.
 	var defs []keyspace.Def
-	var ksNames, ksProtocols, statNames []string
+	var ksNames, ksProtocols []string
 	for _, k := range keyspaces {
 		defs = append(defs, keyspace.Def{Name: k.name, Factory: k.factory})
 		ksNames = append(ksNames, k.name)
 		ksProtocols = append(ksProtocols, k.protocol)
-		statNames = append(statNames, k.name)
 	}
 	// The node's protocols: each keyspace's, the default keyspace's first.
 	nodeProtocols := strings.Join(ksProtocols, ",")
@@ -534,7 +533,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			HasKeyspace: func(name string) bool { return slices.Contains(ksNames, name) },
 			Status: func() *lightconev1.StatusResponse {
 				return &lightconev1.StatusResponse{Node: me.Name, Region: region, Protocol: nodeProtocols, Version: Version,
-					Keyspaces: keyspaceStatus(nd, keyspaces, statNames, log)}
+					Keyspaces: keyspaceStatus(nd, keyspaces, log)}
 			}}, nd, opts...)
 		addrs.GRPC = l.Addr().String()
 		closers = append(closers, func() error { gs.GracefulStop(); return nil })
@@ -557,7 +556,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			Status: func() any {
 				st := map[string]any{"node": me.Name, "region": region, "cluster": lay.name, "protocol": keyspaces[0].protocol,
 					"sync": policy, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP,
-					"keyspaces": keyspaceDetails(ctx, nd, keyspaces, statNames, log)}
+					"keyspaces": keyspaceDetails(ctx, nd, keyspaces, log)}
 				if tr != nil {
 					st["peer_addr"] = tr.Addr()
 					st["messages_dropped"] = tr.Dropped()
@@ -717,54 +716,58 @@ func keyspaceList(kss []servedKeyspace) string {
 	return strings.Join(parts, ",")
 }
 
-// keyspaceDetails lists the keyspaces, sorted by name, with their
-// protocols' counters read from the event loop (left out, and logged, if
-// the loop does not answer in time).
-func keyspaceDetails(ctx context.Context, nd *node.Node, kss []servedKeyspace, statNames []string, log *slog.Logger) []KeyspaceDetail {
-	var stats map[string][]protocol.Counter
-	if len(statNames) > 0 {
-		ctx, cancel := context.WithTimeout(ctx, statsWait)
-		defer cancel()
-		var err error
-		if stats, err = keyspaceStats(ctx, nd, statNames); err != nil {
-			log.Warn("server: status: keyspace counters", "err", err)
-		}
+// keyspaceCounters reads every keyspace's protocol counters from the
+// event loop, by keyspace and counter name (left out, and logged as what,
+// if the loop does not answer in time).
+func keyspaceCounters(ctx context.Context, nd *node.Node, kss []servedKeyspace, log *slog.Logger, what string) map[string]map[string]float64 {
+	names := make([]string, len(kss))
+	for i, k := range kss {
+		names[i] = k.name
 	}
+	ctx, cancel := context.WithTimeout(ctx, statsWait)
+	defer cancel()
+	stats, err := keyspaceStats(ctx, nd, names)
+	if err != nil {
+		log.Warn("server: "+what+": keyspace counters", "err", err)
+	}
+	out := make(map[string]map[string]float64, len(stats))
+	for ks, cs := range stats {
+		if len(cs) == 0 {
+			continue
+		}
+		m := make(map[string]float64, len(cs))
+		for _, c := range cs {
+			m[c.Name] = c.Value
+		}
+		out[ks] = m
+	}
+	return out
+}
+
+// keyspaceDetails lists the keyspaces for /status, sorted by name, with
+// their protocols' counters.
+func keyspaceDetails(ctx context.Context, nd *node.Node, kss []servedKeyspace, log *slog.Logger) []KeyspaceDetail {
+	counters := keyspaceCounters(ctx, nd, kss, log, "status")
 	var out []KeyspaceDetail
 	for _, k := range kss {
-		d := KeyspaceDetail{Name: k.name, Protocol: k.protocol, Policy: k.policy}
-		if cs := stats[k.name]; len(cs) > 0 {
-			d.Counters = make(map[string]float64, len(cs))
-			for _, c := range cs {
-				d.Counters[c.Name] = c.Value
-			}
-		}
-		out = append(out, d)
+		out = append(out, KeyspaceDetail{Name: k.name, Protocol: k.protocol, Policy: k.policy, Counters: counters[k.name]})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
 // keyspaceStatus is the keyspaces for gRPC Status, sorted by name, with
-// their protocols' counters (left out, and logged, if the event loop does
-// not answer in time), named as the lightcone_* metrics without the prefix.
-func keyspaceStatus(nd *node.Node, kss []servedKeyspace, statNames []string, log *slog.Logger) []*lightconev1.KeyspaceStatus {
-	var stats map[string][]protocol.Counter
-	if len(statNames) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), statsWait)
-		defer cancel()
-		var err error
-		if stats, err = keyspaceStats(ctx, nd, statNames); err != nil {
-			log.Warn("server: grpc status: keyspace counters", "err", err)
-		}
-	}
+// their protocols' counters named as the lightcone_* metrics without the
+// prefix (lease_grants_total).
+func keyspaceStatus(nd *node.Node, kss []servedKeyspace, log *slog.Logger) []*lightconev1.KeyspaceStatus {
+	counters := keyspaceCounters(context.Background(), nd, kss, log, "grpc status")
 	var out []*lightconev1.KeyspaceStatus
 	for _, k := range kss {
 		ks := &lightconev1.KeyspaceStatus{Name: k.name, Policy: k.policy}
-		if cs := stats[k.name]; len(cs) > 0 {
+		if cs := counters[k.name]; len(cs) > 0 {
 			ks.Counters = make(map[string]float64, len(cs))
-			for _, c := range cs {
-				ks.Counters[k.protocol+"_"+c.Name] = c.Value
+			for name, v := range cs {
+				ks.Counters[k.protocol+"_"+name] = v
 			}
 		}
 		out = append(out, ks)

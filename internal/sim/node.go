@@ -80,8 +80,7 @@ func (n *node) Self() wire.NodeID { return n.id }
 
 // Latency is the world's base delay between the two nodes' regions.
 func (n *node) Latency(to wire.NodeID) time.Duration {
-	t := n.sim.topo
-	return t.World.BaseDelay(t.RegionOf(n.id), t.RegionOf(to))
+	return n.sim.topo.BaseDelay(n.id, to)
 }
 
 // Wall is Now: the simulator models one clock per node (env.Env.Wall).

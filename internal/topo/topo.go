@@ -115,6 +115,12 @@ func NewTopology(w *World) *Topology {
 // RegionOf returns the region index of node n.
 func (t *Topology) RegionOf(n wire.NodeID) int { return t.Nodes[n].Region }
 
+// BaseDelay is the world's base (minimum) one-way delay from node a to
+// node b: that of their regions.
+func (t *Topology) BaseDelay(a, b wire.NodeID) time.Duration {
+	return t.World.BaseDelay(t.RegionOf(a), t.RegionOf(b))
+}
+
 // MeanRTT is the mean round-trip time between nodes a and b.
 func (t *Topology) MeanRTT(a, b wire.NodeID) time.Duration {
 	ra, rb := t.RegionOf(a), t.RegionOf(b)

@@ -82,7 +82,7 @@ func TestTheta(t *testing.T) {
 		if tc.write == wire.One && gw != srv {
 			want += w.BaseDelay(2, 2) // the intra-region hop
 		}
-		lat := func(p wire.NodeID) time.Duration { return w.BaseDelay(tp.RegionOf(gw), tp.RegionOf(p)) }
+		lat := func(p wire.NodeID) time.Duration { return tp.BaseDelay(gw, p) }
 		if got := ks.Theta(lat, reps); got != want {
 			t.Errorf("%s %s region %d: Theta = %s; want %s", tc.mode, tc.write, tc.region, got, want)
 		}
