@@ -30,6 +30,7 @@ import (
 //	get NODE KEY [client=N] [level=LEVEL]
 //	deliver [from=NODE] [to=NODE] [kind=KIND] [n=N]
 //	drop [from=NODE] [to=NODE] [kind=KIND] [n=N]
+//	dup [from=NODE] [to=NODE] [kind=KIND] [n=N]   (the network copies them)
 //	stabilize             (deliver until nothing is held)
 //	held                  (list what is held)
 //	tick DURATION         (let time pass: timers fire)
@@ -59,6 +60,7 @@ type Interaction struct {
 type heldMsg struct {
 	from, to wire.NodeID
 	m        wire.Msg
+	copy     int // which copy of m (dup): held copies are told apart
 }
 
 // line is h as the script prints it: `n0 → n1 kind{fields}`.
@@ -97,7 +99,7 @@ func (in *Interaction) Handle(t *testing.T, td *datadriven.TestData) string {
 		in.cluster(td)
 	case "put", "get":
 		in.request(td)
-	case "deliver", "drop":
+	case "deliver", "drop", "dup":
 		in.deliverOrDrop(td)
 	case "stabilize":
 		for round := 0; len(in.held) > 0; round++ {
@@ -238,8 +240,9 @@ func (in *Interaction) request(td *datadriven.TestData) {
 	in.s.Run(in.s.Now())
 }
 
-// deliverOrDrop delivers (or drops) the held messages that match the
-// filters, in the order they were sent; messages sent meanwhile stay held.
+// deliverOrDrop delivers (or drops, or duplicates: a second copy is held
+// after the first) the held messages that match the filters, in the order
+// they were sent; messages sent meanwhile stay held.
 func (in *Interaction) deliverOrDrop(td *datadriven.TestData) {
 	var from, to, kind string
 	n := -1
@@ -254,6 +257,18 @@ func (in *Interaction) deliverOrDrop(td *datadriven.TestData) {
 		} else {
 			keep = append(keep, h)
 		}
+	}
+	if td.Cmd == "dup" {
+		for _, h := range pick {
+			for _, x := range in.held {
+				if x.from == h.from && x.to == h.to && x.m == h.m {
+					h.copy = max(h.copy, x.copy+1)
+				}
+			}
+			in.held = append(in.held, h)
+			in.printf("duplicated %s\n", in.line(h))
+		}
+		return
 	}
 	if td.Cmd == "drop" {
 		in.held = keep
@@ -308,7 +323,7 @@ func (x *stepped) Start(e env.Env) {
 }
 
 func (x *stepped) Step(e env.Env, from wire.NodeID, m wire.Msg) {
-	x.run(e, x.in.line(heldMsg{from, x.id, m}), true, func(e env.Env) { x.r.Step(e, from, m) })
+	x.run(e, x.in.line(heldMsg{from: from, to: x.id, m: m}), true, func(e env.Env) { x.r.Step(e, from, m) })
 }
 
 func (x *stepped) Request(e env.Env, req *wire.Request) {
@@ -321,11 +336,19 @@ func (x *stepped) Timer(e env.Env, payload any) {
 }
 
 // run calls the replica with an Env that holds its messages and replies,
-// and prints header (always, or only if the handler sent something) with
+// syncs its store if it sent anything, and prints header (always, or only if the handler sent something) with
 // what it sent indented under it. A handler that fail-stops sends nothing.
 func (x *stepped) run(e env.Env, header string, always bool, f func(env.Env)) {
 	h := &holdEnv{Env: e}
 	f(h)
+	if h.stopped == nil && (len(h.msgs) > 0 || len(h.replies) > 0) {
+		// Persist before send, as the runtime does for what it releases:
+		// a node crashed after the script delivered its messages keeps
+		// what they depend on.
+		if err := x.in.s.Engine(x.id).Sync(); err != nil {
+			x.in.tb.Fatalf("%s: sync: %v", Node(x.id), err)
+		}
+	}
 	var lines []string
 	if h.stopped != nil {
 		lines = append(lines, fmt.Sprintf("%s fail-stop: %v", Node(x.id), h.stopped))
@@ -382,7 +405,7 @@ type holdEnv struct {
 
 func (h *holdEnv) Send(to wire.NodeID, m wire.Msg) {
 	if h.stopped == nil {
-		h.msgs = append(h.msgs, heldMsg{h.Self(), to, m})
+		h.msgs = append(h.msgs, heldMsg{from: h.Self(), to: to, m: m})
 	}
 }
 
