@@ -186,6 +186,12 @@ func (in *Interaction) cluster(td *datadriven.TestData) {
 		return &stepped{in: in, id: id, r: factory(id)}
 	}})
 	for _, n := range in.tp.Nodes {
+		// The nodes started within New, before run could sync for them.
+		if err := in.s.Engine(n.ID).Sync(); err != nil {
+			td.Fatalf(in.tb, "%s: sync: %v", Node(n.ID), err)
+		}
+	}
+	for _, n := range in.tp.Nodes {
 		in.printf("%s: %s (region %s)\n", Node(n.ID), n.Name, w.Regions[in.tp.RegionOf(n.ID)].Name)
 	}
 }
@@ -341,7 +347,7 @@ func (x *stepped) Timer(e env.Env, payload any) {
 func (x *stepped) run(e env.Env, header string, always bool, f func(env.Env)) {
 	h := &holdEnv{Env: e}
 	f(h)
-	if h.stopped == nil && (len(h.msgs) > 0 || len(h.replies) > 0) {
+	if h.stopped == nil && (len(h.msgs) > 0 || len(h.replies) > 0) && x.in.s != nil {
 		// Persist before send, as the runtime does for what it releases:
 		// a node crashed after the script delivered its messages keeps
 		// what they depend on.

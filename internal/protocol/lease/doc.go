@@ -155,11 +155,36 @@
 // Passive writes trade this for latency: a completed passive write lives
 // only on its master until the lazy updates land, and is lost if the
 // master fails for good first (the paper's "weaker data availability").
-// Requests are at-most-once: each node drops copies of a request it has
-// seen, and a gateway ignores answers to an attempt it has moved past, so
-// a write refused everywhere it was sent (redirects, a key being handed
-// over) is reported as not written; a write that timed out has an unknown
-// outcome.
+//
+// # Requests
+//
+// Writes and migrations are at-most-once, across restarts too
+// (requests.go). Every node keeps, durably, its incarnation — how many
+// times it has started — and tells the others when it starts (Hello). A
+// gateway addresses each attempt of a request to one incarnation of its
+// target, the newest it knows, and only that incarnation may execute it:
+// it handles the first copy and drops later ones (its memory of them is
+// in-memory; the network duplicates it guards against lag the original by
+// less than 4·(WriteTimeout+ElectionTimeout), after which it is dropped).
+// A copy addressed to any other incarnation is refused with Stale and the
+// receiver's incarnation, so a late duplicate reaching a restarted node
+// never executes there (testdata/restart_duplicate.txt). What a client is
+// told is then exact:
+//
+//   - not written (ErrUnavailable) only if every attempt was refused by the
+//     one incarnation it was addressed to, or was addressed to none (a
+//     gateway that has not heard the target's incarnation sends 0, which
+//     every node refuses, and sends again to the incarnation the refusal
+//     names: testdata/hello_lost.txt);
+//   - outcome unknown (ErrTimeout) if an attempt went to an incarnation
+//     that has since restarted (it may have executed the request first) or
+//     no answer came in time;
+//   - done, with its version, once the write completed.
+//
+// A gateway ignores answers to an attempt it has moved past. An
+// incarnation is stored before any message naming it leaves (persist
+// before send), so no number is used twice. A restarted gateway's
+// requests are simply gone: their clients had no answer.
 //
 // # Storage failure and invariants
 //

@@ -52,20 +52,25 @@ type LReadResp struct {
 }
 
 // MWrite asks the key's master to write (GlobLease Alg. 2). Origin is the
-// gateway's region, counted for automatic migration.
+// gateway's region, counted for automatic migration. Inc is the
+// incarnation of the receiver it is addressed to (0: not known yet); no
+// other incarnation executes it (doc.go, "Requests").
 type MWrite struct {
 	Op      uint64
 	Key     string
 	Rec     store.Record // Version is set by the master
 	Passive bool
 	Origin  int
+	Inc     uint64
 }
 
 // MWriteResp answers an MWrite. Failed: the write did not complete in time
 // (its outcome is unknown). Redirect: the receiver is not the master; Master
 // names the mastership it knows (the echo of GlobLease §III.E) and nothing
 // was written. Retry: the master is handing the key over; nothing was
-// written.
+// written. Stale: the MWrite was addressed to another incarnation of the
+// receiver, now Inc, and this one did not execute it (an earlier one may
+// have).
 type MWriteResp struct {
 	Op       uint64
 	Key      string
@@ -74,6 +79,8 @@ type MWriteResp struct {
 	Redirect bool
 	Retry    bool
 	Master   Ballot
+	Stale    bool
+	Inc      uint64
 }
 
 // Renew asks the master for a lease (and the current value) of Key.
@@ -208,15 +215,17 @@ type HandoffDone struct {
 }
 
 // Migrate asks the key's master to hand the key to its replica in Region.
+// Inc is as in MWrite.
 type Migrate struct {
 	Op     uint64
 	Key    string
 	Region int
+	Inc    uint64
 }
 
 // MigrateResp answers a Migrate. Err is empty on success; Retry marks a
 // refusal that may succeed later; Redirect names the master the receiver
-// knows.
+// knows; Stale and Inc are as in MWriteResp.
 type MigrateResp struct {
 	Op       uint64
 	Key      string
@@ -224,6 +233,15 @@ type MigrateResp struct {
 	Retry    bool
 	Redirect bool
 	Master   Ballot
+	Stale    bool
+	Inc      uint64
+}
+
+// Hello tells the other nodes the sender's new incarnation when it starts,
+// so their requests are addressed to it from the first (doc.go,
+// "Requests").
+type Hello struct {
+	Inc uint64
 }
 
 // Kind implements wire.Msg.
@@ -250,6 +268,7 @@ func (*Accepted) Kind() string    { return "lease.accepted" }
 func (*Handoff) Kind() string     { return "lease.handoff" }
 func (*HandoffDone) Kind() string { return "lease.handoff_done" }
 func (*Migrate) Kind() string     { return "lease.migrate" }
+func (*Hello) Kind() string       { return "lease.hello" }
 func (*MigrateResp) Kind() string { return "lease.migrate_resp" }
 
 // MessageTypes lists the protocol's messages for the network codec.
@@ -274,6 +293,7 @@ func MessageTypes() []wire.MsgType {
 		{Kind: "lease.handoff_done", New: func() wire.Encodable { return new(HandoffDone) }},
 		{Kind: "lease.migrate", New: func() wire.Encodable { return new(Migrate) }},
 		{Kind: "lease.migrate_resp", New: func() wire.Encodable { return new(MigrateResp) }},
+		{Kind: "lease.hello", New: func() wire.Encodable { return new(Hello) }},
 		{Kind: "lease.confirm_batch", New: func() wire.Encodable { return new(ConfirmBatch) }},
 		{Kind: "lease.confirm_batch_ack", New: func() wire.Encodable { return new(ConfirmBatchAck) }},
 		{Kind: "lease.sec_grant", New: func() wire.Encodable { return new(SecGrant) }},
@@ -320,18 +340,21 @@ func (m *LReadResp) DecodePayload(d *wire.Decoder) {
 }
 func (m *MWrite) AppendPayload(b []byte) []byte {
 	b = wire.AppendBool(store.AppendWire(opKey(b, m.Op, m.Key), m.Rec), m.Passive)
-	return wire.AppendVarint(b, int64(m.Origin))
+	return wire.AppendUvarint(wire.AppendVarint(b, int64(m.Origin)), m.Inc)
 }
 func (m *MWrite) DecodePayload(d *wire.Decoder) {
 	m.Op, m.Key, m.Rec, m.Passive, m.Origin = d.Uvarint(), d.String(), store.DecodeWire(d), d.Bool(), int(d.Varint())
+	m.Inc = d.Uvarint()
 }
 func (m *MWriteResp) AppendPayload(b []byte) []byte {
 	b = wire.AppendBool(wire.AppendVersion(opKey(b, m.Op, m.Key), m.Version), m.Failed)
-	return appendBallot(wire.AppendBool(wire.AppendBool(b, m.Redirect), m.Retry), m.Master)
+	b = appendBallot(wire.AppendBool(wire.AppendBool(b, m.Redirect), m.Retry), m.Master)
+	return wire.AppendUvarint(wire.AppendBool(b, m.Stale), m.Inc)
 }
 func (m *MWriteResp) DecodePayload(d *wire.Decoder) {
 	m.Op, m.Key, m.Version, m.Failed = d.Uvarint(), d.String(), d.Version(), d.Bool()
 	m.Redirect, m.Retry, m.Master = d.Bool(), d.Bool(), decodeBallot(d)
+	m.Stale, m.Inc = d.Bool(), d.Uvarint()
 }
 func (m *Renew) AppendPayload(b []byte) []byte { return opKey(b, m.Nonce, m.Key) }
 func (m *Renew) DecodePayload(d *wire.Decoder) { m.Nonce, m.Key = d.Uvarint(), d.String() }
@@ -422,16 +445,20 @@ func (m *HandoffDone) DecodePayload(d *wire.Decoder) {
 	m.Key, m.OK, m.Ballot = d.String(), d.Bool(), decodeBallot(d)
 }
 func (m *Migrate) AppendPayload(b []byte) []byte {
-	return wire.AppendVarint(opKey(b, m.Op, m.Key), int64(m.Region))
+	return wire.AppendUvarint(wire.AppendVarint(opKey(b, m.Op, m.Key), int64(m.Region)), m.Inc)
 }
 func (m *Migrate) DecodePayload(d *wire.Decoder) {
-	m.Op, m.Key, m.Region = d.Uvarint(), d.String(), int(d.Varint())
+	m.Op, m.Key, m.Region, m.Inc = d.Uvarint(), d.String(), int(d.Varint()), d.Uvarint()
 }
 func (m *MigrateResp) AppendPayload(b []byte) []byte {
 	b = wire.AppendString(opKey(b, m.Op, m.Key), m.Err)
-	return appendBallot(wire.AppendBool(wire.AppendBool(b, m.Retry), m.Redirect), m.Master)
+	b = appendBallot(wire.AppendBool(wire.AppendBool(b, m.Retry), m.Redirect), m.Master)
+	return wire.AppendUvarint(wire.AppendBool(b, m.Stale), m.Inc)
 }
 func (m *MigrateResp) DecodePayload(d *wire.Decoder) {
 	m.Op, m.Key, m.Err = d.Uvarint(), d.String(), d.String()
 	m.Retry, m.Redirect, m.Master = d.Bool(), d.Bool(), decodeBallot(d)
+	m.Stale, m.Inc = d.Bool(), d.Uvarint()
 }
+func (m *Hello) AppendPayload(b []byte) []byte { return wire.AppendUvarint(b, m.Inc) }
+func (m *Hello) DecodePayload(d *wire.Decoder) { m.Inc = d.Uvarint() }

@@ -33,6 +33,8 @@ func TestMessagesRoundTrip(t *testing.T) {
 		&Handoff{Key: "k", From: Ballot{N: 5, Node: 1}, Found: true, Rec: rec, Holders: []HolderLease{{Node: 2, Remaining: 1e9}, {Node: 0, Remaining: 5}}},
 		&HandoffDone{Key: "k", OK: true, Ballot: Ballot{N: 6, Node: 2}},
 		&Migrate{Op: 18, Key: "k", Region: 3}, &MigrateResp{Op: 19, Key: "k", Err: "busy", Retry: true, Redirect: true, Master: Ballot{N: 1, Node: 1}},
+		&MWrite{Op: 20, Key: "k", Rec: rec, Inc: 3}, &MWriteResp{Op: 21, Key: "k", Stale: true, Inc: 4},
+		&Migrate{Op: 22, Key: "k", Inc: 5}, &MigrateResp{Op: 23, Key: "k", Stale: true, Inc: 6}, &Hello{Inc: 7},
 	} {
 		b, err := c.Append(nil, m)
 		if err != nil {

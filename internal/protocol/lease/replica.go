@@ -279,10 +279,14 @@ type Replica struct {
 	// Candidate: elections in progress.
 	campaigns map[string]*campaign
 
-	// Requests (writes, migrations) this node has handled recently, so a
-	// copy the network duplicated is not executed twice.
+	// Requests (requests.go): this node's incarnation; writes and
+	// migrations it has handled recently, so a copy the network duplicated
+	// is not executed twice; and, as a gateway, the newest incarnation it
+	// knows of each node.
+	inc         uint64
 	seen        map[opID]int64
 	seenPurgeAt int
+	incs        map[wire.NodeID]uint64
 
 	// Keep-alive (keepalive.go): when each key this node masters was last
 	// used, and batched confirmations in flight; whether this node has ever
@@ -310,8 +314,9 @@ type Replica struct {
 type gop struct {
 	req       *wire.Request
 	timeout   env.TimerID
-	msg       wire.Msg    // what was sent to the master (writes, migrations)
+	msg       request     // what is sent to the master (writes, migrations)
 	target    wire.NodeID // where the current attempt went
+	inc       uint64      // the incarnation of target it was addressed to
 	redirects int
 }
 
@@ -471,6 +476,7 @@ func (r *Replica) Start(e env.Env) {
 	r.affCache = map[string][]wire.NodeID{}
 	r.affSeen = map[string]wire.Version{}
 	r.nextOp = e.Rand().Uint64()>>1 | 1
+	r.startIncarnation(e)
 	now := e.Now()
 	// Fences protect leases and confirmations a previous incarnation gave;
 	// a node that never gave any (no marker) needs none.
@@ -625,7 +631,7 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 	}
 	r.ops[op] = g
 	g.target = r.known(e, req.Key).Node
-	r.send(e, g.target, g.msg)
+	r.attempt(e, g)
 }
 
 // send delivers m, handling it in place when it is for this node.
@@ -678,6 +684,8 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		r.onMigrate(e, from, m)
 	case *MigrateResp:
 		r.answerMigrate(e, from, m)
+	case *Hello:
+		r.learnInc(from, m.Inc)
 	case *SecGrant:
 		r.onSecGrant(e, from, m)
 	case *ConfirmBatch:
@@ -897,31 +905,12 @@ func (r *Replica) onGrantAck(e env.Env, from wire.NodeID, m *GrantAck) {
 	r.records[m.Key][from] = e.Now() + r.ks.stretch(r.ks.cfg.LeaseLength)
 }
 
-// firstCopy reports whether this is the first copy of a gateway's request
-// seen here; later copies (network duplicates) are dropped, whatever the
-// first one's fate. Entries older than the longest a duplicate can lag are
-// forgotten.
-func (r *Replica) firstCopy(e env.Env, from wire.NodeID, op uint64) bool {
-	id := opID{from, op}
-	if _, dup := r.seen[id]; dup {
-		return false
-	}
-	now := e.Now()
-	r.seen[id] = now
-	if len(r.seen) > r.seenPurgeAt {
-		horizon := now - 4*int64(r.ks.cfg.WriteTimeout+r.ks.cfg.ElectionTimeout)
-		for k, at := range r.seen { // lint:order-independent: deletes only
-			if at < horizon {
-				delete(r.seen, k)
-			}
-		}
-		r.seenPurgeAt = 2*len(r.seen) + 1024
-	}
-	return true
-}
-
 // onMWrite is GlobLease Alg. 2 at the master.
 func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
+	if m.Inc != r.inc {
+		r.send(e, from, &MWriteResp{Op: m.Op, Key: m.Key, Stale: true, Inc: r.inc})
+		return
+	}
 	if !r.firstCopy(e, from, m.Op) {
 		return
 	}
@@ -1443,6 +1432,10 @@ func (r *Replica) endCampaign(e env.Env, key string, c *campaign, won bool) {
 // the same way.
 
 func (r *Replica) onMigrate(e env.Env, from wire.NodeID, m *Migrate) {
+	if m.Inc != r.inc {
+		r.send(e, from, &MigrateResp{Op: m.Op, Key: m.Key, Stale: true, Inc: r.inc})
+		return
+	}
 	if r.firstCopy(e, from, m.Op) {
 		r.migrate(e, from, m)
 	}
@@ -1636,7 +1629,7 @@ func (r *Replica) redirect(e env.Env, g *gop, b Ballot) bool {
 	}
 	g.redirects++
 	g.target = r.known(e, g.req.Key).Node
-	r.send(e, g.target, g.msg)
+	r.attempt(e, g)
 	return true
 }
 
@@ -1645,6 +1638,10 @@ func (r *Replica) redirect(e env.Env, g *gop, b Ballot) bool {
 func (r *Replica) answerWrite(e env.Env, from wire.NodeID, m *MWriteResp) {
 	g := r.ops[m.Op]
 	if g == nil || g.req.Key != m.Key || from != g.target {
+		return
+	}
+	if m.Stale {
+		r.staleAttempt(e, m.Op, g, from, m.Inc, fmt.Sprintf("lease: the master of %q restarted; the write may or may not have been applied", m.Key))
 		return
 	}
 	if m.Redirect && r.redirect(e, g, m.Master) {
@@ -1656,8 +1653,9 @@ func (r *Replica) answerWrite(e env.Env, from wire.NodeID, m *MWriteResp) {
 	rep := &wire.Reply{ID: g.req.ID, Client: g.req.Client, Version: m.Version}
 	switch {
 	case m.Redirect || m.Retry:
-		// Every attempt was refused before it was written (each node drops
-		// later copies of a request it refused: firstCopy).
+		// Every attempt was refused before it was written: each was
+		// addressed to one incarnation of its target, which drops later
+		// copies of a request it refused (requests.go).
 		rep.Err = &wire.Error{Code: wire.ErrUnavailable, Msg: fmt.Sprintf("lease: the mastership of %q is moving; nothing was written; retry", m.Key)}
 	case m.Failed:
 		rep.Err = &wire.Error{Code: wire.ErrTimeout, Msg: "lease: the write did not reach a majority and every lease holder in time"}
@@ -1668,6 +1666,10 @@ func (r *Replica) answerWrite(e env.Env, from wire.NodeID, m *MWriteResp) {
 func (r *Replica) answerMigrate(e env.Env, from wire.NodeID, m *MigrateResp) {
 	g := r.ops[m.Op]
 	if g == nil || g.req.Key != m.Key || from != g.target {
+		return
+	}
+	if m.Stale {
+		r.staleAttempt(e, m.Op, g, from, m.Inc, fmt.Sprintf("lease: migrate %q: its master restarted; the migration may or may not have started", m.Key))
 		return
 	}
 	if m.Redirect && r.redirect(e, g, m.Master) {
