@@ -104,7 +104,7 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 	f.StringVar(&clientTLS.CertFile, "tls-cert", "", "serve RESP and HTTP over TLS with this certificate (PEM)")
 	f.StringVar(&clientTLS.KeyFile, "tls-key", "", "the TLS certificate's private key (PEM)")
 	f.StringVar(&clientTLS.CAFile, "tls-client-ca", "", "require client certificates signed by this CA (mutual TLS)")
-	f.StringVar(&peerTLS.CertFile, "peer-tls-cert", "", "mutual TLS between nodes: this node's certificate (PEM)")
+	f.StringVar(&peerTLS.CertFile, "peer-tls-cert", "", "mutual TLS between nodes: this node's certificate (PEM), which must name the node by the URI SAN lightcone://node/NAME, else it does not start and peers refuse it; {node} in a path stands for the node's name")
 	f.StringVar(&peerTLS.KeyFile, "peer-tls-key", "", "mutual TLS between nodes: its private key (PEM)")
 	f.StringVar(&peerTLS.CAFile, "peer-tls-ca", "", "mutual TLS between nodes: the cluster CA (PEM)")
 	f.BoolVar(&c.YCSBCompat, "ycsb-compat", false, "accept and discard ZADD/ZREM so YCSB's Redis binding runs unmodified (workloads A-D, F)")

@@ -399,11 +399,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if (cfg.FaultInjection || cfg.Pprof) && cfg.Token == "" && !loopbackAddr(cfg.HTTPAddr) {
 		return fmt.Errorf("fault_injection and pprof on a non-loopback http_addr (%s) need a token: anyone who reaches it could partition the node or read its command line", cfg.HTTPAddr)
 	}
-	clientTLS, err := cfg.ClientTLS.clientTLS()
+	selfName := lay.topo.Nodes[lay.self].Name
+	clientTLS, err := cfg.ClientTLS.clientTLS(selfName)
 	if err != nil {
 		return err
 	}
-	peerTLS, err := cfg.PeerTLS.peerTLS()
+	peerTLS, err := cfg.PeerTLS.peerTLS(selfName)
 	if err != nil {
 		return err
 	}
@@ -456,7 +457,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if lay.peers != nil {
 		tcfg := transport.Config{Self: lay.self, Cluster: lay.name, Listen: cfg.PeerAddr, Peers: lay.peers, Codec: codec,
 			Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }, Observer: m, Log: log, TLS: peerTLS,
-			PingInterval: cfg.PingInterval}
+			Names: nodeNames(tp), PingInterval: cfg.PingInterval}
 		if lay.wan {
 			tcfg.WAN = &transport.WAN{Topology: tp, Seed: uint64(time.Now().UnixNano())}
 		}

@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,9 +37,11 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 	}
 }
 
-// newPKI makes a CA and, signed by it, a node certificate for 127.0.0.1
-// (server and client use: nodes are both) and a client certificate.
-func newPKI(t *testing.T) *testPKI {
+// newPKI makes a CA and, signed by it, a certificate for 127.0.0.1 for
+// each of nodes (server and client use: nodes are both; named by the URI
+// SAN lightcone://node/NAME, files NAME.pem and NAME-key.pem) and a client
+// certificate.
+func newPKI(t *testing.T, nodes ...string) *testPKI {
 	dir := t.TempDir()
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "lightcone test CA"},
@@ -50,11 +53,11 @@ func newPKI(t *testing.T) *testPKI {
 	}
 	ca, _ := x509.ParseCertificate(caDER)
 	writePEM(t, filepath.Join(dir, "ca.pem"), "CERTIFICATE", caDER)
-	issue := func(name string, serial int64, usage []x509.ExtKeyUsage) tls.Certificate {
+	issue := func(name string, serial int64, usage []x509.ExtKeyUsage, uris ...*url.URL) tls.Certificate {
 		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
 			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: usage, KeyUsage: x509.KeyUsageDigitalSignature}
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, URIs: uris, ExtKeyUsage: usage, KeyUsage: x509.KeyUsageDigitalSignature}
 		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 		if err != nil {
 			t.Fatal(err)
@@ -68,20 +71,28 @@ func newPKI(t *testing.T) *testPKI {
 		}
 		return kp
 	}
-	issue("node", 2, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth})
-	client := issue("client", 3, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth})
+	client := issue("client", 2, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth})
+	for i, n := range nodes {
+		u, err := url.Parse("lightcone://node/" + n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		issue(n, int64(3+i), []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, u)
+	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
 	return &testPKI{dir: dir, caPool: pool, clientKP: client}
 }
 
-// TestMutualTLSCluster: three processes talk to each other over mutual TLS
-// and serve RESP and HTTP over mutual TLS; plaintext clients get nothing.
+// TestMutualTLSCluster: three processes, each with its own certificate
+// naming it (one cluster file: {node} in the paths), talk to each other
+// over mutual TLS and serve RESP and HTTP over mutual TLS; plaintext
+// clients get nothing.
 func TestMutualTLSCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test; skipped in -short")
 	}
-	pki := newPKI(t)
+	pki := newPKI(t, "a-0", "b-0", "c-0")
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	addrs := map[string][3]string{}
@@ -93,8 +104,8 @@ func TestMutualTLSCluster(t *testing.T) {
 		fmt.Fprintf(&b, "    %s: {peer: %q, resp: %q, http: %q}\n", n, a[0], a[1], a[2])
 	}
 	f := func(n string) string { return filepath.Join(pki.dir, n) }
-	fmt.Fprintf(&b, "peer_tls: {cert_file: %q, key_file: %q, ca_file: %q}\n", f("node.pem"), f("node-key.pem"), f("ca.pem"))
-	fmt.Fprintf(&b, "client_tls: {cert_file: %q, key_file: %q, ca_file: %q}\n", f("node.pem"), f("node-key.pem"), f("ca.pem"))
+	fmt.Fprintf(&b, "peer_tls: {cert_file: %q, key_file: %q, ca_file: %q}\n", f("{node}.pem"), f("{node}-key.pem"), f("ca.pem"))
+	fmt.Fprintf(&b, "client_tls: {cert_file: %q, key_file: %q, ca_file: %q}\n", f("{node}.pem"), f("{node}-key.pem"), f("ca.pem"))
 	cfgPath := filepath.Join(dir, "cluster.yaml")
 	if err := os.WriteFile(cfgPath, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -151,5 +162,38 @@ func TestMutualTLSCluster(t *testing.T) {
 	defer noCert.Close()
 	if err := noCert.Ping(ctx).Err(); err == nil {
 		t.Error("PING without a client certificate succeeded under mutual TLS")
+	}
+}
+
+// TestPeerTLSCertificateMustNameTheNode: a node given another node's
+// certificate (signed by the cluster CA) refuses to start, naming the SAN
+// it needs; peers would refuse it anyway (internal/transport
+// TestTLSPeerWithAnotherNodesCertificateIsRefused).
+func TestPeerTLSCertificateMustNameTheNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the server binary; skipped in -short")
+	}
+	pki := newPKI(t, "a-0", "b-0")
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("cluster:\n  name: tls\n  world: local3\n  nodes:\n")
+	for _, n := range []string{"a-0", "b-0", "c-0"} {
+		fmt.Fprintf(&b, "    %s: {peer: %q, resp: %q, http: %q}\n", n, freeAddr(t), freeAddr(t), freeAddr(t))
+	}
+	f := func(n string) string { return filepath.Join(pki.dir, n) }
+	fmt.Fprintf(&b, "peer_tls: {cert_file: %q, key_file: %q, ca_file: %q}\n", f("{node}.pem"), f("{node}-key.pem"), f("ca.pem"))
+	cfgPath := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(cfgPath, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "server", "--config", cfgPath, "--node", "a-0", "--data-dir", filepath.Join(dir, "a-0"), "--grpc-addr", "off",
+		"--peer-tls-cert", f("b-0.pem"), "--peer-tls-key", f("b-0-key.pem"), "--peer-tls-ca", f("ca.pem"))
+	out, err := cmd.CombinedOutput() // it exits at once: no wait to bound
+	if err == nil {
+		t.Fatalf("server a-0 with b-0's certificate started and exited cleanly; want a refusal\n%s", out)
+	}
+	if want := "does not name node \"a-0\": it needs the URI SAN lightcone://node/a-0"; !strings.Contains(string(out), want) {
+		t.Fatalf("server a-0 with b-0's certificate: %v\n%s\nwant an error containing %q", err, out, want)
 	}
 }

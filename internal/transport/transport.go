@@ -59,8 +59,14 @@ type Config struct {
 	WAN *WAN
 	// TLS, if set, secures every connection both ways; set ClientAuth to
 	// tls.RequireAndVerifyClientCert and both Certificates and RootCAs /
-	// ClientCAs for mutual TLS between nodes.
-	TLS           *tls.Config
+	// ClientCAs for mutual TLS between nodes. With TLS every peer must be
+	// in Names, and each side of a connection must present a certificate
+	// naming the node it is (NodeURI, a URI SAN): a dialed peer whose
+	// certificate names another node, or an inbound one claiming a node its
+	// certificate does not name, is refused and logged as an error.
+	TLS *tls.Config
+	// Names are the peers' node names (topo.Node.Name), for TLS.
+	Names         map[wire.NodeID]string
 	PingInterval  time.Duration // default DefaultPingInterval
 	QueueLen      int           // default DefaultQueueLen
 	MaxFrameBytes int           // default DefaultMaxFrameBytes
@@ -144,6 +150,13 @@ func New(cfg Config) (*Transport, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.TLS != nil {
+		for id := range cfg.Peers {
+			if id != cfg.Self && cfg.Names[id] == "" {
+				return nil, fmt.Errorf("transport: TLS needs every peer's node name; node %d has none", id)
+			}
+		}
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -431,6 +444,13 @@ func (t *Transport) dial(p *peer) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tc, ok := conn.(*tls.Conn); ok {
+		if err := t.checkIdentity(tc, p.id); err != nil {
+			conn.Close()
+			t.log.Error("transport: refusing peer", "peer", p.id, "addr", p.addr, "err", err)
+			return nil, err
+		}
+	}
 	hs := []byte(magic)
 	hs = append(hs, protocolVersion)
 	hs = wire.AppendString(hs, t.cfg.Cluster)
@@ -462,7 +482,12 @@ func (t *Transport) acceptLoop() {
 			defer t.wg.Done()
 			defer t.track(conn, false)
 			defer conn.Close()
-			if err := t.readLoop(conn); err != nil && t.ctx.Err() == nil && !errors.Is(err, io.EOF) {
+			err := t.readLoop(conn)
+			switch {
+			case err == nil || t.ctx.Err() != nil || errors.Is(err, io.EOF):
+			case errors.Is(err, ErrIdentity):
+				t.log.Error("transport: refusing inbound peer", "remote", conn.RemoteAddr().String(), "err", err)
+			default:
 				t.log.Warn("transport: inbound connection closed", "remote", conn.RemoteAddr().String(), "err", err)
 			}
 		}()
@@ -497,6 +522,11 @@ func (t *Transport) readLoop(conn net.Conn) error {
 	from := wire.NodeID(fromV)
 	if _, ok := t.peers[from]; !ok {
 		return fmt.Errorf("handshake: unknown peer node %d", from)
+	}
+	if tc, ok := conn.(*tls.Conn); ok {
+		if err := t.checkIdentity(tc, from); err != nil {
+			return err
+		}
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	var buf []byte
@@ -549,4 +579,31 @@ func readString(r *bufio.Reader, max int) (string, error) {
 		return "", err
 	}
 	return string(b), nil
+}
+
+// ErrIdentity marks a peer refused because its TLS certificate does not
+// name the node it is, or claims to be.
+var ErrIdentity = errors.New("transport: peer certificate does not name its node")
+
+// NodeURI is the URI SAN that names node name in a peer certificate:
+// lightcone://node/NAME.
+func NodeURI(name string) string { return "lightcone://node/" + name }
+
+// checkIdentity checks that the verified certificate the peer presented on
+// c names node id. The handshake has run: dialing completes it, and the
+// acceptor has read from c.
+func (t *Transport) checkIdentity(c *tls.Conn, id wire.NodeID) error {
+	want := NodeURI(t.cfg.Names[id])
+	certs := c.ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		return fmt.Errorf("%w: node %d (%s) presented no certificate", ErrIdentity, id, want)
+	}
+	var names []string
+	for _, u := range certs[0].URIs {
+		if u.String() == want {
+			return nil
+		}
+		names = append(names, u.String())
+	}
+	return fmt.Errorf("%w: node %d needs a certificate with URI SAN %s; it presented %q (URI SANs %v)", ErrIdentity, id, want, certs[0].Subject.CommonName, names)
 }
