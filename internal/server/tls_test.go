@@ -2,18 +2,10 @@ package server_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lightcone/lightcone/internal/transport/tlstest"
 )
 
 type testPKI struct {
@@ -30,58 +24,17 @@ type testPKI struct {
 	clientKP tls.Certificate
 }
 
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// newPKI makes a CA and, signed by it, a certificate for 127.0.0.1 for
-// each of nodes (server and client use: nodes are both; named by the URI
-// SAN lightcone://node/NAME, files NAME.pem and NAME-key.pem) and a client
-// certificate.
+// newPKI makes a CA (ca.pem) and, signed by it, a certificate for
+// 127.0.0.1 for each of nodes (NAME.pem and NAME-key.pem, naming the node
+// by the URI SAN lightcone://node/NAME) and a client certificate.
 func newPKI(t *testing.T, nodes ...string) *testPKI {
 	dir := t.TempDir()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "lightcone test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
+	ca := tlstest.NewCA(t)
+	ca.WriteCA(t, filepath.Join(dir, "ca.pem"))
+	for _, n := range nodes {
+		tlstest.Write(t, dir, n, ca.Peer(t, n, "lightcone://node/"+n))
 	}
-	ca, _ := x509.ParseCertificate(caDER)
-	writePEM(t, filepath.Join(dir, "ca.pem"), "CERTIFICATE", caDER)
-	issue := func(name string, serial int64, usage []x509.ExtKeyUsage, uris ...*url.URL) tls.Certificate {
-		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, URIs: uris, ExtKeyUsage: usage, KeyUsage: x509.KeyUsageDigitalSignature}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, _ := x509.MarshalECPrivateKey(key)
-		writePEM(t, filepath.Join(dir, name+".pem"), "CERTIFICATE", der)
-		writePEM(t, filepath.Join(dir, name+"-key.pem"), "EC PRIVATE KEY", kder)
-		kp, err := tls.LoadX509KeyPair(filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return kp
-	}
-	client := issue("client", 2, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth})
-	for i, n := range nodes {
-		u, err := url.Parse("lightcone://node/" + n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		issue(n, int64(3+i), []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, u)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	return &testPKI{dir: dir, caPool: pool, clientKP: client}
+	return &testPKI{dir: dir, caPool: ca.Pool, clientKP: ca.Issue(t, "client", []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth})}
 }
 
 // TestMutualTLSCluster: three processes, each with its own certificate

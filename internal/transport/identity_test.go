@@ -2,70 +2,21 @@ package transport
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"log/slog"
-	"math/big"
-	"net"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/lightcone/lightcone/internal/transport/tlstest"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
-// testCA issues peer certificates for 127.0.0.1 naming one node each.
-type testCA struct {
-	t    *testing.T
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-	n    int64
-}
-
-func newTestCA(t *testing.T) *testCA {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{t: t, cert: cert, key: key, pool: pool, n: 1}
-}
-
 // peerTLS is the mutual-TLS config of a node presenting a certificate
 // that names node name.
-func (ca *testCA) peerTLS(name string) *tls.Config {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		ca.t.Fatal(err)
-	}
-	u, _ := url.Parse(NodeURI(name))
-	ca.n++
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(ca.n), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, URIs: []*url.URL{u},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		ca.t.Fatal(err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
-		RootCAs: ca.pool, ClientCAs: ca.pool, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13}
+func peerTLS(t *testing.T, ca *tlstest.CA, name string) *tls.Config {
+	return &tls.Config{Certificates: []tls.Certificate{ca.Peer(t, name, NodeURI(name))},
+		RootCAs: ca.Pool, ClientCAs: ca.Pool, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13}
 }
 
 // logBuf is a log both a test and a transport's goroutines use.
@@ -89,18 +40,18 @@ func (l *logBuf) String() string {
 // tlsPair is nodes 0 (n0) and 1 (n1) over mutual TLS, node 1 presenting a
 // certificate that names cert1.
 func tlsPair(t *testing.T, cert1 string) (a, b *Transport, inA, inB *inbox, logA *logBuf) {
-	ca := newTestCA(t)
+	ca := tlstest.NewCA(t)
 	addrs := freeAddrs(t, 2)
 	peers := map[wire.NodeID]string{0: addrs[0], 1: addrs[1]}
 	names := map[wire.NodeID]string{0: "n0", 1: "n1"}
 	inA, inB, logA = &inbox{}, &inbox{}, &logBuf{}
 	a, err := New(Config{Self: 0, Cluster: "c", Listen: addrs[0], Peers: peers, Names: names, Codec: testCodec(t), Deliver: inA.deliver,
-		TLS: ca.peerTLS("n0"), Log: slog.New(slog.NewTextHandler(logA, nil))})
+		TLS: peerTLS(t, ca, "n0"), Log: slog.New(slog.NewTextHandler(logA, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, err = New(Config{Self: 1, Cluster: "c", Listen: addrs[1], Peers: peers, Names: names, Codec: testCodec(t), Deliver: inB.deliver,
-		TLS: ca.peerTLS(cert1)})
+		TLS: peerTLS(t, ca, cert1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +91,7 @@ func TestTLSPeerWithAnotherNodesCertificateIsRefused(t *testing.T) {
 func TestTLSNeedsNames(t *testing.T) {
 	addrs := freeAddrs(t, 2)
 	_, err := New(Config{Self: 0, Cluster: "c", Listen: addrs[0], Peers: map[wire.NodeID]string{0: addrs[0], 1: addrs[1]},
-		Names: map[wire.NodeID]string{0: "n0"}, Codec: testCodec(t), Deliver: func(wire.NodeID, wire.Msg) {}, TLS: newTestCA(t).peerTLS("n0")})
+		Names: map[wire.NodeID]string{0: "n0"}, Codec: testCodec(t), Deliver: func(wire.NodeID, wire.Msg) {}, TLS: peerTLS(t, tlstest.NewCA(t), "n0")})
 	if err == nil || !strings.Contains(err.Error(), "node name") {
 		t.Fatalf("New with TLS and a peer without a name: %v; want an error", err)
 	}
