@@ -165,9 +165,18 @@ func (p *Pebble) every(interval time.Duration, fn func()) {
 // Writable returns nil if client writes may be taken, else why not: a
 // *NoSpaceError while free space is below the reserve (retryable: it
 // clears on its own once space returns), or the failure that stopped the
-// engine. It is cheap (two atomic loads) and safe for concurrent use;
-// every call that refuses counts as a refused write.
+// engine. It is cheap (two atomic loads) and safe for concurrent use.
 func (p *Pebble) Writable() error { return p.space.writable() }
+
+// AdmitWrite is Writable for one client write: a refusal is counted
+// (Space.Refused).
+func (p *Pebble) AdmitWrite() error {
+	err := p.space.writable()
+	if err != nil {
+		p.space.refused.Add(1)
+	}
+	return err
+}
 
 // Space reports the data directory's free space, the reserve and the
 // counters for /status. Safe for concurrent use.

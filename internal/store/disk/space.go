@@ -3,6 +3,9 @@ package disk
 import (
 	"fmt"
 	"log/slog"
+	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +64,7 @@ type Options struct {
 	FS vfs.FS
 	// ReserveBytes is the free space below which client writes are
 	// refused. Default DefaultReserve of the filesystem's size.
-	ReserveBytes int64
+	ReserveBytes ByteSize
 	// CheckInterval is how often the free space is read. Default 1s.
 	CheckInterval time.Duration
 	// LogInterval is how often one condition (disk full, background
@@ -122,7 +125,7 @@ func Bytes(n uint64) string {
 		div *= unit
 		exp++
 	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return fmt.Sprintf("%.2f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // Space is the data directory's filesystem as the engine last read it.
@@ -288,11 +291,9 @@ func (m *monitor) publishLocked() {
 // writable returns why client writes are refused, or nil.
 func (m *monitor) writable() error {
 	if f := m.failure.Load(); f != nil {
-		m.refused.Add(1)
 		return *f
 	}
 	if s := m.state.Load(); s != nil {
-		m.refused.Add(1)
 		return *s
 	}
 	return nil
@@ -409,3 +410,52 @@ func recoverFatal(err *error) {
 	}
 	*err = fmt.Errorf("pebble: %w", *err)
 }
+
+// ByteSize is a size in bytes in configuration: a plain number of bytes or
+// one with a unit (KiB, MiB, GiB, TiB; KB, MB, GB, TB are powers of 1000).
+type ByteSize int64
+
+var byteUnits = []struct {
+	suffix string
+	n      int64
+}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+
+// ParseByteSize parses "512MiB", "1 GiB", "1048576".
+func ParseByteSize(s string) (ByteSize, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range byteUnits {
+		if len(t) > len(u.suffix) && strings.EqualFold(t[len(t)-len(u.suffix):], u.suffix) {
+			t, mult = strings.TrimSpace(t[:len(t)-len(u.suffix)]), u.n
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || f*float64(mult) > math.MaxInt64/2 {
+		return 0, fmt.Errorf("disk: size %q: want a number of bytes, optionally with a unit (KiB, MiB, GiB, TiB, KB, MB, GB, TB)", s)
+	}
+	return ByteSize(f * float64(mult)), nil
+}
+
+// UnmarshalText parses a size as ParseByteSize does (YAML).
+func (b *ByteSize) UnmarshalText(text []byte) error {
+	v, err := ParseByteSize(string(text))
+	if err == nil {
+		*b = v
+	}
+	return err
+}
+
+// String formats the size in binary units.
+func (b ByteSize) String() string {
+	if b == 0 {
+		return "0" // pflag shows no default for it
+	}
+	return Bytes(uint64(max(b, 0)))
+}
+
+// Set implements pflag.Value.
+func (b *ByteSize) Set(s string) error { return b.UnmarshalText([]byte(s)) }
+
+// Type implements pflag.Value.
+func (b *ByteSize) Type() string { return "size" }

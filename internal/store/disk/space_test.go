@@ -28,7 +28,7 @@ func openFilling(t *testing.T, fs *FillingFS, dir string) *Pebble {
 // putSync writes one key the way the node does a client write: asked
 // Writable first, then Put and Sync.
 func putSync(p *Pebble, i int, value []byte) error {
-	if err := p.Writable(); err != nil {
+	if err := p.AdmitWrite(); err != nil {
 		return err
 	}
 	v := wire.Version{TS: hlc.Timestamp{WallNanos: int64(i + 1)}, Node: 1}
@@ -178,5 +178,18 @@ func waitWritable(t *testing.T, p *Pebble) {
 			t.Fatalf("still refusing writes 5s after space returned: %v", p.Writable())
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	for in, want := range map[string]ByteSize{"1048576": 1 << 20, "64MiB": 64 << 20, "1 GiB": 1 << 30, "2MB": 2e6, "1.5KiB": 1536, "0": 0, "10B": 10} {
+		if got, err := ParseByteSize(in); err != nil || got != want {
+			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "MiB", "-1", "12 parsecs", "1e30GiB"} {
+		if got, err := ParseByteSize(in); err == nil {
+			t.Errorf("ParseByteSize(%q) = %d; want an error", in, got)
+		}
 	}
 }
