@@ -9,8 +9,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -231,4 +235,91 @@ func TestDiskFullRefusesWritesAndRecovers(t *testing.T) {
 			t.Fatalf("GET %s after restart: %d bytes, %v; want its acknowledged value", k, len(got), err)
 		}
 	}
+}
+
+// TestDiskFullOnRealTmpfs replays the report exactly: the real binary with
+// its data directory on a 20 MiB tmpfs (root only: it mounts one). The
+// process never exits: writes get ERR disk full, reads are served, /readyz
+// fails; after `mount -o remount,size=40m` the node takes writes again on
+// its own, every acknowledged write is there, and SIGTERM exits 0.
+func TestDiskFullOnRealTmpfs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", mnt, err, out)
+		}
+	})
+	bin := buildBinary(t)
+	p := start(t, bin, filepath.Join(mnt, "data"), freeAddr(t), freeAddr(t))
+	ctx := context.Background()
+	rc := redis.NewClient(&redis.Options{Addr: p.resp, Protocol: 2, MaxRetries: -1})
+	defer rc.Close()
+	rng := rand.NewChaCha8([32]byte{9})
+	acked := map[string][]byte{}
+	var refusal error
+	for i := 0; i < 1000 && refusal == nil; i++ {
+		v := make([]byte, 64<<10)
+		_, _ = rng.Read(v)
+		k := fmt.Sprintf("k%04d", i)
+		if refusal = rc.Set(ctx, k, v, 0).Err(); refusal == nil {
+			acked[k] = v
+		}
+	}
+	if refusal == nil || !strings.HasPrefix(refusal.Error(), "ERR disk full: ") {
+		t.Fatalf("after %d writes on a 20 MiB tmpfs: SET error %v; want ERR disk full", len(acked), refusal)
+	}
+	t.Logf("%d writes (%d MiB) acknowledged, then: %v", len(acked), len(acked)*64>>10, refusal)
+	for range 200 {
+		if err := rc.Set(ctx, "more", "v", 0).Err(); err == nil || !strings.Contains(err.Error(), "disk full") {
+			t.Fatalf("SET while full: %v; want ERR disk full", err)
+		}
+	}
+	for k, v := range acked {
+		if got, err := rc.Get(ctx, k).Bytes(); err != nil || !bytes.Equal(got, v) {
+			t.Fatalf("GET %s while full: %d bytes, %v", k, len(got), err)
+		}
+	}
+	if code, body := readyz(t, p.http); code != http.StatusServiceUnavailable || !strings.Contains(body, "disk full") {
+		t.Errorf("/readyz while full = %d %q; want 503 naming the full disk", code, body)
+	}
+	if out, err := exec.Command("mount", "-o", "remount,size=40m", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("remount: %v %s", err, out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if code, _ := readyz(t, p.http); code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz not ok 10s after space returned")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := rc.Set(ctx, "after", "space", 0).Err(); err != nil {
+		t.Fatalf("SET after space returned: %v", err)
+	}
+	for k, v := range acked {
+		if got, err := rc.Get(ctx, k).Bytes(); err != nil || !bytes.Equal(got, v) {
+			t.Fatalf("GET %s after space returned: %d bytes, %v", k, len(got), err)
+		}
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v (it must not have exited before)\n%s", err, p.log)
+	}
+	if n := strings.Count(p.log.String(), "disk: refusing client writes"); n < 1 || n > 3 {
+		t.Errorf("the log says writes are refused %d times for 200+ refused writes; want once per interval:\n%s", n, p.log)
+	}
+	t.Logf("log:\n%s", p.log)
 }
