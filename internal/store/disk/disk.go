@@ -2,6 +2,10 @@
 // (github.com/cockroachdb/pebble) with a configurable fsync policy. It lives
 // apart from package store so protocol code, which sees only store.Store,
 // never links the engine.
+//
+// A full disk is refused, not crashed on: the engine tells the runtime
+// when client writes must be refused (Writable) and keeps Pebble's own
+// writes clear of ENOSPC; see space.go for why Pebble needs that and how.
 package disk
 
 import (
