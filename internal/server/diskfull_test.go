@@ -323,3 +323,62 @@ func TestDiskFullOnRealTmpfs(t *testing.T) {
 	}
 	t.Logf("log:\n%s", p.log)
 }
+
+// TestDiskFilledUnderTheNode: another process fills the disk between two
+// free-space readings (the capacity drops to what is in use) while a
+// client keeps writing. Every write is acknowledged or refused with ERR
+// disk full, never lost or hung; Pebble's flushes that meet ENOSPC get the
+// emergency ballast; the server does not exit; once space returns writes
+// are taken again and every acknowledged one is there.
+func TestDiskFilledUnderTheNode(t *testing.T) {
+	const capacity = 20 << 20
+	fs := disk.NewFillingFS(vfs.Default, capacity)
+	s := startOnFS(t, fs, t.TempDir(), io.Discard)
+	defer s.stop(t)
+	ctx := context.Background()
+	rc := redis.NewClient(&redis.Options{Addr: s.addrs.RESP, Protocol: 2, MaxRetries: -1, ReadTimeout: 10 * time.Second})
+	defer rc.Close()
+	rng := rand.NewChaCha8([32]byte{3})
+	acked := map[string][]byte{}
+	refused := 0
+	for i := range 120 {
+		if i == 20 {
+			fs.SetCapacity(fs.Used())
+		}
+		v := make([]byte, 32<<10)
+		_, _ = rng.Read(v)
+		k := fmt.Sprintf("k%04d", i)
+		switch err := rc.Set(ctx, k, v, 0).Err(); {
+		case err == nil:
+			acked[k] = v
+		case strings.Contains(err.Error(), "disk full"):
+			refused++
+		default:
+			t.Fatalf("SET %s: %v; want OK or ERR disk full", k, err)
+		}
+	}
+	s.alive(t, "after the disk filled")
+	if refused == 0 {
+		t.Fatal("no write refused after the disk filled")
+	}
+	var st struct {
+		Disk disk.Space `json:"disk"`
+	}
+	if err := json.Unmarshal([]byte(httpBody(t, "http://"+s.addrs.HTTP+"/status")), &st); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d acknowledged, %d refused; /status disk: %+v", len(acked), refused, st.Disk)
+	fs.SetCapacity(2 * capacity)
+	deadline := time.Now().Add(10 * time.Second)
+	for rc.Set(ctx, "after", "space", 0).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("writes still refused 10s after space returned: %v", rc.Set(ctx, "after", "space", 0).Err())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for k, v := range acked {
+		if got, err := rc.Get(ctx, k).Bytes(); err != nil || !bytes.Equal(got, v) {
+			t.Fatalf("GET %s after space returned: %d bytes, %v", k, len(got), err)
+		}
+	}
+}

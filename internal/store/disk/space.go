@@ -106,12 +106,19 @@ type NoSpaceError struct {
 }
 
 func (e *NoSpaceError) Error() string {
+	const tail = "; writes are refused until space is freed, reads are served"
+	if e.BallastReleased && e.AvailBytes >= e.ReserveBytes {
+		// Free bytes but ENOSPC: out of inodes, a quota, or space
+		// that came and went between two readings.
+		return fmt.Sprintf("disk full: a write met ENOSPC on the data directory %s (%s free of %s now; the emergency ballast was released)",
+			e.Dir, Bytes(e.AvailBytes), Bytes(e.TotalBytes)) + tail
+	}
 	s := fmt.Sprintf("disk full: %s free of %s on the data directory %s, below the %s reserve",
 		Bytes(e.AvailBytes), Bytes(e.TotalBytes), e.Dir, Bytes(e.ReserveBytes))
 	if e.BallastReleased {
 		s += " (a write met ENOSPC; the emergency ballast was released)"
 	}
-	return s + "; writes are refused until space is freed, reads are served"
+	return s + tail
 }
 
 // Bytes formats n in binary units ("1.5 MiB").
@@ -228,6 +235,9 @@ func (m *monitor) onDiskFull() {
 		return
 	}
 	m.ballast = false
+	if u, err := m.fs.GetDiskUsage(m.dir); err == nil {
+		m.total, m.avail = u.TotalBytes, u.AvailBytes
+	}
 	m.log.Error("disk: a write met ENOSPC; released the emergency ballast so it can go through, client writes are refused", "dir", m.dir, "ballast", Bytes(m.ballastN))
 	m.publishLocked()
 }
