@@ -55,6 +55,7 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 				"grpc-addr":       func() { cfg.GRPCAddr = c.GRPCAddr },
 				"http-addr":       func() { cfg.HTTPAddr = c.HTTPAddr },
 				"sync":            func() { cfg.Sync = disk.SyncPolicy(sync) },
+				"disk-reserve":    func() { cfg.DiskReserve = c.DiskReserve },
 				"requirepass":     func() { cfg.RequirePass = c.RequirePass },
 				"token":           func() { cfg.Token = c.Token },
 				"node":            func() { cfg.Node = c.Node },
@@ -94,6 +95,7 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 	f.StringVar(&c.GRPCAddr, "grpc-addr", server.DefaultGRPCAddr, `gRPC API listen address (lightcone.v1.KV, grpc.health.v1); "off" disables`)
 	f.StringVar(&c.HTTPAddr, "http-addr", server.DefaultHTTPAddr, `HTTP admin listen address (/metrics, /healthz, /readyz, /status); "off" disables`)
 	f.StringVar(&sync, "sync", string(disk.SyncAlways), "when writes are fsynced: always (before any reply; group commit), everysec, never")
+	f.Var(&c.DiskReserve, "disk-reserve", "free space below which writes are refused and /readyz fails, e.g. 512MiB (default 5% of the filesystem, at least 4 memtables, at most 1GiB)")
 	f.StringVar(&c.RequirePass, "requirepass", "", "password RESP clients must AUTH with")
 	f.StringVar(&c.Token, "token", "", "bearer token the HTTP admin endpoints require (except /healthz)")
 	f.StringVar(&c.Read, "read", "", "default read consistency level (default QUORUM)")

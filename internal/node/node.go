@@ -64,6 +64,13 @@ type Config struct {
 	// Latency, if set, is the measured minimum one-way delay to a peer
 	// (env.Env.Latency); nil: the world's base delays.
 	Latency func(to wire.NodeID) time.Duration
+	// Admit, if set, is asked on the loop about every client write (put,
+	// delete, migrate) before the protocol sees it; a non-nil error
+	// answers the write at once, with nothing done (a full disk:
+	// wire.ErrNoSpace). It must be cheap. Reads are never asked.
+	// Protocols' own writes (replication from peers, lease records) are
+	// not client writes and are not asked.
+	Admit func(*wire.Request) *wire.Error
 }
 
 // Clock is the real runtime's time source: env.Env.Now is the wall clock
@@ -140,6 +147,9 @@ type Node struct {
 	stopped atomic.Bool
 	failed  bool  // the store failed or the replica fail-stopped: nothing may leave any more
 	halt    error // the replica's FailStop cause (owned by the loop)
+	// broken is the store failure the node serves on with: every request
+	// is refused with it, nothing else is handled (owned by the loop).
+	broken *wire.Error
 
 	// Owned by the loop. Timers live in a min-heap by deadline; one
 	// time.Timer wakes the loop for the earliest. A cancelled timer's
@@ -240,11 +250,15 @@ func (n *Node) SubmitBatch(reqs []*wire.Request, done func(*wire.Reply)) {
 
 // refuse answers requests that never reached the protocol.
 func (n *Node) refuse(reqs []*wire.Request, done func(*wire.Reply)) {
+	n.refuseWith(reqs, done, errStopped)
+}
+
+func (n *Node) refuseWith(reqs []*wire.Request, done func(*wire.Reply), e *wire.Error) {
 	if n.obs != nil {
 		n.obs.InflightAdd(-len(reqs))
 	}
 	for _, req := range reqs {
-		done(&wire.Reply{ID: req.ID, Client: req.Client, Err: errStopped})
+		done(&wire.Reply{ID: req.ID, Client: req.Client, Err: e})
 	}
 }
 
@@ -283,10 +297,17 @@ func (n *Node) Inspect(ctx context.Context, fn func(r env.Replica, now int64)) e
 	return n.Do(ctx, func() { fn(n.replica, n.Now()) })
 }
 
-// Run starts the replica and runs the event loop until ctx is cancelled,
-// the store fails or the replica fail-stops (Env.FailStop). Requests still
-// queued then get ErrUnavailable, and those the protocol had taken
-// ErrTimeout (their outcome is unknown).
+// Run starts the replica and runs the event loop until ctx is cancelled
+// or the replica fail-stops (Env.FailStop). Requests still queued then get
+// ErrUnavailable, and those the protocol had taken ErrTimeout (their
+// outcome is unknown).
+//
+// A store that fails to sync (a commit Pebble could not write: see package
+// disk) does not end the loop, so the process does not exit on it: nothing
+// that depended on the failed writes leaves, the requests the protocol had
+// taken get ErrTimeout, and from then on the node refuses every request
+// with ErrUnavailable naming the failure, until it is restarted. Its
+// /readyz says why (the engine's Writable).
 func (n *Node) Run(ctx context.Context) error {
 	defer n.shutdown()
 	n.replica = n.cfg.Factory(n.cfg.ID)
@@ -296,7 +317,7 @@ func (n *Node) Run(ctx context.Context) error {
 		return n.stop()
 	}
 	if err := n.flush(); err != nil {
-		return err
+		n.breakDown(err)
 	}
 	batch := make([]event, 0, n.cfg.MaxBatch)
 	for {
@@ -326,7 +347,7 @@ func (n *Node) Run(ctx context.Context) error {
 		}
 		start := time.Now()
 		for i := range batch {
-			if n.halt == nil {
+			if n.halt == nil && n.broken == nil {
 				n.handle(&batch[i])
 			} else {
 				n.drop(&batch[i])
@@ -338,7 +359,7 @@ func (n *Node) Run(ctx context.Context) error {
 			return n.stop()
 		}
 		if err := n.flush(); err != nil {
-			return err
+			n.breakDown(err)
 		}
 		if n.obs != nil {
 			n.obs.LoopBatch(len(batch), time.Since(start))
@@ -397,6 +418,12 @@ func (n *Node) handle(ev *event) {
 				return
 			}
 			n.reqs[pendingKey{req.Client, req.ID}] = pending{done: ev.done, start: ev.start, op: req.Op, level: req.Level}
+			if n.cfg.Admit != nil && req.Op != wire.OpGet {
+				if e := n.cfg.Admit(req); e != nil {
+					n.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: e})
+					continue
+				}
+			}
 			n.replica.Request(n, req)
 		}
 	case evFunc:
@@ -409,6 +436,10 @@ func (n *Node) handle(ev *event) {
 func (n *Node) drop(ev *event) {
 	switch ev.kind {
 	case evRequest:
+		if n.broken != nil {
+			n.refuseWith(ev.reqs, ev.done, n.broken)
+			return
+		}
 		n.refuse(ev.reqs, ev.done)
 	case evFunc:
 		ev.fn()
@@ -446,7 +477,6 @@ func (n *Node) flush() error {
 		n.outMsgs = n.outMsgs[:0]
 		clear(n.outReps)
 		n.outReps = n.outReps[:0]
-		n.log.Error("node: store sync failed; stopping so no unpersisted state is acknowledged", "err", err)
 		return fmt.Errorf("node: sync: %w", err)
 	}
 	for i, o := range n.outMsgs {
@@ -463,6 +493,33 @@ func (n *Node) flush() error {
 	}
 	n.outReps = n.outReps[:0]
 	return nil
+}
+
+// breakDown turns the node into one that refuses every request with the
+// store's failure: the requests the protocol had taken get ErrTimeout
+// (their replies were dropped with the unsynced writes, and what reached
+// peers earlier may still take effect), timers stop, and from now on
+// requests are refused and messages dropped. The loop keeps running, so
+// status queries still answer and the process stays up.
+func (n *Node) breakDown(err error) {
+	n.broken = &wire.Error{Code: wire.ErrUnavailable, Msg: fmt.Sprintf("node: the store failed; this node takes no requests until it is restarted: %v", err)}
+	n.log.Error("node: store sync failed; nothing unpersisted was acknowledged, every request is refused until the node is restarted", "err", err)
+	n.timers = nil
+	clear(n.payload)
+	n.wake.Stop()
+	n.timeoutPending("node: the store failed before answering; the outcome is unknown")
+}
+
+// timeoutPending answers every request the protocol took and has not
+// answered with ErrTimeout: it may have taken effect.
+func (n *Node) timeoutPending(msg string) {
+	keys := make([]pendingKey, 0, len(n.reqs))
+	for k := range n.reqs {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		n.complete(&wire.Reply{ID: k.id, Client: k.client, Err: &wire.Error{Code: wire.ErrTimeout, Msg: msg}})
+	}
 }
 
 func (n *Node) complete(r *wire.Reply) { n.completeAt(r, time.Now()) }
@@ -509,13 +566,7 @@ func (n *Node) shutdown() {
 		}
 		break
 	}
-	keys := make([]pendingKey, 0, len(n.reqs))
-	for k := range n.reqs {
-		keys = append(keys, k)
-	}
-	for _, k := range keys {
-		n.complete(&wire.Reply{ID: k.id, Client: k.client, Err: &wire.Error{Code: wire.ErrTimeout, Msg: "node: stopped before answering; the outcome is unknown"}})
-	}
+	n.timeoutPending("node: stopped before answering; the outcome is unknown")
 }
 
 // Env implementation: valid only on the loop.

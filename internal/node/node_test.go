@@ -166,7 +166,9 @@ func (sender) Request(e env.Env, req *wire.Request) {
 
 // TestFailedSyncReleasesNothing: when the store cannot sync, the handler's
 // message and reply never leave — not even during shutdown — and the
-// client learns the outcome is unknown.
+// client learns the outcome is unknown. The node stays up: later requests
+// are refused with ErrUnavailable naming the failure, status queries still
+// run, and Run returns only when cancelled.
 func TestFailedSyncReleasesNothing(t *testing.T) {
 	w, _ := topo.Parse([]byte("name: two\nnodes_per_region: 2\nregions: [{name: r}]\n"))
 	tr := &recordingTransport{}
@@ -175,19 +177,67 @@ func TestFailedSyncReleasesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- n.Run(context.Background()) }()
-	got := make(chan *wire.Reply, 1)
+	go func() { done <- n.Run(ctx) }()
+	got := make(chan *wire.Reply, 2)
 	n.Submit(&wire.Request{ID: 1, Client: 1, Op: wire.OpPut, Key: "k"}, func(r *wire.Reply) { got <- r })
-	if err := <-done; err == nil {
-		t.Fatal("Run returned no error after the store failed")
-	}
-	r := <-got
-	if r.Err == nil || r.Err.Code != wire.ErrTimeout {
+	if r := <-got; r.Err == nil || r.Err.Code != wire.ErrTimeout {
 		t.Fatalf("reply %+v; want ErrTimeout (outcome unknown)", r)
+	}
+	n.Submit(&wire.Request{ID: 2, Client: 1, Op: wire.OpGet, Key: "k"}, func(r *wire.Reply) { got <- r })
+	if r := <-got; r.Err == nil || r.Err.Code != wire.ErrUnavailable || !strings.Contains(r.Err.Msg, "disk on fire") {
+		t.Fatalf("reply after the failure %+v; want ErrUnavailable naming it", r.Err)
+	}
+	if err := n.Inspect(ctx, func(env.Replica, int64) {}); err != nil {
+		t.Fatalf("Inspect after the failure: %v", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned %v after the store failed; want it to keep serving refusals", err)
+	default:
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run after cancel = %v", err)
 	}
 	if tr.sent != 0 {
 		t.Fatalf("%d messages left after the failed sync; want 0", tr.sent)
+	}
+}
+
+// TestAdmitRefusesWritesOnly: a write Admit refuses gets Admit's error and
+// never reaches the protocol; reads are not asked and are served.
+func TestAdmitRefusesWritesOnly(t *testing.T) {
+	w, _ := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
+	full := &wire.Error{Code: wire.ErrNoSpace, Msg: "disk full"}
+	var asked []wire.Op
+	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return &timerReplica{} }, Engine: store.NewMem(),
+		Admit: func(r *wire.Request) *wire.Error { asked = append(asked, r.Op); return full }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = n.Run(ctx) }()
+	got := make(chan *wire.Reply, 1)
+	for _, op := range []wire.Op{wire.OpPut, wire.OpDelete, wire.OpMigrate, wire.OpGet} {
+		n.Submit(&wire.Request{ID: wire.RequestID(op), Client: 1, Op: op, Key: "k", Value: []byte("1ms")}, func(r *wire.Reply) { got <- r })
+		r := <-got
+		if op == wire.OpGet {
+			if r.Err != nil || string(r.Value) != "k" {
+				t.Errorf("%s: reply %+v; want served", op, r)
+			}
+			continue
+		}
+		if r.Err != full {
+			t.Errorf("%s: error %v; want Admit's %v", op, r.Err, full)
+		}
+	}
+	var asks []wire.Op
+	_ = n.Do(ctx, func() { asks = append(asks, asked...) })
+	if len(asks) != 3 {
+		t.Errorf("Admit asked about %v; want the three writes only", asks)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble/vfs"
 	"gopkg.in/yaml.v3"
 
 	"google.golang.org/grpc"
@@ -62,6 +63,16 @@ type Config struct {
 	HTTPAddr string          `yaml:"http_addr"` // default 127.0.0.1:7381; "off" disables
 	PeerAddr string          `yaml:"peer_addr"` // cluster transport; default from the cluster's nodes
 	Sync     disk.SyncPolicy `yaml:"sync"`      // always (default), everysec, never
+	// DiskReserve is the free space on the data directory's filesystem
+	// below which client writes are refused (RESP "ERR disk full: …",
+	// gRPC RESOURCE_EXHAUSTED) and /readyz fails, keeping room for
+	// flushes, compactions and the protocols' own writes; writes resume on
+	// their own once space is back. A size ("512MiB"). Default 5% of the
+	// filesystem, at least 4 memtables, at most 1 GiB.
+	DiskReserve disk.ByteSize `yaml:"disk_reserve"`
+	// FS, if set, is the filesystem the data directory is on (tests inject
+	// a disk.FillingFS); nil: the operating system's.
+	FS vfs.FS `yaml:"-"`
 	// RequirePass is the RESP password (Redis's requirepass). Default none.
 	RequirePass string `yaml:"requirepass"`
 	// Token, if set, is required as "Authorization: Bearer <token>" by the
@@ -441,7 +452,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
-	eng, err := disk.OpenPebble(cfg.DataDir, policy)
+	eng, err := disk.Open(cfg.DataDir, disk.Options{Sync: policy, FS: cfg.FS, ReserveBytes: cfg.DiskReserve, Log: log})
 	if err != nil {
 		return err
 	}
@@ -451,7 +462,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	region := tp.World.Regions[me.Region].Name
 	m := metrics.New(metrics.Labels{Node: me.Name, Region: region, Keyspace: strings.Join(ksNames, ","), Protocol: nodeProtocols})
 	eng.SyncLatency = m.Fsync // real fsyncs only (policy always)
-	ncfg := node.Config{ID: lay.self, Topology: tp, Factory: factory, Engine: eng, Observer: m, Log: log, Latency: lat.latency}
+	ncfg := node.Config{ID: lay.self, Topology: tp, Factory: factory, Engine: eng, Observer: m, Log: log, Latency: lat.latency,
+		Admit: func(*wire.Request) *wire.Error { return admitWrite(eng) }}
 	var nd *node.Node
 	var tr *transport.Transport
 	if lay.peers != nil {
@@ -554,9 +566,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 		hs := admin.NewServer(cfg.HTTPAddr, admin.Config{
 			Metrics: m, Token: cfg.Token, Log: log,
+			Ready: eng.Writable,
 			Status: func() any {
 				st := map[string]any{"node": me.Name, "region": region, "cluster": lay.name, "protocol": keyspaces[0].protocol,
-					"sync": policy, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP,
+					"sync": policy, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP, "disk": eng.Space(),
 					"keyspaces": keyspaceDetails(ctx, nd, keyspaces, log)}
 				if tr != nil {
 					st["peer_addr"] = tr.Addr()
@@ -609,6 +622,21 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	<-ctx.Done()
 	log.Info("lightcone server stopping")
 	return nil
+}
+
+// admitWrite refuses a client write while the engine cannot take it: a
+// full disk is wire.ErrNoSpace (retryable once space is freed), a failed
+// engine wire.ErrUnavailable.
+func admitWrite(eng *disk.Pebble) *wire.Error {
+	err := eng.AdmitWrite()
+	if err == nil {
+		return nil
+	}
+	var full *disk.NoSpaceError
+	if errors.As(err, &full) {
+		return &wire.Error{Code: wire.ErrNoSpace, Msg: err.Error()}
+	}
+	return &wire.Error{Code: wire.ErrUnavailable, Msg: err.Error()}
 }
 
 // lazyTransport lets the node be built before its transport exists.

@@ -23,6 +23,11 @@ type Record struct {
 // fail-stop: a protocol stops its node (env.Env.FailStop) unless it can
 // refuse the one operation that read, with nothing sent or stored that
 // depends on it.
+//
+// A full disk is not a store failure: the runtime refuses client writes
+// before they reach the protocol while the engine is short of space
+// (store/disk's Writable), keeping room for the writes protocols make on
+// their own, so those do not fail.
 type Store interface {
 	// Get returns the record stored under key, if any.
 	Get(key string) (Record, bool, error)

@@ -149,6 +149,10 @@ const (
 	// ErrInvalid: the request was malformed or not allowed by the keyspace's
 	// policy; it took no effect.
 	ErrInvalid
+	// ErrNoSpace: a write refused before it took effect because the node's
+	// disk is (nearly) full. Retryable: the node takes writes again on its
+	// own once space is freed; reads are still served.
+	ErrNoSpace
 )
 
 func (c ErrorCode) String() string {
@@ -159,6 +163,8 @@ func (c ErrorCode) String() string {
 		return "timeout"
 	case ErrInvalid:
 		return "invalid"
+	case ErrNoSpace:
+		return "no_space"
 	}
 	return fmt.Sprintf("error(%d)", uint8(c))
 }

@@ -43,6 +43,9 @@
 //	                                        to retry
 //	wire.ErrInvalid      INVALID_ARGUMENT   e.g. a level the keyspace's
 //	                                        protocol does not honour
+//	wire.ErrNoSpace      RESOURCE_EXHAUSTED a write refused, not applied: the
+//	                                        node's disk is below its reserve;
+//	                                        retry later (reads are served)
 //	(other)              INTERNAL
 //
 // Checked before submission, so they never reach the backend:

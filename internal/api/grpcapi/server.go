@@ -405,6 +405,8 @@ func replyError(op wire.Op, e *wire.Error) error {
 		return status.Errorf(codes.Unavailable, "%s unavailable, not applied: %s", op, e.Msg)
 	case wire.ErrInvalid:
 		return status.Errorf(codes.InvalidArgument, "%s invalid: %s", op, e.Msg)
+	case wire.ErrNoSpace:
+		return status.Errorf(codes.ResourceExhausted, "%s refused, not applied: %s", op, e.Msg)
 	}
 	return status.Errorf(codes.Internal, "%s failed: %s", op, e)
 }

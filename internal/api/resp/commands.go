@@ -170,7 +170,7 @@ func backendError(e *wire.Error) string {
 		return "TIMEOUT outcome unknown: " + e.Msg
 	case wire.ErrUnavailable:
 		return "UNAVAILABLE " + e.Msg
-	case wire.ErrInvalid:
+	case wire.ErrInvalid, wire.ErrNoSpace:
 		return "ERR " + e.Msg
 	}
 	return "ERR " + e.Error()

@@ -87,7 +87,9 @@
 // Backend errors map to replies by class: wire.ErrTimeout → "TIMEOUT
 // outcome unknown: <msg>" (a write may or may not have taken effect, and
 // may still become visible); wire.ErrUnavailable → "UNAVAILABLE <msg>" (it
-// took no effect); wire.ErrInvalid → "ERR <msg>". Keys longer than
+// took no effect); wire.ErrInvalid → "ERR <msg>"; wire.ErrNoSpace → "ERR
+// disk full: …" (a write refused, not applied, while the node's disk is
+// below its reserve; retry later). Keys longer than
 // Config.MaxKeyBytes (default 64 KiB) and values longer than
 // Config.MaxValueBytes (default 64 MiB) are refused before submission with
 // "ERR key too large (N bytes; max M)" or "ERR value too large (...)".

@@ -2,16 +2,22 @@
 // (github.com/cockroachdb/pebble) with a configurable fsync policy. It lives
 // apart from package store so protocol code, which sees only store.Store,
 // never links the engine.
+//
+// A full disk is refused, not crashed on: the engine tells the runtime
+// when client writes must be refused (Writable) and keeps Pebble's own
+// writes clear of ENOSPC; see space.go for why Pebble needs that and how.
 package disk
 
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/lightcone/lightcone/internal/store"
 )
@@ -56,7 +62,9 @@ const dataPrefix = "d/"
 // Pebble is the durable Engine: a Pebble LSM with its write-ahead log.
 // Puts collect in an indexed batch (visible to Gets at once); Sync commits
 // the batch, fsyncing the WAL under SyncAlways. It is used by one event
-// loop; only the everysec flusher runs beside it.
+// loop; only the free-space monitor and the everysec flusher run beside it.
+// Writable says whether client writes should be taken (see Options and the
+// disk-full notes in space.go).
 type Pebble struct {
 	db     *pebble.DB
 	policy SyncPolicy
@@ -66,7 +74,10 @@ type Pebble struct {
 	// SyncLatency, if set, observes each fsync'd commit (for /metrics).
 	SyncLatency func(time.Duration)
 	cache       *rowCache
-	failed      error // a failed commit: the store refuses everything after it
+	space       *monitor
+	// sinceCheck counts bytes committed since the last free-space
+	// reading; past checkBytes, Sync reads it again.
+	sinceCheck, checkBytes int
 }
 
 // Row cache bounds: the latest records of up to this many keys, holding at
@@ -76,37 +87,119 @@ const (
 	DefaultCacheBytes = 64 << 20
 )
 
-// OpenPebble opens (creating if needed) the store in dir.
+// OpenPebble opens (creating if needed) the store in dir with the default
+// options and policy.
 func OpenPebble(dir string, policy SyncPolicy) (*Pebble, error) {
-	if _, err := ParseSyncPolicy(string(policy)); err != nil {
+	return Open(dir, Options{Sync: policy})
+}
+
+// Open opens (creating if needed) the store in dir.
+func Open(dir string, o Options) (*Pebble, error) {
+	if o.Sync == "" {
+		o.Sync = SyncAlways
+	}
+	if _, err := ParseSyncPolicy(string(o.Sync)); err != nil {
 		return nil, err
 	}
-	db, err := pebble.Open(dir, &pebble.Options{})
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.CheckInterval <= 0 {
+		o.CheckInterval = time.Second
+	}
+	if o.LogInterval <= 0 {
+		o.LogInterval = 10 * time.Second
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := o.FS.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("disk: open %s: %w", dir, err)
+	}
+	m := newMonitor(o.FS, dir, o, log)
+	memTable, err := m.sizes()
+	if err != nil {
+		return nil, fmt.Errorf("disk: open %s: free space: %w", dir, err)
+	}
+	// The ballast is allocated before Pebble writes anything, if there is
+	// room for it over the reserve; otherwise check allocates it once there
+	// is, and writes are refused until then.
+	m.check()
+	db, err := pebble.Open(dir, &pebble.Options{
+		FS:            vfs.OnDiskFull(o.FS, m.onDiskFull),
+		MemTableSize:  memTable,
+		EventListener: m.listener(),
+		Logger:        pebbleLogger{log},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("disk: open %s: %w", dir, err)
 	}
-	p := &Pebble{db: db, policy: policy, stop: make(chan struct{}), cache: newRowCache(DefaultCacheRows, DefaultCacheBytes)}
+	p := &Pebble{db: db, policy: o.Sync, stop: make(chan struct{}), cache: newRowCache(DefaultCacheRows, DefaultCacheBytes),
+		space: m, checkBytes: int(max(m.resv/4, 1))}
 	p.batch = db.NewIndexedBatch()
-	if policy == SyncEverySec {
-		p.wg.Add(1)
-		go p.flushEverySecond()
+	m.check()
+	// Re-reading the free space every interval is how writes resume on
+	// their own once space returns, and how the log is reminded while full.
+	p.every(o.CheckInterval, m.check)
+	if o.Sync == SyncEverySec {
+		p.every(time.Second, p.flushWAL)
 	}
 	return p, nil
 }
 
-func (p *Pebble) flushEverySecond() {
-	defer p.wg.Done()
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-			// An empty synced LogData fsyncs everything the WAL holds.
-			_ = p.db.LogData(nil, pebble.Sync)
+// every runs fn every interval until Close.
+func (p *Pebble) every(interval time.Duration, fn func()) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+				fn()
+			}
 		}
+	}()
+}
+
+// Writable returns nil if client writes may be taken, else why not: a
+// *NoSpaceError while free space is below the reserve (retryable: it
+// clears on its own once space returns), or the failure that stopped the
+// engine. It is cheap (two atomic loads) and safe for concurrent use.
+func (p *Pebble) Writable() error { return p.space.writable() }
+
+// AdmitWrite is Writable for one client write: a refusal is counted
+// (Space.Refused).
+func (p *Pebble) AdmitWrite() error {
+	err := p.space.writable()
+	if err != nil {
+		p.space.refused.Add(1)
 	}
+	return err
+}
+
+// Space reports the data directory's free space, the reserve and the
+// counters for /status. Safe for concurrent use.
+func (p *Pebble) Space() Space { return p.space.space() }
+
+// flushWAL fsyncs everything the WAL holds (SyncEverySec).
+func (p *Pebble) flushWAL() {
+	if p.space.failure.Load() != nil {
+		return
+	}
+	// An empty synced LogData fsyncs everything the WAL holds.
+	if err := p.logData(); err != nil {
+		p.space.fail(fmt.Errorf("disk: WAL fsync failed: %w", err))
+	}
+}
+
+func (p *Pebble) logData() (err error) {
+	defer recoverFatal(&err)
+	return p.db.LogData(nil, pebble.Sync)
 }
 
 // Get implements Store. The record's Value is shared with the row cache:
@@ -150,10 +243,12 @@ func (p *Pebble) Put(key string, rec store.Record) error {
 }
 
 // Sync implements Engine: it commits every Put since the last Sync, with
-// an fsync under SyncAlways.
+// an fsync under SyncAlways. A failed commit fails the engine for good
+// (Pebble cannot write its log again in this process): the batch's writes
+// are dropped, and this and every later Sync return the failure.
 func (p *Pebble) Sync() error {
-	if p.failed != nil {
-		return p.failed
+	if f := p.space.failure.Load(); f != nil {
+		return *f
 	}
 	if p.batch.Empty() {
 		return nil
@@ -162,29 +257,51 @@ func (p *Pebble) Sync() error {
 	if p.policy == SyncAlways {
 		opt = pebble.Sync
 	}
+	n := len(p.batch.Repr())
 	start := time.Now()
-	err := p.batch.Commit(opt)
-	if p.policy == SyncAlways && p.SyncLatency != nil {
+	err := p.commit(opt)
+	if p.policy == SyncAlways && p.SyncLatency != nil && err == nil {
 		p.SyncLatency(time.Since(start))
 	}
-	p.batch.Close()
-	p.batch = p.db.NewIndexedBatch()
 	if err != nil {
 		// The batch's writes are gone; so must be their cached copies, and
 		// the failure sticks: a store that lost writes must not pretend
-		// later ones are safe.
+		// later ones are safe. The batch is dropped, not closed: Pebble
+		// may still hold it.
 		p.cache = newRowCache(DefaultCacheRows, DefaultCacheBytes)
-		p.failed = fmt.Errorf("disk: commit failed: %w", err)
-		return p.failed
+		p.batch = p.db.NewIndexedBatch()
+		p.space.fail(fmt.Errorf("disk: commit failed; the store takes no more writes until the node restarts: %w", err))
+		return *p.space.failure.Load()
+	}
+	p.batch.Close()
+	p.batch = p.db.NewIndexedBatch()
+	if p.sinceCheck += n; p.sinceCheck >= p.checkBytes {
+		p.sinceCheck = 0
+		p.space.check()
 	}
 	return nil
 }
 
-// Close syncs what is pending and closes the store.
+// commit commits the batch, turning Pebble's fatal errors (a panic, with
+// pebbleLogger) into an error.
+func (p *Pebble) commit(opt *pebble.WriteOptions) (err error) {
+	defer recoverFatal(&err)
+	return p.batch.Commit(opt)
+}
+
+// Close syncs what is pending and closes the store. After a failed commit
+// it closes nothing (Pebble's commit pipeline may be wedged) and returns
+// the failure.
 func (p *Pebble) Close() error {
 	close(p.stop)
 	p.wg.Wait()
-	err := p.batch.Commit(pebble.Sync)
+	if f := p.space.failure.Load(); f != nil {
+		return *f
+	}
+	err := p.commit(pebble.Sync)
+	if err != nil {
+		return fmt.Errorf("disk: close: %w", err)
+	}
 	p.batch.Close()
-	return errors.Join(err, p.db.Close())
+	return p.db.Close()
 }
