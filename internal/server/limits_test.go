@@ -12,10 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lightcone/lightcone/internal/api/resp"
 )
 
 // Bounds TestMemoryBoundedUnderHostileClient asserts. On the server
@@ -197,4 +200,57 @@ func readNullArray(r *bufio.Reader) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// TestMaxClientsProcess: the real server refuses the connection past
+// --maxclients with Redis's error, and lowers a maxclients the open file
+// limit cannot serve, saying so in its log.
+func TestMaxClientsProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	bin := buildBinary(t)
+	p := start(t, bin, filepath.Join(t.TempDir(), "data"), freeAddr(t), freeAddr(t), "--maxclients", "5")
+	for i := range 5 {
+		nc, err := net.Dial("tcp", p.resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		br := bufio.NewReader(nc)
+		if _, err := io.WriteString(nc, "PING\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := br.ReadString('\n'); err != nil || line != "+PONG\r\n" {
+			t.Fatalf("client %d: PING = %q, %v; want +PONG", i+1, line, err)
+		}
+	}
+	nc, err := net.Dial("tcp", p.resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(nc)
+	if line, err := br.ReadString('\n'); err != nil || line != "-ERR max number of clients reached\r\n" {
+		t.Fatalf("client 6 of --maxclients 5: %q, %v; want -ERR max number of clients reached", line, err)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("client 6 after the error: %v; want EOF (closed)", err)
+	}
+
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		t.Fatal(err)
+	}
+	if rl.Max >= 1<<31 {
+		t.Skipf("open file limit %d: maxclients is never lowered", rl.Max)
+	}
+	// The child starts with our limit and Go raises its soft limit to the
+	// hard one, as it did ours.
+	want := 4 * int(rl.Max)
+	p2 := start(t, bin, filepath.Join(t.TempDir(), "data"), freeAddr(t), freeAddr(t), "--maxclients", strconv.Itoa(want))
+	if got := fmt.Sprintf("maxclients=%d wanted=%d", resp.MaxClientsFor(want, rl.Max), want); !strings.Contains(p2.log.String(), got) {
+		t.Errorf("log of a server with --maxclients %d and RLIMIT_NOFILE %d lacks %q:\n%s", want, rl.Max, got, p2.log)
+	}
 }
