@@ -552,7 +552,12 @@ func cmdInfo(c *conn, args [][]byte) {
 		"tcp_port:"+port,
 		"uptime_in_seconds:"+strconv.FormatInt(uptime, 10),
 		"uptime_in_days:"+strconv.FormatInt(uptime/86400, 10))
-	section("Clients", "connected_clients:"+strconv.FormatInt(c.s.nconns.Load(), 10))
+	section("Clients", "connected_clients:"+strconv.FormatInt(c.s.nconns.Load(), 10),
+		"maxclients:"+strconv.Itoa(c.s.cfg.MaxClients))
+	// Bytes of command arguments and replies all connections hold, against
+	// Config.BufferBudget (Redis reports its client buffers here too).
+	section("Memory", "mem_clients_normal:"+strconv.FormatInt(c.s.buffered.Load(), 10))
+	section("Stats", "rejected_connections:"+strconv.FormatInt(c.s.rejected.Load(), 10))
 	section("Keyspace")
 	lc := []string{
 		"keyspace:" + c.keyspace,

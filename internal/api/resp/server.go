@@ -86,9 +86,10 @@ type Config struct {
 	// encoding). Default DefaultMaxValueBytes (64 MiB).
 	MaxValueBytes int
 	// MaxBulkBytes is the protocol's bulk string limit, in bytes: a larger
-	// argument is a protocol error that closes the connection, whereas a
-	// value over MaxValueBytes but within this limit is read whole and
-	// refused with an error reply. Default DefaultMaxBulkBytes (512 MiB).
+	// argument is a protocol error that closes the connection, whereas an
+	// argument over MaxValueBytes (and MaxKeyBytes) but within this limit
+	// is discarded as it arrives and refused with an error reply. Default
+	// DefaultMaxBulkBytes (512 MiB).
 	MaxBulkBytes int64
 	// MaxMultibulkLen is the most arguments one command may have. Default
 	// DefaultMaxMultibulkLen.
