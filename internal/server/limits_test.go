@@ -23,7 +23,7 @@ import (
 
 // Bounds TestMemoryBoundedUnderHostileClient asserts. On the server
 // before the limits, the same test measured 1303 MiB over idle and a p99
-// of 2.9 s; with them, about 210 MiB and 110-160 ms (docs/limits.md).
+// of 2.9 s; with them, about 210 MiB and 50-160 ms (docs/limits.md).
 const (
 	rssOverIdleMaxBytes = 256 << 20
 	otherClientP99Max   = 500 * time.Millisecond
