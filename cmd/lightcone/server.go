@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lightcone/lightcone/internal/api/resp"
 	"github.com/lightcone/lightcone/internal/server"
 	"github.com/lightcone/lightcone/internal/store/disk"
 )
@@ -50,28 +51,32 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 				cfg.PeerTLS = &server.TLSFiles{CertFile: peerTLS.CertFile, KeyFile: peerTLS.KeyFile, CAFile: peerTLS.CAFile}
 			}
 			applyChanged(cmd.Flags(), map[string]func(){
-				"data-dir":        func() { cfg.DataDir = c.DataDir },
-				"resp-addr":       func() { cfg.RESPAddr = c.RESPAddr },
-				"grpc-addr":       func() { cfg.GRPCAddr = c.GRPCAddr },
-				"http-addr":       func() { cfg.HTTPAddr = c.HTTPAddr },
-				"sync":            func() { cfg.Sync = disk.SyncPolicy(sync) },
-				"disk-reserve":    func() { cfg.DiskReserve = c.DiskReserve },
-				"requirepass":     func() { cfg.RequirePass = c.RequirePass },
-				"token":           func() { cfg.Token = c.Token },
-				"node":            func() { cfg.Node = c.Node },
-				"peer-addr":       func() { cfg.PeerAddr = c.PeerAddr },
-				"ycsb-compat":     func() { cfg.YCSBCompat = c.YCSBCompat },
-				"ping-interval":   func() { cfg.PingInterval = c.PingInterval },
-				"pprof":           func() { cfg.Pprof = c.Pprof },
-				"fault-injection": func() { cfg.FaultInjection = c.FaultInjection },
-				"tls-cert":        setClientTLS,
-				"tls-key":         setClientTLS,
-				"tls-client-ca":   setClientTLS,
-				"peer-tls-cert":   setPeerTLS,
-				"peer-tls-key":    setPeerTLS,
-				"peer-tls-ca":     setPeerTLS,
-				"read":            func() { cfg.Read = c.Read },
-				"write":           func() { cfg.Write = c.Write },
+				"data-dir":                   func() { cfg.DataDir = c.DataDir },
+				"resp-addr":                  func() { cfg.RESPAddr = c.RESPAddr },
+				"grpc-addr":                  func() { cfg.GRPCAddr = c.GRPCAddr },
+				"http-addr":                  func() { cfg.HTTPAddr = c.HTTPAddr },
+				"sync":                       func() { cfg.Sync = disk.SyncPolicy(sync) },
+				"disk-reserve":               func() { cfg.DiskReserve = c.DiskReserve },
+				"requirepass":                func() { cfg.RequirePass = c.RequirePass },
+				"token":                      func() { cfg.Token = c.Token },
+				"node":                       func() { cfg.Node = c.Node },
+				"peer-addr":                  func() { cfg.PeerAddr = c.PeerAddr },
+				"ycsb-compat":                func() { cfg.YCSBCompat = c.YCSBCompat },
+				"ping-interval":              func() { cfg.PingInterval = c.PingInterval },
+				"pprof":                      func() { cfg.Pprof = c.Pprof },
+				"fault-injection":            func() { cfg.FaultInjection = c.FaultInjection },
+				"tls-cert":                   setClientTLS,
+				"tls-key":                    setClientTLS,
+				"tls-client-ca":              setClientTLS,
+				"peer-tls-cert":              setPeerTLS,
+				"peer-tls-key":               setPeerTLS,
+				"peer-tls-ca":                setPeerTLS,
+				"read":                       func() { cfg.Read = c.Read },
+				"write":                      func() { cfg.Write = c.Write },
+				"maxclients":                 func() { cfg.MaxClients = c.MaxClients },
+				"client-query-buffer-limit":  func() { cfg.ClientQueryBufferLimit = c.ClientQueryBufferLimit },
+				"client-output-buffer-limit": func() { cfg.ClientOutputBufferLimit = c.ClientOutputBufferLimit },
+				"client-buffer-budget":       func() { cfg.ClientBufferBudget = c.ClientBufferBudget },
 			})
 			var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 			if logJSON {
@@ -109,6 +114,13 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 	f.StringVar(&peerTLS.CertFile, "peer-tls-cert", "", "mutual TLS between nodes: this node's certificate (PEM), which must name the node by the URI SAN lightcone://node/NAME, else it does not start and peers refuse it; {node} in a path stands for the node's name")
 	f.StringVar(&peerTLS.KeyFile, "peer-tls-key", "", "mutual TLS between nodes: its private key (PEM)")
 	f.StringVar(&peerTLS.CAFile, "peer-tls-ca", "", "mutual TLS between nodes: the cluster CA (PEM)")
+	f.IntVar(&c.MaxClients, "maxclients", resp.DefaultMaxClients, "most RESP clients at once (lowered to fit the open file limit); one more gets \"ERR max number of clients reached\"")
+	c.ClientQueryBufferLimit = resp.DefaultQueryBufferLimit
+	f.Var(&c.ClientQueryBufferLimit, "client-query-buffer-limit", "most bytes of command arguments one RESP connection holds (a larger command is refused)")
+	c.ClientOutputBufferLimit = resp.DefaultOutputBufferLimit
+	f.Var(&c.ClientOutputBufferLimit, "client-output-buffer-limit", "reply bytes one RESP connection holds before it stops reading commands")
+	c.ClientBufferBudget = resp.DefaultBufferBudget
+	f.Var(&c.ClientBufferBudget, "client-buffer-budget", "most bytes all RESP connections hold together in arguments and replies (past it commands get -OOM)")
 	f.BoolVar(&c.YCSBCompat, "ycsb-compat", false, "accept and discard ZADD/ZREM so YCSB's Redis binding runs unmodified (workloads A-D, F)")
 	f.DurationVar(&c.PingInterval, "ping-interval", 0, "how often each peer link's round trip is measured (default 1s; see /status peer_rtt)")
 	f.BoolVar(&c.Pprof, "pprof", false, "serve Go's profiler at /debug/pprof/ on the HTTP admin endpoint")

@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/vfs"
@@ -103,6 +104,18 @@ type Config struct {
 	// Redis binding sends to keep an index only its scan workload (E) uses.
 	// Default off: they are unknown commands.
 	YCSBCompat bool `yaml:"ycsb_compat"`
+	// MaxClients is the most RESP connections at once (Redis's
+	// maxclients); one more is told "ERR max number of clients reached".
+	// Default 10000, lowered to fit the open file limit (logged).
+	MaxClients int `yaml:"maxclients"`
+	// ClientQueryBufferLimit, ClientOutputBufferLimit and
+	// ClientBufferBudget bound what RESP clients make the server hold: a
+	// connection's command arguments (default 128mb), a connection's
+	// unwritten replies (default 128mb), and all connections' together
+	// (default 1gb). See resp.Config and docs/limits.md.
+	ClientQueryBufferLimit  resp.ByteSize `yaml:"client_query_buffer_limit"`
+	ClientOutputBufferLimit resp.ByteSize `yaml:"client_output_buffer_limit"`
+	ClientBufferBudget      resp.ByteSize `yaml:"client_buffer_budget"`
 	// PingInterval is how often the transport measures each link's round
 	// trip (reported on /status). Default 1s.
 	PingInterval time.Duration `yaml:"ping_interval"`
@@ -519,6 +532,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			return fmt.Errorf("resp_addr: %w", err)
 		}
 		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], RequirePass: cfg.RequirePass, Log: log, DiscardSortedSetWrites: cfg.YCSBCompat,
+			MaxClients: maxClients(cfg.MaxClients, log), QueryBufferLimit: int64(cfg.ClientQueryBufferLimit),
+			OutputBufferLimit: int64(cfg.ClientOutputBufferLimit), BufferBudget: int64(cfg.ClientBufferBudget),
 			Info: func() map[string]string {
 				return map[string]string{"lightcone_protocol": keyspaces[0].protocol, "lightcone_keyspaces": keyspaceList(keyspaces), "lightcone_sync": string(policy), "lightcone_data_dir": cfg.DataDir}
 			}}, nd)
@@ -816,4 +831,22 @@ func loopbackAddr(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// maxClients fits the RESP client limit to the open file limit, and says
+// so when it lowers it, as Redis does at startup.
+func maxClients(want int, log *slog.Logger) int {
+	if want <= 0 {
+		want = resp.DefaultMaxClients
+	}
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		log.Warn("server: cannot read the open file limit; maxclients not fitted to it", "err", err, "maxclients", want)
+		return want
+	}
+	n := resp.MaxClientsFor(want, rl.Cur)
+	if n < want {
+		log.Warn("server: maxclients lowered to fit the open file limit (raise it with ulimit -n)", "maxclients", n, "wanted", want, "rlimit_nofile", rl.Cur, "reserved_fds", resp.ReservedFDs)
+	}
+	return n
 }

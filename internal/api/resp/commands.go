@@ -206,7 +206,7 @@ func (c *conn) keys(args [][]byte) ([]string, bool) {
 	ks := make([]string, len(args))
 	for i, a := range args {
 		if len(a) > c.s.cfg.MaxKeyBytes {
-			c.replyError(fmt.Sprintf("ERR key too large (%d bytes; max %d)", len(a), c.s.cfg.MaxKeyBytes))
+			c.replyError(c.keyTooLarge(len(a)))
 			return nil, false
 		}
 		ks[i] = string(a)
@@ -226,10 +226,18 @@ func (c *conn) key(a []byte) (string, bool) {
 // too large.
 func (c *conn) valueFits(n int) bool {
 	if n > c.s.cfg.MaxValueBytes {
-		c.replyError(fmt.Sprintf("ERR value too large (%d bytes; max %d)", n, c.s.cfg.MaxValueBytes))
+		c.replyError(c.valueTooLarge(n))
 		return false
 	}
 	return true
+}
+
+func (c *conn) keyTooLarge(n int) string {
+	return fmt.Sprintf("ERR key too large (%d bytes; max %d)", n, c.s.cfg.MaxKeyBytes)
+}
+
+func (c *conn) valueTooLarge(n int) string {
+	return fmt.Sprintf("ERR value too large (%d bytes; max %d)", n, c.s.cfg.MaxValueBytes)
 }
 
 func (c *conn) nowMs() int64 { return c.s.cfg.Now().UnixMilli() }
@@ -544,7 +552,12 @@ func cmdInfo(c *conn, args [][]byte) {
 		"tcp_port:"+port,
 		"uptime_in_seconds:"+strconv.FormatInt(uptime, 10),
 		"uptime_in_days:"+strconv.FormatInt(uptime/86400, 10))
-	section("Clients", "connected_clients:"+strconv.FormatInt(c.s.nconns.Load(), 10))
+	section("Clients", "connected_clients:"+strconv.FormatInt(c.s.nconns.Load(), 10),
+		"maxclients:"+strconv.Itoa(c.s.cfg.MaxClients))
+	// Bytes of command arguments and replies all connections hold, against
+	// Config.BufferBudget (Redis reports its client buffers here too).
+	section("Memory", "mem_clients_normal:"+strconv.FormatInt(c.s.buffered.Load(), 10))
+	section("Stats", "rejected_connections:"+strconv.FormatInt(c.s.rejected.Load(), 10))
 	section("Keyspace")
 	lc := []string{
 		"keyspace:" + c.keyspace,
@@ -736,36 +749,74 @@ func writeOK(w *Writer, reps []*wire.Reply) {
 	w.WriteSimple("OK")
 }
 
-// cmdDel reads each key to count the existing ones, then deletes those:
-// the backend's delete does not say whether the key existed.
-func cmdDel(c *conn, args [][]byte) {
-	keys, ok := c.keys(args[1:])
-	if !ok {
-		return
-	}
-	seen := make(map[string]bool, len(keys))
-	uniq := keys[:0:0]
-	for _, k := range keys {
-		if !seen[k] {
-			seen[k] = true
-			uniq = append(uniq, k)
+// keysFit checks every key's size without converting any, replying the
+// error for the first that is too large.
+func (c *conn) keysFit(args [][]byte) bool {
+	for _, a := range args {
+		if len(a) > c.s.cfg.MaxKeyBytes {
+			_, ok := c.key(a)
+			return ok
 		}
 	}
+	return true
+}
+
+// inSlices runs fn over consecutive runs of at most multiKeySlice of n
+// items, [lo, hi), until it returns false. A multi-key command runs its
+// slices one after the other, each one hand-off to the backend, so that it
+// takes turns with other clients and holds one slice's requests and
+// replies at a time.
+func inSlices(n, per int, fn func(lo, hi int) bool) {
+	for lo := 0; lo < n; lo += per {
+		if !fn(lo, min(lo+per, n)) {
+			return
+		}
+	}
+}
+
+// cmdDel reads each key to count the existing ones, then deletes those:
+// the backend's delete does not say whether the key existed. Keys go in
+// slices; a key repeated in a later slice is gone by then, so it is
+// counted once, as in Redis.
+func cmdDel(c *conn, args [][]byte) {
+	if !c.keysFit(args[1:]) {
+		return
+	}
 	c.awaitPending()
-	gets := make([]*wire.Request, len(uniq))
-	for i, k := range uniq {
-		gets[i] = c.getReq(k, c.read)
+	var n int64
+	msg := ""
+	inSlices(len(args)-1, multiKeySlice, func(lo, hi int) bool {
+		var deleted int64
+		deleted, msg = c.delSlice(args[1+lo : 1+hi])
+		n += deleted
+		return msg == ""
+	})
+	if msg != "" {
+		c.replyError(msg)
+		return
+	}
+	c.reply(func(w *Writer) { w.WriteInt(n) })
+}
+
+// delSlice deletes keys, returning how many were live, or an error reply.
+func (c *conn) delSlice(args [][]byte) (int64, string) {
+	seen := make(map[string]bool, len(args))
+	var gets []*wire.Request
+	for _, a := range args {
+		if k := string(a); !seen[k] {
+			seen[k] = true
+			gets = append(gets, c.getReq(k, c.read))
+		}
 	}
 	reps, ok := c.call(gets...)
 	if !ok {
-		return
+		return 0, errClosing
 	}
 	var dels []*wire.Request
 	var n int64
 	for i, r := range reps {
 		if r.Err != nil {
-			c.replyError(backendError(r.Err))
-			return
+			return 0, backendError(r.Err)
 		}
 		if !r.Found {
 			continue
@@ -774,91 +825,206 @@ func cmdDel(c *conn, args [][]byte) {
 		if _, live, _ := c.decode(r); live {
 			n++
 		}
-		dels = append(dels, c.delReq(uniq[i], c.write))
+		dels = append(dels, c.delReq(gets[i].Key, c.write))
 	}
+	c.releaseReplies()
 	if reps, ok = c.call(dels...); !ok {
-		return
+		return 0, errClosing
 	}
 	if msg, failed := firstError(reps); failed {
+		return 0, msg
+	}
+	c.releaseReplies()
+	return n, ""
+}
+
+// errClosing is the reply, never sent, of a command cut short because the
+// server is closing.
+const errClosing = "ERR server closing"
+
+// getsFor returns a get request for each key.
+func (c *conn) getsFor(args [][]byte) []*wire.Request {
+	gets := make([]*wire.Request, len(args))
+	for i, a := range args {
+		gets[i] = c.getReq(string(a), c.read)
+	}
+	return gets
+}
+
+func cmdExists(c *conn, args [][]byte) {
+	keys := args[1:]
+	if !c.keysFit(keys) {
+		return
+	}
+	count := func(reps []*wire.Reply) (int64, string) {
+		var n int64
+		for _, r := range reps {
+			_, found, msg := c.decode(r)
+			if msg != "" {
+				return 0, msg
+			}
+			if found {
+				n++
+			}
+		}
+		return n, ""
+	}
+	if len(keys) <= multiKeySlice {
+		c.await(c.getsFor(keys), func(w *Writer, reps []*wire.Reply) {
+			if n, msg := count(reps); msg != "" {
+				w.WriteError(msg)
+			} else {
+				w.WriteInt(n)
+			}
+		})
+		return
+	}
+	c.awaitPending()
+	var n int64
+	msg := ""
+	inSlices(len(keys), multiKeySlice, func(lo, hi int) bool {
+		reps, ok := c.call(c.getsFor(keys[lo:hi])...)
+		if !ok {
+			msg = errClosing
+			return false
+		}
+		var part int64
+		part, msg = count(reps)
+		n += part
+		c.releaseReplies()
+		return msg == ""
+	})
+	if msg != "" {
 		c.replyError(msg)
 		return
 	}
 	c.reply(func(w *Writer) { w.WriteInt(n) })
 }
 
-func cmdExists(c *conn, args [][]byte) {
-	keys, ok := c.keys(args[1:])
-	if !ok {
+// cmdMGet reads the keys. A large MGET is read in slices and its reply
+// written as each slice arrives, so the connection never holds more than
+// one slice of values. An error in the first slice is the reply, as for a
+// small MGET; a key that fails in a later slice, the array being under
+// way, is an error element of the array (go-redis returns it as that
+// element's error).
+func cmdMGet(c *conn, args [][]byte) {
+	keys := args[1:]
+	if !c.keysFit(keys) {
 		return
 	}
-	gets := make([]*wire.Request, len(keys))
-	for i, k := range keys {
-		gets[i] = c.getReq(k, c.read)
+	element := func(w *Writer, r *wire.Reply) {
+		// As in Redis, a value of another type reads as nil.
+		v, found, msg := c.decode(r)
+		if msg != "" || !found || v.kind != kindString {
+			w.WriteNull()
+		} else {
+			w.WriteBulk(v.str)
+		}
 	}
-	c.await(gets, func(w *Writer, reps []*wire.Reply) {
-		var n int64
-		for _, r := range reps {
-			_, found, msg := c.decode(r)
-			if msg != "" {
+	if len(keys) <= multiKeySlice {
+		c.await(c.getsFor(keys), func(w *Writer, reps []*wire.Reply) {
+			if msg, failed := firstError(reps); failed {
 				w.WriteError(msg)
 				return
 			}
-			if found {
-				n++
+			w.WriteArray(len(reps))
+			for _, r := range reps {
+				element(w, r)
 			}
-		}
-		w.WriteInt(n)
-	})
-}
-
-func cmdMGet(c *conn, args [][]byte) {
-	keys, ok := c.keys(args[1:])
-	if !ok {
+		})
 		return
 	}
-	gets := make([]*wire.Request, len(keys))
-	for i, k := range keys {
-		gets[i] = c.getReq(k, c.read)
-	}
-	c.await(gets, func(w *Writer, reps []*wire.Reply) {
-		if msg, failed := firstError(reps); failed {
-			w.WriteError(msg)
-			return
+	// Nothing is owed before this reply: it goes straight to the writer,
+	// which sends it on as its buffer fills.
+	c.awaitPending()
+	inSlices(len(keys), multiKeySlice, func(lo, hi int) bool {
+		reps, ok := c.call(c.getsFor(keys[lo:hi])...)
+		if !ok {
+			return false
 		}
-		w.WriteArray(len(reps))
+		if lo == 0 {
+			if msg, failed := firstError(reps); failed {
+				c.w.WriteError(msg)
+				return false
+			}
+			c.w.WriteArray(len(keys))
+		}
 		for _, r := range reps {
-			// As in Redis, a value of another type reads as nil.
-			v, found, msg := c.decode(r)
-			if msg != "" || !found || v.kind != kindString {
-				w.WriteNull()
+			if r.Err != nil {
+				c.w.WriteError(backendError(r.Err))
 			} else {
-				w.WriteBulk(v.str)
+				element(c.w, r)
 			}
 		}
+		c.releaseReplies()
+		return true
 	})
 }
 
-// cmdMSet writes every pair concurrently. Unlike Redis's MSET it is not
-// atomic: on an error reply some pairs may have been written.
+// cmdMSet writes every pair concurrently, a slice of pairs at a time.
+// Unlike Redis's MSET it is not atomic: on an error reply some pairs may
+// have been written.
 func cmdMSet(c *conn, args [][]byte) {
 	if len(args)%2 != 1 {
 		c.replyError(wrongArity("mset"))
 		return
 	}
-	puts := make([]*wire.Request, 0, len(args)/2)
-	for i := 1; i < len(args); i += 2 {
-		key, ok := c.key(args[i])
-		if !ok {
-			return
+	pairs := args[1:]
+	if len(pairs) <= 2*multiKeySlice {
+		if reqs, msg := c.putsFor(pairs); msg != "" {
+			c.replyError(msg)
+		} else {
+			c.await(reqs, writeOK)
 		}
-		v := value{kind: kindString, str: args[i+1]}
-		enc := v.encode()
-		if !c.valueFits(len(enc)) {
-			return
-		}
-		puts = append(puts, c.putReq(key, enc, c.write))
+		return
 	}
-	c.await(puts, writeOK)
+	// Refuse a bad key or value before writing any pair.
+	for i := 0; i < len(pairs); i += 2 {
+		if len(pairs[i]) > c.s.cfg.MaxKeyBytes || len(pairs[i+1]) > c.s.cfg.MaxValueBytes {
+			_, msg := c.putsFor(pairs[i : i+2])
+			c.replyError(msg)
+			return
+		}
+	}
+	c.awaitPending()
+	msg := ""
+	inSlices(len(pairs)/2, multiKeySlice, func(lo, hi int) bool {
+		var reqs []*wire.Request
+		if reqs, msg = c.putsFor(pairs[2*lo : 2*hi]); msg != "" {
+			return false
+		}
+		reps, ok := c.call(reqs...)
+		if !ok {
+			msg = errClosing
+			return false
+		}
+		msg, _ = firstError(reps)
+		c.releaseReplies()
+		return msg == ""
+	})
+	if msg != "" {
+		c.replyError(msg)
+		return
+	}
+	c.reply(func(w *Writer) { w.WriteSimple("OK") })
+}
+
+// putsFor returns a put for each key-value pair, or the error reply for
+// the first key or value that is too large.
+func (c *conn) putsFor(pairs [][]byte) ([]*wire.Request, string) {
+	reqs := make([]*wire.Request, 0, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		if n := len(pairs[i]); n > c.s.cfg.MaxKeyBytes {
+			return nil, c.keyTooLarge(n)
+		}
+		v := value{kind: kindString, str: pairs[i+1]}
+		enc := v.encode()
+		if n := len(enc); n > c.s.cfg.MaxValueBytes {
+			return nil, c.valueTooLarge(n)
+		}
+		reqs = append(reqs, c.putReq(string(pairs[i]), enc, c.write))
+	}
+	return reqs, ""
 }
 
 // cmdIncr implements INCR, DECR, INCRBY and DECRBY as get-then-put. The

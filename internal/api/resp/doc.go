@@ -15,6 +15,37 @@
 // it ("ERR Protocol error: invalid bulk length"); the server replies it and
 // closes that connection, as Redis does. Writer writes RESP2 replies.
 //
+// # Memory and connection limits
+//
+// What a client can make the server hold is bounded before it is held
+// (docs/limits.md has the settings and the measurements):
+//
+//   - An argument longer than both the value and key limits is read and
+//     discarded as it arrives, and its command refused with "ERR argument
+//     too large (N bytes; max M)"; the connection stays in step and open.
+//   - A connection holds at most Config.QueryBufferLimit bytes of
+//     arguments (Redis's client-query-buffer-limit; default 128 MiB, each
+//     argument counted as its length plus ArgOverheadBytes). A pipeline
+//     reaching it first writes the replies it is owed; a single command
+//     over it is discarded and refused with "ERR command too large: ...".
+//   - A connection whose unwritten replies reach Config.OutputBufferLimit
+//     (default 128 MiB) stops reading until it has written them.
+//   - All connections together hold at most Config.BufferBudget bytes of
+//     arguments and replies (default 1 GiB); a command that does not fit
+//     is discarded and refused with "OOM command not allowed: ...; retry
+//     later". INFO memory reports the bytes held (mem_clients_normal).
+//   - MGET, EXISTS, DEL and MSET of more than 1024 keys run in slices of
+//     1024, each one hand-off to the node: other clients' requests are
+//     served between them, and a large MGET's reply is written as its
+//     slices arrive. A key that fails after the first slice is an error
+//     element of MGET's array (the first slice failing is an error reply,
+//     as for a small MGET).
+//   - At most Config.MaxClients connections (Redis's maxclients, default
+//     10,000; the server lowers it to the open file limit less
+//     ReservedFDs and logs that). One more is answered "ERR max number of
+//     clients reached" and closed; INFO stats counts them
+//     (rejected_connections).
+//
 // # Connections and pipelining
 //
 // Each connection has one goroutine, a ClientID from Backend.NewClientID

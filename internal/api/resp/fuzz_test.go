@@ -3,6 +3,7 @@ package resp
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"runtime"
 	"testing"
 )
@@ -77,6 +78,78 @@ func FuzzReader(f *testing.F) {
 			for i := range args {
 				if !bytes.Equal(args[i], again[i]) {
 					t.Fatalf("re-read %q as %q", args, again)
+				}
+			}
+		}
+	})
+}
+
+// FuzzReaderLimits checks, for any input, that refusing commands never
+// desynchronises the stream: a Reader with a small MaxArgBytes and a
+// per-command Budget yields, command for command, what an unlimited
+// Reader yields, except that a command over a limit becomes a
+// *CommandError; the two fail alike on malformed input; and no command it
+// returns exceeds its limits.
+//
+//	go test -fuzz=FuzzReaderLimits ./internal/api/resp/
+func FuzzReaderLimits(f *testing.F) {
+	for _, s := range []string{
+		"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$20\r\n01234567890123456789\r\n*1\r\n$4\r\nPING\r\n",
+		"*4\r\n$4\r\nMGET\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\nGET a\r\n",
+		"GET " + "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk\r\nPING\r\n",
+		"*2\r\n$3\r\nGET\r\n$20\r\n01234567890123456789XX",
+		"*2\r\n$3\r\nGET\r\n$20\r\n0123",
+	} {
+		f.Add([]byte(s))
+	}
+	const maxBulk, maxArgs = 1 << 12, 64
+	const maxArg, budget = 16, 4 * (ArgOverheadBytes + 8)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ref := NewReader(bufio.NewReaderSize(bytes.NewReader(data), 64))
+		ref.MaxBulkBytes, ref.MaxMultibulkLen = maxBulk, maxArgs
+		lim := NewReader(bufio.NewReaderSize(bytes.NewReader(data), 64))
+		lim.MaxBulkBytes, lim.MaxMultibulkLen, lim.MaxArgBytes = maxBulk, maxArgs, maxArg
+		lim.Budget = func(cmdBytes, n int64) error {
+			if cmdBytes+n > budget {
+				return errors.New("ERR over budget")
+			}
+			return nil
+		}
+		for range 1000 {
+			want, werr := ref.ReadCommand()
+			got, gerr := lim.ReadCommand()
+			granted := lim.TakeCommandBytes()
+			if granted > budget {
+				t.Fatalf("granted %d bytes; budget %d", granted, budget)
+			}
+			var ce *CommandError
+			if errors.As(gerr, &ce) {
+				if werr != nil {
+					t.Fatalf("limited reader refused (%v) where the unlimited one failed: %v", ce, werr)
+				}
+				var need int64
+				over := false
+				for _, a := range want {
+					need += int64(len(a)) + ArgOverheadBytes
+					over = over || len(a) > maxArg
+				}
+				if !over && need <= budget {
+					t.Fatalf("refused %q (%v), which fits", want, ce)
+				}
+				continue
+			}
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+				t.Fatalf("limited reader: %q, %v; unlimited: %q, %v", got, gerr, want, werr)
+			}
+			if werr != nil {
+				return
+			}
+			if len(got) != len(want) {
+				t.Fatalf("limited reader read %q; unlimited %q", got, want)
+			}
+			for i := range got {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Fatalf("limited reader read %q; unlimited %q", got, want)
 				}
 			}
 		}

@@ -38,6 +38,20 @@ type ProtocolError struct {
 // match on that text.
 func (e *ProtocolError) Error() string { return "ERR Protocol error: " + e.Msg }
 
+// CommandError is a command the Reader refused but consumed whole: an
+// argument over MaxArgBytes, or arguments the Budget would not hold. The
+// connection stays in step; the server replies Msg and reads on.
+type CommandError struct {
+	Msg string // the error reply, code first ("ERR argument too large ...")
+}
+
+func (e *CommandError) Error() string { return e.Msg }
+
+// ArgOverheadBytes is what the Reader charges a Budget for an argument
+// beyond its bytes: its slice header and allocation rounding, so that a
+// million one-byte arguments cost what they really take.
+const ArgOverheadBytes = 40
+
 var (
 	errInvalidMultibulk  = &ProtocolError{"invalid multibulk length"}
 	errInvalidBulk       = &ProtocolError{"invalid bulk length"}
@@ -64,20 +78,43 @@ type Reader struct {
 	// MaxMultibulkLen is the most arguments one command may have. Default
 	// DefaultMaxMultibulkLen.
 	MaxMultibulkLen int
+	// MaxArgBytes is the largest argument the Reader buffers, in bytes. A
+	// larger bulk string, within MaxBulkBytes, is read and discarded
+	// without being held, and the command is refused with a
+	// *CommandError. Default MaxBulkBytes (nothing is discarded).
+	MaxArgBytes int64
+	// Budget, if set, is asked before each argument is read how its n
+	// bytes (the argument's length plus ArgOverheadBytes) may be held, the
+	// command so far having taken cmdBytes. An error refuses the command:
+	// the rest of it is read and discarded and ReadCommand returns a
+	// *CommandError with the error's text. What the Budget granted for a
+	// command is reported by TakeCommandBytes.
+	Budget func(cmdBytes, n int64) error
 
-	line []byte // scratch for lines longer than br's buffer
+	line     []byte // scratch for lines longer than br's buffer
+	cmdBytes int64  // granted by Budget to the command being read or last read
+}
+
+// TakeCommandBytes returns the bytes Budget granted to the arguments of
+// the last command read (whole or refused), or of the one being read when
+// reading failed, and forgets them: the caller now accounts for them.
+func (r *Reader) TakeCommandBytes() int64 {
+	n := r.cmdBytes
+	r.cmdBytes = 0
+	return n
 }
 
 // NewReader returns a Reader over br with the default limits.
 func NewReader(br *bufio.Reader) *Reader {
-	return &Reader{br: br, MaxBulkBytes: DefaultMaxBulkBytes, MaxMultibulkLen: DefaultMaxMultibulkLen}
+	return &Reader{br: br, MaxBulkBytes: DefaultMaxBulkBytes, MaxMultibulkLen: DefaultMaxMultibulkLen, MaxArgBytes: DefaultMaxBulkBytes}
 }
 
 // ReadCommand reads the next non-empty command and returns its arguments;
 // args[0] is the command name. Empty commands ("*0\r\n", "*-1\r\n", blank
 // inline lines) are skipped, as Redis skips them. It returns io.EOF at a
-// clean end of input, io.ErrUnexpectedEOF inside a command, and a
-// *ProtocolError for malformed input.
+// clean end of input, io.ErrUnexpectedEOF inside a command, a
+// *ProtocolError for malformed input, and a *CommandError for a command it
+// read but refused (see MaxArgBytes and Budget).
 func (r *Reader) ReadCommand() ([][]byte, error) {
 	for {
 		b, err := r.br.Peek(1)
@@ -115,6 +152,7 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 		return nil, nil
 	}
 	args := make([][]byte, 0, min(n, argsPrealloc))
+	var refused *CommandError
 	for range n {
 		line, err := r.readLine(MaxInlineBytes)
 		if err == errLineTooLong {
@@ -130,13 +168,56 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 		if !ok || size < 0 || size > r.MaxBulkBytes {
 			return nil, errInvalidBulk
 		}
+		if refused == nil && size > r.MaxArgBytes {
+			refused = &CommandError{fmt.Sprintf("ERR argument too large (%d bytes; max %d)", size, r.MaxArgBytes)}
+		}
+		if refused == nil && r.Budget != nil {
+			if err := r.Budget(r.cmdBytes, size+ArgOverheadBytes); err != nil {
+				refused = &CommandError{err.Error()}
+			} else {
+				r.cmdBytes += size + ArgOverheadBytes
+			}
+		}
+		if refused != nil {
+			// Drop what was read: from here on the command costs nothing.
+			clear(args)
+			args = args[:0]
+			if err := r.discardBulk(size); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		arg, err := r.readBulk(int(size))
 		if err != nil {
 			return nil, err
 		}
 		args = append(args, arg)
 	}
+	if refused != nil {
+		return nil, refused
+	}
 	return args, nil
+}
+
+// discardBulk skips size bytes and checks the CRLF after them, holding
+// none of it: an oversized or refused argument costs the read buffer only.
+func (r *Reader) discardBulk(size int64) error {
+	for size > 0 {
+		n, err := r.br.Discard(int(min(size, 1<<30)))
+		size -= int64(n)
+		if err != nil {
+			return noEOF(err)
+		}
+	}
+	crlf, err := r.br.Peek(2)
+	if err != nil {
+		return noEOF(err)
+	}
+	if crlf[0] != '\r' || crlf[1] != '\n' {
+		return errBulkTerminator
+	}
+	_, err = r.br.Discard(2)
+	return err
 }
 
 // readBulk reads size bytes and the CRLF after them. Up to
@@ -175,6 +256,13 @@ func (r *Reader) readInline() ([][]byte, error) {
 	args, ok := splitArgs(line)
 	if !ok {
 		return nil, errUnbalancedQuotes
+	}
+	if r.Budget != nil && len(args) > 0 {
+		n := int64(len(line) + len(args)*ArgOverheadBytes)
+		if err := r.Budget(r.cmdBytes, n); err != nil {
+			return nil, &CommandError{err.Error()}
+		}
+		r.cmdBytes += n
 	}
 	return args, nil
 }

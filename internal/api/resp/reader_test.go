@@ -157,3 +157,93 @@ func TestParseInt(t *testing.T) {
 		}
 	}
 }
+
+// readAllOn is readAll that reads on after a *CommandError, as the server
+// does, rendering it as "refused: ...".
+func readAllOn(t *testing.T, input string, limits func(*Reader)) string {
+	t.Helper()
+	r := NewReader(bufio.NewReaderSize(strings.NewReader(input), 16))
+	limits(r)
+	var out []string
+	for {
+		args, err := r.ReadCommand()
+		r.TakeCommandBytes() // the server's accounting, done by hand
+		var ce *CommandError
+		switch {
+		case err == io.EOF:
+			return strings.Join(out, "\n")
+		case errors.As(err, &ce):
+			out = append(out, "refused: "+ce.Msg)
+			continue
+		case err != nil:
+			return strings.Join(append(out, "error: "+err.Error()), "\n")
+		}
+		var q []string
+		for _, a := range args {
+			q = append(q, fmt.Sprintf("%q", a))
+		}
+		out = append(out, strings.Join(q, " "))
+	}
+}
+
+// TestReaderRefusesWithoutHolding: an argument over MaxArgBytes, or one
+// the Budget will not grant, refuses its command; the rest of the command
+// is consumed and the next command reads normally.
+func TestReaderRefusesWithoutHolding(t *testing.T) {
+	big := strings.Repeat("x", 100)
+	for _, tc := range []struct {
+		name, in string
+		budget   int64 // per command; 0: none
+		want     string
+	}{
+		{"arg over MaxArgBytes", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100\r\n" + big + "\r\n*1\r\n$4\r\nPING\r\n", 0,
+			"refused: ERR argument too large (100 bytes; max 64)\n\"PING\""},
+		{"oversized arg first, more after it", "*3\r\n$100\r\n" + big + "\r\n$1\r\na\r\n$1\r\nb\r\nPING\r\n", 0,
+			"refused: ERR argument too large (100 bytes; max 64)\n\"PING\""},
+		{"budget refuses the third argument", "*4\r\n$4\r\nMGET\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n*2\r\n$3\r\nGET\r\n$1\r\na\r\n", 3 * ArgOverheadBytes,
+			"refused: budget: 85 granted, 41 more asked\n\"GET\" \"a\""},
+		{"budget refuses an inline command", "GET " + strings.Repeat("k", 200) + "\r\nPING\r\n", 3 * ArgOverheadBytes,
+			"refused: budget: 0 granted, 285 more asked\n\"PING\""},
+		{"bad terminator after a discarded arg", "*2\r\n$3\r\nGET\r\n$100\r\n" + big + "XX*1\r\n$4\r\nPING\r\n", 0,
+			"error: ERR Protocol error: expected CRLF after bulk data"},
+		{"EOF inside a discarded arg", "*2\r\n$3\r\nGET\r\n$100\r\nxx", 0, "error: unexpected EOF"},
+	} {
+		got := readAllOn(t, tc.in, func(r *Reader) {
+			r.MaxArgBytes = 64
+			if tc.budget > 0 {
+				r.Budget = func(cmdBytes, n int64) error {
+					if cmdBytes+n > tc.budget {
+						return fmt.Errorf("budget: %d granted, %d more asked", cmdBytes, n)
+					}
+					return nil
+				}
+			}
+		})
+		if got != tc.want {
+			t.Errorf("%s: got\n%s\nwant\n%s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestReaderCommandBytes: TakeCommandBytes reports what the Budget granted
+// the last command, once.
+func TestReaderCommandBytes(t *testing.T) {
+	r := NewReader(bufio.NewReader(strings.NewReader("*2\r\n$3\r\nGET\r\n$5\r\nhello\r\nGET k\r\n")))
+	var asked []int64
+	r.Budget = func(_, n int64) error { asked = append(asked, n); return nil }
+	if _, err := r.ReadCommand(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.TakeCommandBytes(), int64(3+5+2*ArgOverheadBytes); got != want {
+		t.Errorf("TakeCommandBytes() = %d; want %d (asked %v)", got, want, asked)
+	}
+	if got := r.TakeCommandBytes(); got != 0 {
+		t.Errorf("second TakeCommandBytes() = %d; want 0", got)
+	}
+	if _, err := r.ReadCommand(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.TakeCommandBytes(), int64(len("GET k\r")+2*ArgOverheadBytes); got != want {
+		t.Errorf("inline TakeCommandBytes() = %d; want %d", got, want)
+	}
+}

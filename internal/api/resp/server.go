@@ -23,7 +23,42 @@ const (
 	DefaultMaxKeyBytes   = 64 << 10 // as Cassandra's partition key limit
 	DefaultMaxValueBytes = 64 << 20
 	DefaultKeyspace      = "default"
+
+	// DefaultMaxClients is Redis's maxclients default.
+	DefaultMaxClients = 10000
+	// DefaultQueryBufferLimit is Redis's client-query-buffer-limit scaled
+	// to our value limit: Redis allows 1 GiB for its 512 MiB bulk strings,
+	// we allow two maximal values (an MSET of two, or one SET pipelined
+	// behind another).
+	DefaultQueryBufferLimit = 2 * DefaultMaxValueBytes
+	// DefaultOutputBufferLimit is the reply bytes a connection holds
+	// before it stops reading commands.
+	DefaultOutputBufferLimit = 2 * DefaultMaxValueBytes
+	// DefaultBufferBudget is the server-wide total of client query and
+	// reply buffers (Redis 7's maxmemory-clients, which is off by default
+	// there; a database that must not be pushed out of memory by its
+	// clients wants one).
+	DefaultBufferBudget = 1 << 30
+
+	// ReservedFDs is the number of file descriptors MaxClientsFor keeps for
+	// everything but RESP clients: listeners, peers, gRPC and HTTP
+	// clients, the store's WAL, manifest and tables.
+	ReservedFDs = 256
 )
+
+// replyOverheadBytes is what a reply costs a connection's output budget
+// beyond its value: the wire.Reply and its bookkeeping.
+const replyOverheadBytes = 64
+
+// multiKeySlice is how many keys of one multi-key command (MGET, EXISTS,
+// DEL, MSET) go to the backend at once. Each slice is one hand-off to the
+// node's event loop, like a pipeline of maxInflight commands, so a command
+// naming a million keys takes turns with other clients instead of holding
+// the loop, and what the connection holds is one slice's requests and
+// replies.
+const multiKeySlice = 1024
+
+const msgMaxClients = "ERR max number of clients reached"
 
 // maxInflight bounds the commands one connection may have awaiting replies:
 // past it the connection stops reading, writes what it owes and flushes,
@@ -51,13 +86,44 @@ type Config struct {
 	// encoding). Default DefaultMaxValueBytes (64 MiB).
 	MaxValueBytes int
 	// MaxBulkBytes is the protocol's bulk string limit, in bytes: a larger
-	// argument is a protocol error that closes the connection, whereas a
-	// value over MaxValueBytes but within this limit is read whole and
-	// refused with an error reply. Default DefaultMaxBulkBytes (512 MiB).
+	// argument is a protocol error that closes the connection, whereas an
+	// argument over MaxValueBytes (and MaxKeyBytes) but within this limit
+	// is discarded as it arrives and refused with an error reply. Default
+	// DefaultMaxBulkBytes (512 MiB).
 	MaxBulkBytes int64
 	// MaxMultibulkLen is the most arguments one command may have. Default
 	// DefaultMaxMultibulkLen.
 	MaxMultibulkLen int
+	// An argument longer than both MaxValueBytes and MaxKeyBytes can be
+	// neither, so it is read and discarded as it arrives, never held, and
+	// its command is refused with "ERR argument too large (N bytes; max
+	// M)"; the connection stays open.
+
+	// MaxClients is the most connections served at once (Redis's
+	// maxclients). One more is answered "ERR max number of clients
+	// reached" and closed. Default DefaultMaxClients; MaxClientsFor fits it
+	// to the process's descriptor limit.
+	MaxClients int
+	// QueryBufferLimit is the most bytes of command arguments one
+	// connection holds at once, each argument counted as its length plus
+	// ArgOverheadBytes (Redis's client-query-buffer-limit). A pipeline that
+	// reaches it waits until the replies it is owed are written; one
+	// command over it is read and discarded and refused with "ERR command
+	// too large: ...". Default DefaultQueryBufferLimit (128 MiB).
+	QueryBufferLimit int64
+	// OutputBufferLimit is the reply bytes one connection holds before it
+	// stops reading commands and writes what it owes. Replies to commands
+	// already submitted still arrive: up to 1024 pipelined commands, and a
+	// multi-key command's current slice of 1024 keys. Default
+	// DefaultOutputBufferLimit (128 MiB).
+	OutputBufferLimit int64
+	// BufferBudget is the most bytes all connections together hold in
+	// command arguments and replies. A connection that would go over it
+	// first writes what it owes; if the budget is still short, its
+	// command is read and discarded and refused with "OOM command not
+	// allowed: ...", which a client may retry. Default DefaultBufferBudget
+	// (1 GiB).
+	BufferBudget int64
 	// Keyspace is the keyspace connections start in (LC.KEYSPACE changes
 	// it per connection). Default DefaultKeyspace.
 	Keyspace string
@@ -97,6 +163,18 @@ func (c *Config) EnsureDefaults() {
 	if c.MaxMultibulkLen <= 0 {
 		c.MaxMultibulkLen = DefaultMaxMultibulkLen
 	}
+	if c.MaxClients <= 0 {
+		c.MaxClients = DefaultMaxClients
+	}
+	if c.QueryBufferLimit <= 0 {
+		c.QueryBufferLimit = DefaultQueryBufferLimit
+	}
+	if c.OutputBufferLimit <= 0 {
+		c.OutputBufferLimit = DefaultOutputBufferLimit
+	}
+	if c.BufferBudget <= 0 {
+		c.BufferBudget = DefaultBufferBudget
+	}
 	if c.Keyspace == "" {
 		c.Keyspace = DefaultKeyspace
 	}
@@ -122,7 +200,23 @@ type Server struct {
 	conns     map[*conn]struct{}
 	wg        sync.WaitGroup // one per Serve loop and per connection
 
-	nconns atomic.Int64
+	nconns   atomic.Int64 // connections being served
+	rejected atomic.Int64 // connections refused by MaxClients
+	buffered atomic.Int64 // bytes all connections hold, against BufferBudget
+}
+
+// MaxClientsFor returns the most clients a process may serve when it
+// wants want and may open nofile descriptors (RLIMIT_NOFILE): want, or
+// nofile less ReservedFDs if that is smaller, and never below half of
+// nofile. Accepting past the descriptor limit fails with EMFILE and leaves
+// new clients hanging; a client refused by MaxClients is told why.
+func MaxClientsFor(want int, nofile uint64) int {
+	if nofile >= 1<<31 {
+		return want
+	}
+	n := int(nofile) - ReservedFDs
+	n = max(n, int(nofile)/2, 1)
+	return min(want, n)
 }
 
 // NewServer returns a Server that submits requests to b.
@@ -190,10 +284,18 @@ func (s *Server) Serve(l net.Listener) error {
 			return fmt.Errorf("resp: accept: %w", err)
 		}
 		backoff = 0
+		if s.nconns.Add(1) > int64(s.cfg.MaxClients) {
+			s.nconns.Add(-1)
+			s.rejected.Add(1)
+			s.wg.Add(1)
+			go s.refuse(nc)
+			continue
+		}
 		c := s.newConn(nc)
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
+			s.nconns.Add(-1)
 			nc.Close()
 			return ErrServerClosed
 		}
@@ -202,6 +304,17 @@ func (s *Server) Serve(l net.Listener) error {
 		s.mu.Unlock()
 		go c.serve()
 	}
+}
+
+// refuse tells a client over MaxClients why it is refused, and closes its
+// connection, as Redis does. It runs on its own goroutine: over TLS the
+// write waits for a handshake, which must not hold up the accept loop.
+func (s *Server) refuse(nc net.Conn) {
+	defer s.wg.Done()
+	defer nc.Close()
+	s.cfg.Log.Debug("resp: refusing a client: maxclients reached", "remote", nc.RemoteAddr().String(), "maxclients", s.cfg.MaxClients)
+	_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = io.WriteString(nc, "-"+msgMaxClients+"\r\n")
 }
 
 // Addr returns the address of a listener being served, or nil if none.
@@ -264,10 +377,17 @@ type conn struct {
 	// Backend replies arrive on the backend's goroutine into arrived, and
 	// signal wakes the connection (one channel for all its requests, so a
 	// request costs no channel of its own).
-	mu      sync.Mutex
-	arrived map[wire.RequestID]*wire.Reply
-	signal  chan struct{}
-	done    func(*wire.Reply) // c.onReply, bound once
+	mu         sync.Mutex
+	arrived    map[wire.RequestID]*wire.Reply
+	replyBytes int64 // of replies arrived since the last release, against OutputBufferLimit
+	gone       bool  // serve has returned: replies are dropped, not counted
+	signal     chan struct{}
+	done       func(*wire.Reply) // c.onReply, bound once
+
+	// held is the bytes of arguments of the commands read since the last
+	// release, against QueryBufferLimit (and, with replyBytes, the
+	// server's BufferBudget).
+	held int64
 
 	// unsent collects the requests of pipelined commands; they go to the
 	// backend in one hand-off before the connection waits for any reply.
@@ -291,6 +411,8 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	rd := NewReader(br)
 	rd.MaxBulkBytes = s.cfg.MaxBulkBytes
 	rd.MaxMultibulkLen = s.cfg.MaxMultibulkLen
+	rd.MaxArgBytes = int64(max(s.cfg.MaxValueBytes, s.cfg.MaxKeyBytes))
+	rd.Budget = c.budget
 	*c = conn{
 		arrived:  make(map[wire.RequestID]*wire.Reply),
 		signal:   make(chan struct{}, 1),
@@ -325,7 +447,14 @@ func (s submitFirst) Read(p []byte) (int, error) {
 // never blocks.
 func (c *conn) onReply(r *wire.Reply) {
 	c.mu.Lock()
+	if c.gone {
+		c.mu.Unlock()
+		return
+	}
 	c.arrived[r.ID] = r
+	n := replySize(r)
+	c.replyBytes += n
+	c.s.buffered.Add(n)
 	c.mu.Unlock()
 	select {
 	case c.signal <- struct{}{}:
@@ -337,10 +466,14 @@ func (c *conn) onReply(r *wire.Reply) {
 // buffered, so a pipeline's requests are all in flight at once; when the
 // input runs dry it writes the replies in command order and flushes.
 func (c *conn) serve() {
-	c.s.nconns.Add(1)
 	log := c.s.cfg.Log.With("client", int64(c.id), "remote", c.nc.RemoteAddr().String())
 	defer func() {
 		c.nc.Close()
+		c.mu.Lock()
+		c.gone = true
+		c.mu.Unlock()
+		c.release()
+		c.s.buffered.Add(-c.rd.TakeCommandBytes())
 		c.s.nconns.Add(-1)
 		c.s.mu.Lock()
 		delete(c.s.conns, c)
@@ -348,8 +481,8 @@ func (c *conn) serve() {
 		c.s.wg.Done()
 	}()
 	for !c.quit {
-		if c.br.Buffered() == 0 || len(c.pending) >= maxInflight {
-			if err := c.flush(); err != nil {
+		if c.br.Buffered() == 0 || len(c.pending) >= maxInflight || c.overOutputLimit() {
+			if err := c.drain(); err != nil {
 				log.Debug("resp: write", "err", err)
 				return
 			}
@@ -357,6 +490,14 @@ func (c *conn) serve() {
 		args, err := c.rd.ReadCommand()
 		if err != nil {
 			var pe *ProtocolError
+			var ce *CommandError
+			if errors.As(err, &ce) {
+				// Read whole but refused: nothing of it is held.
+				c.s.buffered.Add(-c.rd.TakeCommandBytes())
+				log.Debug("resp: command refused", "err", ce.Msg)
+				c.replyError(ce.Msg)
+				continue
+			}
 			if errors.As(err, &pe) {
 				log.Info("resp: protocol error; closing connection", "err", pe.Msg)
 				c.awaitPending()
@@ -367,9 +508,72 @@ func (c *conn) serve() {
 			}
 			return
 		}
+		c.held += c.rd.TakeCommandBytes()
 		c.exec(args)
 	}
 	c.flush()
+}
+
+// replySize is what a reply costs the output budgets.
+func replySize(r *wire.Reply) int64 { return int64(len(r.Value)) + replyOverheadBytes }
+
+// overOutputLimit reports whether the connection should write what it owes
+// before reading on: its replies are over OutputBufferLimit, or the server
+// is over BufferBudget.
+func (c *conn) overOutputLimit() bool {
+	c.mu.Lock()
+	n := c.replyBytes
+	c.mu.Unlock()
+	return n >= c.s.cfg.OutputBufferLimit || c.s.buffered.Load() >= c.s.cfg.BufferBudget
+}
+
+// drain writes every reply owed and flushes; then nothing read before is
+// held any longer, and release returns it to the budgets.
+func (c *conn) drain() error {
+	err := c.flush()
+	c.release()
+	return err
+}
+
+// release returns to the server's budget what the connection's earlier
+// commands and their replies held. Call it only when no command is running
+// and none is owed a reply (after flush).
+func (c *conn) release() {
+	c.mu.Lock()
+	n := c.held + c.replyBytes
+	c.held, c.replyBytes = 0, 0
+	c.mu.Unlock()
+	c.s.buffered.Add(-n)
+}
+
+// releaseReplies returns to the server's budget what the replies that
+// arrived since the last release held, once the command running has
+// written or dropped them (a multi-key command, between slices).
+func (c *conn) releaseReplies() {
+	c.mu.Lock()
+	n := c.replyBytes
+	c.replyBytes = 0
+	c.mu.Unlock()
+	c.s.buffered.Add(-n)
+}
+
+// budget is the Reader's Budget: it grants n more bytes to a command that
+// has cmdBytes, within QueryBufferLimit and the server's BufferBudget,
+// writing what the connection owes first if that makes room.
+func (c *conn) budget(cmdBytes, n int64) error {
+	lim, total := c.s.cfg.QueryBufferLimit, c.s.cfg.BufferBudget
+	if cmdBytes+n > lim {
+		return fmt.Errorf("ERR command too large: its arguments exceed client-query-buffer-limit (%d bytes)", lim)
+	}
+	if c.held+cmdBytes+n > lim || c.s.buffered.Load()+n > total {
+		c.drain() // a write error ends the connection at its next read
+	}
+	if used := c.s.buffered.Add(n); used > total {
+		c.s.buffered.Add(-n)
+		c.s.cfg.Log.Warn("resp: client buffer budget exhausted; refusing a command", "client", int64(c.id), "used", used-n, "budget", total)
+		return fmt.Errorf("OOM command not allowed: client buffers would exceed the server's client-buffer-budget (%d bytes); retry later", total)
+	}
+	return nil
 }
 
 // flush writes every pending reply and flushes the connection.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lightcone/lightcone/internal/api"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -47,12 +48,18 @@ type testServer struct {
 // startServer serves cfg over a fake backend on a loopback listener.
 func startServer(t *testing.T, cfg Config) *testServer {
 	t.Helper()
+	return startServerOver(t, cfg, func(b *fakeBackend) api.Backend { return b })
+}
+
+// startServerOver is startServer with the fake backend wrapped.
+func startServerOver(t *testing.T, cfg Config, wrap func(*fakeBackend) api.Backend) *testServer {
+	t.Helper()
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	if cfg.Now == nil {
 		cfg.Now = clock.Now
 	}
 	b := newFakeBackend(t)
-	s := NewServer(cfg, b)
+	s := NewServer(cfg, wrap(b))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
