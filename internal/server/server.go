@@ -581,7 +581,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 		hs := admin.NewServer(cfg.HTTPAddr, admin.Config{
 			Metrics: m, Token: cfg.Token, Log: log,
-			Ready: eng.Writable,
+			Ready: func() error { return ready(ctx, eng.Writable, nd) },
 			Status: func() any {
 				st := map[string]any{"node": me.Name, "region": region, "cluster": lay.name, "protocol": keyspaces[0].protocol,
 					"sync": policy, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP, "disk": eng.Space(),
@@ -849,4 +849,25 @@ func maxClients(want int, log *slog.Logger) int {
 		log.Warn("server: maxclients lowered to fit the open file limit (raise it with ulimit -n)", "maxclients", n, "wanted", want, "rlimit_nofile", rl.Cur, "reserved_fds", resp.ReservedFDs)
 	}
 	return n
+}
+
+// loopDeadline is how long /readyz waits for the node's event loop to run
+// an empty task before it calls the node stalled.
+const loopDeadline = 2 * time.Second
+
+// ready is /readyz's verdict: the disk takes writes, and the node's event
+// loop answers within loopDeadline. A loop stuck behind a stalled commit
+// (flushes failing for a reason other than space) or one that has stopped
+// makes the node not ready, instead of hanging every client while /readyz
+// says ok.
+func ready(ctx context.Context, writable func() error, nd *node.Node) error {
+	if err := writable(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, loopDeadline)
+	defer cancel()
+	if err := nd.Do(ctx, func() {}); err != nil {
+		return fmt.Errorf("the node's event loop has not answered in %v (stalled or stopped): %w", loopDeadline, err)
+	}
+	return nil
 }
