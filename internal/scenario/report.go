@@ -12,6 +12,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lightcone/lightcone/internal/check"
 	"github.com/lightcone/lightcone/internal/sim"
 )
 
@@ -41,6 +42,9 @@ type Result struct {
 	MessageSeconds float64        `json:"message_seconds"`
 	Errors         map[string]int `json:"errors"`
 	Check          *CheckResult   `json:"check,omitempty"`
+	// History is the recorded history the checker ran on (tests and
+	// experiments check it again, e.g. to time a checker).
+	History check.History `json:"-"`
 	// FailStops are the nodes that stopped because their store failed
 	// (injected, StoreFaults) or an invariant broke, in order.
 	FailStops []FailStop `json:"fail_stops,omitempty"`
@@ -163,6 +167,7 @@ func (rn *runner) result() *Result {
 		}
 	}
 	res.Check = rn.checkHistory()
+	res.History = rn.hist
 	for _, f := range rn.s.Failures() {
 		res.FailStops = append(res.FailStops, FailStop{What: f.String(), Injected: f.Injected(), Invariant: f.Violation()})
 	}
