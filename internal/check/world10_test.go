@@ -132,7 +132,7 @@ func TestWorld10Sweep(t *testing.T) {
 			verdicts[cr.Verdict]++
 			replay := fmt.Sprintf("go test ./internal/check -run TestWorld10Sweep -world10 %d -world10-seed %d -world10-run %d -v", i+1, seed, i)
 			if testing.Verbose() {
-				fmt.Printf("seed %d run %d: %d ops, checker %s: %s\n", seed, i, len(res.History.Ops), took.Round(time.Millisecond), cr.Verdict)
+				fmt.Printf("seed %d run %d: %d ops, checker %s: %s (%s)\n", seed, i, len(res.History.Ops), took.Round(time.Millisecond), cr.Verdict, cr.How)
 			}
 			switch cr.Verdict {
 			case check.Violation:
