@@ -20,7 +20,30 @@ var (
 	world10Runs = flag.Int("world10", 0, "TestWorld10Sweep: runs per seed (seeds 1-3); 0 skips the sweep")
 	world10Seed = flag.Uint64("world10-seed", 0, "TestWorld10Sweep: only this seed")
 	world10Run  = flag.Int("world10-run", -1, "TestWorld10Sweep: only this run of each seed")
+	world10CLI  = flag.Bool("world10-cli", false, "TestWorld10Sweep: draw runs as world10CLIConfig (lightcone sim's defaults, 30 s) instead of world10Config")
 )
+
+// world10CLIConfig is run i of seed as lightcone sim makes it with its
+// defaults (50 clients, 1000 requests/s open loop, workload a's 10,000
+// records): the same as
+//
+//	lightcone sim --world world10 --protocol meteor --workload a --random-faults \
+//	  --duration 30s --seed S --set mode=M --write W --check sequential
+//
+// with M, W = {M1, M2} x {QUORUM, ALL, ONE}[i%6] (i < 6).
+func world10CLIConfig(tb testing.TB, seed uint64, i int) scenario.Config {
+	w, err := topo.Preset("world10")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	mode := []meteor.Mode{meteor.M1, meteor.M2}[i%2]
+	write := []wire.Level{wire.Quorum, wire.All, wire.One}[i/2%3]
+	return scenario.Config{
+		Seed: seed, WorldDef: w, Protocol: "meteor", Settings: &meteor.Config{Mode: mode, Write: write},
+		WorkloadPreset: "a", Duration: 30 * time.Second, RandomFaults: true,
+		Check: "valid-reads", // cheap; the test runs Sequential itself
+	}
+}
 
 // world10Config draws run i of seed: MeteorShower on the ten-region
 // world10 preset, YCSB workload a (half reads, half updates) on a small
@@ -119,6 +142,9 @@ func TestWorld10Sweep(t *testing.T) {
 				continue
 			}
 			c := world10Config(t, seed, i)
+			if *world10CLI {
+				c = world10CLIConfig(t, seed, i)
+			}
 			res, err := scenario.Run(c)
 			if err != nil {
 				t.Fatalf("seed %d run %d: %v", seed, i, err)
@@ -130,9 +156,9 @@ func TestWorld10Sweep(t *testing.T) {
 			worst = max(worst, took)
 			ops += len(res.History.Ops)
 			verdicts[cr.Verdict]++
-			replay := fmt.Sprintf("go test ./internal/check -run TestWorld10Sweep -world10 %d -world10-seed %d -world10-run %d -v", i+1, seed, i)
+			replay := fmt.Sprintf("go test ./internal/check -run TestWorld10Sweep -world10 %d -world10-seed %d -world10-run %d -world10-cli=%t -v", i+1, seed, i, *world10CLI)
 			if testing.Verbose() {
-				fmt.Printf("seed %d run %d: %d ops, checker %s: %s (%s)\n", seed, i, len(res.History.Ops), took.Round(time.Millisecond), cr.Verdict, cr.How)
+				fmt.Printf("seed %d run %d: %d ops, checker %s: %s (%s)\n", seed, i, len(res.History.Ops), took.Round(time.Millisecond), cr.Verdict, how(cr))
 			}
 			switch cr.Verdict {
 			case check.Violation:
@@ -146,3 +172,6 @@ func TestWorld10Sweep(t *testing.T) {
 	t.Logf("world10 meteor workload a with faults: %d runs, %d ops: %d pass, %d violation, %d undecided; checker %s in all, %s at worst",
 		n, ops, verdicts[check.Pass], verdicts[check.Violation], verdicts[check.Undecided], total.Round(time.Millisecond), worst.Round(time.Millisecond))
 }
+
+// how says how a verdict was reached.
+func how(r check.Result) string { return r.How }
