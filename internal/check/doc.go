@@ -37,14 +37,19 @@
 //     absent with several candidate deletes (or Init) stay ambiguous.
 //     Unobserved Unknown writes are dropped (always allowed); Unknown writes
 //     an ambiguous read might observe are optional;
-//  2. builds the graph program order ∪ reads-from ∪ (init-read before the
+//  2. tries the order the system reports (Op.Pos: a write's version, a
+//     read's view), before anything costlier: the clients' operations
+//     merged in program order by position; a write whose reply was lost
+//     has none and goes just before the first read that observed it. A
+//     witness that replays is a Pass; positions can only cost time;
+//  3. builds the graph program order ∪ reads-from ∪ (init-read before the
 //     key's writes) and saturates it to a fixpoint (at most 64 rounds) with
 //     the orderings every witness needs: for r reading w and another write
 //     w' of the key, w' ->* r implies w' -> w, and w ->* w' implies r -> w'.
 //     A cycle is a Violation, reported as the cycle of operations with the
 //     reason for each edge. Reachability uses per-client frontiers, so it
 //     costs O(ops × clients) memory;
-//  3. looks for a witness: first the fast path, porcupine's per-key
+//  4. looks for a witness: first the fast path, porcupine's per-key
 //     linearizations (capped at 2s) merged with program order — valid
 //     whenever the history is linearizable, because linearizability is
 //     local; then a depth-first search over placements of operations, with

@@ -104,4 +104,10 @@ type Result struct {
 	Verdict Verdict
 	Key     string // the key where a per-key violation was found
 	Detail  string // human-readable explanation (the operations involved)
+	// How says how Sequential decided, for measurements: "positions" (the
+	// order the system reported), "linearizations" (per-key
+	// linearizations merged), "search" (the witness search), "graph" (a
+	// cycle of necessary orderings or a read of a value never written), or
+	// "budget" (undecided: the search ran out of steps).
+	How string
 }

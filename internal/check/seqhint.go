@@ -3,7 +3,7 @@ package check
 import (
 	"cmp"
 	"container/heap"
-	"slices"
+	"math"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -109,44 +109,132 @@ func (s *seq) linearizationWitness() []step {
 	return trail
 }
 
-// positionWitness tries the order the system claims (Op.Pos): if every
-// operation that must be placed has a position, the operations sorted by
-// position (program order among equals; optional Unknown writes without a
-// position left out, last) are a candidate witness, checked by replay by the
-// caller. It returns nil if some mandatory operation has no position.
-func (s *seq) positionWitness() []step {
-	var placed, skipped []int32
-	for i := range s.ops {
-		switch {
-		case !s.active[i]:
-		case s.ops[i].Pos.Set:
-			placed = append(placed, int32(i))
-		case s.optional[i]:
-			skipped = append(skipped, int32(i))
-		default:
-			return nil
+// posKey is where an operation goes in the order the system claims: its
+// position (Op.Pos) or one inferred from its neighbours, and a tier that
+// breaks ties at one position: an inferred write (tier 0) goes before the
+// read that observed it (tier 1), an operation placed after its program
+// predecessor (tier 2) after everything at that position.
+type posKey struct {
+	pos  Position
+	tier int8
+}
+
+func (a posKey) compare(b posKey) int {
+	if c := a.pos.Compare(b.pos); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.tier, b.tier)
+}
+
+// positionKeys gives every active operation a posKey: its own position;
+// for a write without one (a write whose reply was lost, so its version is
+// unknown) that some read uniquely observed, the earliest such read's
+// position (a read at T sees the latest write at or before T, so the write
+// lies just before it); for any other operation without one, its program
+// predecessor's. It returns nil if no operation has a position.
+func (s *seq) positionKeys() []posKey {
+	keys := make([]posKey, len(s.ops))
+	any := false
+	for i, o := range s.ops {
+		if o.Pos.Set {
+			keys[i] = posKey{pos: o.Pos, tier: 1}
+			any = true
 		}
 	}
-	if len(placed) == 0 {
+	if !any {
 		return nil
 	}
-	slices.SortStableFunc(placed, func(a, b int32) int {
-		if c := s.ops[a].Pos.Compare(s.ops[b].Pos); c != 0 {
-			return c
+	for i := range s.ops {
+		r := int32(i)
+		if !s.active[r] || !s.isRead(r) || !s.ops[r].Pos.Set {
+			continue
 		}
-		if s.client[a] == s.client[b] {
-			return cmp.Compare(s.pos[a], s.pos[b])
+		if w := s.src[r]; w >= 0 && !s.ops[w].Pos.Set {
+			k := posKey{pos: s.ops[r].Pos, tier: 0}
+			if !keys[w].pos.Set || k.compare(keys[w]) < 0 {
+				keys[w] = k
+			}
 		}
-		return 0
-	})
-	trail := make([]step, 0, len(placed)+len(skipped))
-	for _, i := range placed {
-		trail = append(trail, step{op: i})
 	}
-	for _, i := range skipped {
-		trail = append(trail, step{op: i, skip: true})
+	for _, ch := range s.chains {
+		prev := posKey{pos: Position{Set: true, T: math.MinInt64}, tier: 2}
+		for _, i := range ch {
+			if !keys[i].pos.Set {
+				keys[i] = posKey{pos: prev.pos, tier: 2}
+			}
+			prev = keys[i]
+		}
+	}
+	return keys
+}
+
+// positionWitness tries the order the system claims (Op.Pos): every
+// client's operations in program order, merged by their positionKeys (the
+// head with the least key next, ties to the lower client), optional Unknown
+// writes without a position left out. It is a candidate witness, checked by
+// replay by the caller, or nil if no operation has a position. A system that
+// reports the position of each operation in a total order consistent with
+// program order passes here in linear time; a wrong position can only make
+// the replay fail, never make a violation pass.
+func (s *seq) positionWitness() []step {
+	keys := s.positionKeys()
+	if keys == nil {
+		return nil
+	}
+	return s.mergeChains(func(a, b int32) int { return keys[a].compare(keys[b]) }, func(i int32) bool {
+		return s.optional[i] && !s.ops[i].Pos.Set
+	})
+}
+
+// mergeChains merges the clients' chains into one order that keeps program
+// order: the head that compares least goes next (ties to the lower client).
+// Operations skip(i) reports are placed as left out.
+func (s *seq) mergeChains(less func(a, b int32) int, skip func(int32) bool) []step {
+	next := make([]int, len(s.chains))
+	h := &headHeap{s: s, next: next, less: less}
+	for c, ch := range s.chains {
+		if len(ch) > 0 {
+			h.cs = append(h.cs, int32(c))
+		}
+	}
+	heap.Init(h)
+	var trail []step
+	for h.Len() > 0 {
+		c := h.cs[0]
+		i := s.chains[c][next[c]]
+		trail = append(trail, step{op: i, skip: skip(i)})
+		if next[c]++; next[c] == len(s.chains[c]) {
+			heap.Pop(h)
+		} else {
+			heap.Fix(h, 0)
+		}
 	}
 	return trail
+}
+
+// headHeap orders clients by their next operation.
+type headHeap struct {
+	s    *seq
+	next []int
+	less func(a, b int32) int
+	cs   []int32
+}
+
+func (h *headHeap) head(c int32) int32 { return h.s.chains[c][h.next[c]] }
+func (h *headHeap) Len() int           { return len(h.cs) }
+func (h *headHeap) Less(i, j int) bool {
+	a, b := h.cs[i], h.cs[j]
+	if c := h.less(h.head(a), h.head(b)); c != 0 {
+		return c < 0
+	}
+	return a < b
+}
+func (h *headHeap) Swap(i, j int)      { h.cs[i], h.cs[j] = h.cs[j], h.cs[i] }
+func (h *headHeap) Push(x interface{}) { h.cs = append(h.cs, x.(int32)) }
+func (h *headHeap) Pop() interface{} {
+	x := h.cs[len(h.cs)-1]
+	h.cs = h.cs[:len(h.cs)-1]
+	return x
 }
 
 type int32Heap []int32

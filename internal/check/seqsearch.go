@@ -120,7 +120,7 @@ func (s *seq) search(budget int) Result {
 		t.hashVal(int32(k), -1)
 	}
 	t.bestDepth = -1
-	res := Result{Model: "sequential"}
+	res := Result{Model: "sequential", How: "search"}
 	switch {
 	case t.dfs():
 		if err := s.replay(t.trail); err != "" {
@@ -130,7 +130,7 @@ func (s *seq) search(budget int) Result {
 		}
 		res.Verdict = Pass
 	case t.aborted:
-		res.Verdict = Undecided
+		res.Verdict, res.How = Undecided, "budget"
 		res.Detail = fmt.Sprintf("witness search budget of %d steps exhausted (%d of %d operations placed at best)",
 			budget, t.bestDepth, t.total)
 	default:

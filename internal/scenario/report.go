@@ -12,17 +12,20 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lightcone/lightcone/internal/check"
 	"github.com/lightcone/lightcone/internal/sim"
 )
 
 // Result is what a simulation measured.
 type Result struct {
-	World    string  `json:"world"`
-	Policy   string  `json:"policy"`
-	Workload string  `json:"workload"`
-	Seed     uint64  `json:"seed"`
-	Clients  int     `json:"clients"`
-	Rate     float64 `json:"rate"`
+	World string `json:"world"`
+	// WorldWarnings are the world's suspicious links (topo.World.Warnings).
+	WorldWarnings []string `json:"world_warnings,omitempty"`
+	Policy        string   `json:"policy"`
+	Workload      string   `json:"workload"`
+	Seed          uint64   `json:"seed"`
+	Clients       int      `json:"clients"`
+	Rate          float64  `json:"rate"`
 	// RateSteps are Config.RateSteps: the offered rate from each At on.
 	RateSteps  []RateStep `json:"rate_steps,omitempty"`
 	SimSeconds float64    `json:"sim_seconds"`
@@ -41,6 +44,9 @@ type Result struct {
 	MessageSeconds float64        `json:"message_seconds"`
 	Errors         map[string]int `json:"errors"`
 	Check          *CheckResult   `json:"check,omitempty"`
+	// History is the recorded history the checker ran on (tests and
+	// experiments check it again, e.g. to time a checker).
+	History check.History `json:"-"`
 	// FailStops are the nodes that stopped because their store failed
 	// (injected, StoreFaults) or an invariant broke, in order.
 	FailStops []FailStop `json:"fail_stops,omitempty"`
@@ -106,7 +112,7 @@ func ms(us int64) float64 { return float64(us) / 1e3 }
 func (rn *runner) result() *Result {
 	c := rn.r.cfg
 	res := &Result{
-		World: rn.r.world.Name, Policy: rn.r.policyLine(), Workload: rn.r.workload.Name,
+		World: rn.r.world.Name, WorldWarnings: rn.r.world.Warnings(), Policy: rn.r.policyLine(), Workload: rn.r.workload.Name,
 		Seed: c.Seed, Clients: c.Clients, Rate: c.Rate, RateSteps: c.RateSteps, SimSeconds: c.Duration.Seconds(),
 		Ops: rn.ops, Events: rn.s.Steps(), TraceHash: fmt.Sprintf("%016x", rn.s.TraceHash()),
 		ThresholdMs: c.ThresholdMs, Messages: sinceWarmup(rn.s.MessageCounts(), rn.warmMsgs), Errors: rn.errs,
@@ -163,6 +169,7 @@ func (rn *runner) result() *Result {
 		}
 	}
 	res.Check = rn.checkHistory()
+	res.History = rn.hist
 	for _, f := range rn.s.Failures() {
 		res.FailStops = append(res.FailStops, FailStop{What: f.String(), Injected: f.Injected(), Invariant: f.Violation()})
 	}
@@ -227,6 +234,9 @@ func (res *Result) WriteText(out io.Writer, timing bool) error {
 		fmt.Fprintln(&b)
 	} else {
 		fmt.Fprintf(&b, "closed loop\n")
+	}
+	for _, w := range res.WorldWarnings {
+		fmt.Fprintf(&b, "warning: world %s: %s\n", res.World, w)
 	}
 	fmt.Fprintf(&b, "policy: %s\n", res.Policy)
 	fmt.Fprintf(&b, "simulated %gs: %d operations, %d events, trace %s", res.SimSeconds, res.Ops, res.Events, res.TraceHash)

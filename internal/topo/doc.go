@@ -23,6 +23,15 @@
 // omitted). World.LightRTT is the speed-of-light floor (great-circle distance
 // at 200,000 km/s, there and back), useful to sanity-check a world.
 //
+// Validate enforces physics on every link between two regions: a base
+// delay below the great-circle distance at c (299,792 km/s, vacuum) is
+// impossible and an error naming the link, the distance and the minimum; one
+// below the distance at fibre speed (200,000 km/s) but not below c is
+// accepted (straight microwave links come close to c) with a warning
+// (World.Warnings), which `lightcone worlds` and `lightcone sim` print.
+// Regions without coordinates (lat 0, long 0 for all: nominal worlds) are
+// at distance 0 and never trip the check.
+//
 // # YAML format
 //
 // Worlds are written in YAML; unknown fields are errors and every problem is

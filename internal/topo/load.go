@@ -224,9 +224,36 @@ func (w *World) Validate() error {
 			}
 		}
 	}
+	w.warnings = nil
+	for a := 0; a < n; a++ {
+		for b := 0; b < n; b++ {
+			// Distance is symmetric: a link used both ways is checked once.
+			k := explicit[a][b]
+			if a == b || k == 0 {
+				continue
+			}
+			f := fmt.Sprintf("links[%d]", k-1)
+			km := distanceKm(w.Regions[a], w.Regions[b])
+			d := delay[a][b].OneWayMs
+			vac, fib := km/VacuumKmPerSec*1000, km/FibreKmPerSec*1000
+			switch {
+			case d < vac*(1-1e-9):
+				return fail("%s: one_way_ms %g from %q to %q is faster than light: the regions are %.0f km apart, at least %.2f ms one way at the speed of light in vacuum (%.2f ms in fibre); raise the delay or fix the coordinates",
+					f, d, w.Regions[a].Name, w.Regions[b].Name, km, vac, fib)
+			case d < fib*(1-1e-9):
+				w.warnings = append(w.warnings, fmt.Sprintf("%s: one_way_ms %g from %q to %q is faster than light in fibre (%.0f km: %.2f ms in fibre, %.2f ms in vacuum); only a straight microwave or laser link could do it",
+					f, d, w.Regions[a].Name, w.Regions[b].Name, km, fib, vac))
+			}
+		}
+	}
 	w.delay = delay
 	return nil
 }
+
+// Warnings lists what Validate found possible but suspicious: links faster
+// than light in fibre (but not in vacuum, which Validate rejects). Callers
+// that load a world print them (WriteMatrix does).
+func (w *World) Warnings() []string { return w.warnings }
 
 // checkLinkModel checks a link's delay and jitter; f names the link field.
 func checkLinkModel(l Link, f string) error {

@@ -11,7 +11,8 @@ import (
 // Constants of the speed-of-light floor.
 const (
 	EarthRadiusKm  = 6371.0
-	FibreKmPerSec  = 200000.0 // light in optical fibre, about 2/3 c
+	FibreKmPerSec  = 200000.0   // light in optical fibre, about 2/3 c
+	VacuumKmPerSec = 299792.458 // c: no link between two regions is faster
 	degreesToRadii = math.Pi / 180
 )
 
@@ -38,8 +39,9 @@ func (w *World) BaseRTT(a, b int) time.Duration {
 
 // DistanceKm is the great-circle (haversine) distance between regions a and b
 // on a sphere of radius EarthRadiusKm.
-func (w *World) DistanceKm(a, b int) float64 {
-	ra, rb := w.Regions[a], w.Regions[b]
+func (w *World) DistanceKm(a, b int) float64 { return distanceKm(w.Regions[a], w.Regions[b]) }
+
+func distanceKm(ra, rb Region) float64 {
 	lat1, lat2 := ra.Lat*degreesToRadii, rb.Lat*degreesToRadii
 	dLat := lat2 - lat1
 	dLong := (rb.Long - ra.Long) * degreesToRadii
@@ -92,13 +94,8 @@ func WriteMatrix(out io.Writer, w *World) error {
 	b.WriteByte('\n')
 	writeTable(&b, "light RTT floor (ms)", names, func(i, j int) float64 { return ms(w.LightRTT(i, j)) })
 	b.WriteString("  (great-circle distance at 200,000 km/s in fibre, there and back)\n")
-	for i := range names {
-		for j := i + 1; j < len(names); j++ {
-			if base, light := w.BaseRTT(i, j), w.LightRTT(i, j); base < light {
-				fmt.Fprintf(&b, "  note: base RTT %s-%s %.1f ms is below the light floor %.1f ms\n",
-					names[i], names[j], ms(base), ms(light))
-			}
-		}
+	for _, warn := range w.Warnings() {
+		fmt.Fprintf(&b, "  warning: %s\n", warn)
 	}
 	_, err := io.WriteString(out, b.String())
 	return err

@@ -50,6 +50,8 @@ type World struct {
 	// delay[i][j] is the link model from region i to region j, filled by
 	// Validate; Intra on the diagonal.
 	delay [][]Link
+	// warnings are Validate's findings that are not errors (Warnings).
+	warnings []string
 	// intraSet records that Intra was given explicitly (or defaulted by
 	// Parse), so Validate does not replace an explicit all-zero Intra.
 	intraSet bool

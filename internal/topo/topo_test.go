@@ -32,7 +32,7 @@ func region(t *testing.T, w *World, name string) int {
 
 func TestPresetNames(t *testing.T) {
 	got := strings.Join(PresetNames(), ",")
-	want := "agar6,cric5,dir2,globlease4,local3,meteor3"
+	want := "agar6,cric5,dir2,globlease4,local3,meteor3,world10"
 	if got != want {
 		t.Errorf("PresetNames() = %q; want %q", got, want)
 	}
@@ -430,4 +430,49 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFasterThanLight: a link below the great-circle distance at c is
+// rejected with the link, the distance and the minimum named; one below
+// fibre speed but above c is accepted with a warning; the reverse
+// direction of a one-way link is checked too.
+func TestFasterThanLight(t *testing.T) {
+	// east (39, -77) to west (37, -122): about 3,900 km, 13.0 ms at c,
+	// 19.5 ms in fibre.
+	for _, tc := range []struct {
+		name, yaml string
+		err        string // "" if accepted
+		warn       string // "" if no warning expected
+	}{
+		{"ok", goodYAML, "", ""},
+		{"vacuum", strings.Replace(goodYAML, "one_way_ms: 40", "one_way_ms: 12", 1),
+			`world "tiny": links[0]: one_way_ms 12 from "east" to "west" is faster than light: the regions are 3909 km apart, at least 13.04 ms one way`, ""},
+		{"fibre", strings.Replace(goodYAML, "one_way_ms: 40", "one_way_ms: 15", 1),
+			"", `links[0]: one_way_ms 15 from "east" to "west" is faster than light in fibre (3909 km: 19.54 ms in fibre, 13.04 ms in vacuum)`},
+		{"reverse", goodYAML + "  - {from: west, to: east, one_way_ms: 5}\n",
+			`world "tiny": links[1]: one_way_ms 5 from "west" to "east" is faster than light`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := Parse([]byte(tc.yaml))
+			switch {
+			case tc.err == "" && err != nil:
+				t.Fatalf("Parse: %v", err)
+			case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+				t.Fatalf("Parse error = %v; want prefix %q", err, tc.err)
+			case err != nil:
+				return
+			}
+			warns := strings.Join(w.Warnings(), "\n")
+			if tc.warn == "" && warns != "" || !strings.Contains(warns, tc.warn) || strings.Count(warns, "\n") > 0 {
+				t.Fatalf("Warnings() = %q; want %q", warns, tc.warn)
+			}
+			var b strings.Builder
+			if err := WriteMatrix(&b, w); err != nil {
+				t.Fatal(err)
+			}
+			if tc.warn != "" && !strings.Contains(b.String(), "warning: "+tc.warn) {
+				t.Errorf("WriteMatrix does not print the warning:\n%s", b.String())
+			}
+		})
+	}
 }

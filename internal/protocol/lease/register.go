@@ -94,7 +94,11 @@ func (k registered) Floor(region int, op protocol.Op, oneWay func(a, b int) time
 		if need > 0 {
 			maj = rtts[need-1]
 		}
-		if d := oneWay(region, m) + oneWay(m, region) + maj; best < 0 || d < best {
+		toMaster := oneWay(region, m) + oneWay(m, region)
+		if m == region {
+			toMaster = 0 // the gateway may be the master itself
+		}
+		if d := toMaster + maj; best < 0 || d < best {
 			best = d
 		}
 	}

@@ -2,7 +2,6 @@ package meteor
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/protocol"
@@ -57,24 +56,19 @@ func (k registered) Describe() string {
 		c.Mode, c.Write, c.ReplicasPerRegion[0], c.MaxClockSkew, c.DispatchInterval, c.Redundant, c.WriteLead, c.LeadAll, c.Horizon, Model)
 }
 
-// Floor: a write waits for the write level's w nearest replicas; a read
-// for statuses (ReadFloor).
+// Floor: a write waits for the write level's w nearest replicas (one local
+// replica may be the gateway itself: protocol.ReplicaRTTs); a read for
+// statuses (ReadFloor).
 func (k registered) Floor(region int, op protocol.Op, oneWay func(a, b int) time.Duration) time.Duration {
 	c := k.Config()
 	if op == protocol.Read {
 		return ReadFloor(c, region, oneWay)
 	}
-	var rtts []time.Duration
-	for r, n := range c.ReplicasPerRegion {
-		for i := 0; i < n; i++ {
-			rtts = append(rtts, oneWay(region, r)+oneWay(r, region))
-		}
-	}
+	rtts := protocol.ReplicaRTTs(c.ReplicasPerRegion, region, oneWay)
 	if len(rtts) == 0 {
 		return 0
 	}
-	slices.Sort(rtts)
-	return rtts[c.writeAcks(len(rtts))-1]
+	return rtts[c.writeAcks(len(rtts))-1].RTT
 }
 
 // Load: meteor keeps a key's versions as a chain; bulk-loaded records are

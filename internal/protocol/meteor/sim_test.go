@@ -32,9 +32,9 @@ name: world3
 description: three regions, two nodes each, for seeded fault runs
 nodes_per_region: 2
 regions:
-  - {name: a, provider: sim, lat: 50, long: 8}
-  - {name: b, provider: sim, lat: 40, long: -74}
-  - {name: c, provider: sim, lat: 35, long: 139}
+  - {name: a, provider: sim, lat: 0, long: 0}
+  - {name: b, provider: sim, lat: 0, long: 0}
+  - {name: c, provider: sim, lat: 0, long: 0}
 links:
   - {from: a, to: b, one_way_ms: %g, jitter: {dist: exponential, mean_ms: %g}}
   - {from: b, to: c, one_way_ms: %g, jitter: {dist: exponential, mean_ms: %g}}

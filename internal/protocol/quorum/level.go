@@ -1,11 +1,10 @@
 package quorum
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"time"
 
+	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -172,33 +171,24 @@ func GuaranteeOf(perRegion []int, read, write wire.Level) (Guarantee, error) {
 // Floor is the network time an operation at level l cannot avoid when its
 // coordinator is in region local: the round trip to the farthest member of
 // the nearest replica set that satisfies l, given the one-way delay between
-// regions (DESIGN.md, "Measuring").
+// regions (DESIGN.md, "Measuring"). One local replica is free: the
+// coordinator may be it (protocol.ReplicaRTTs).
 func Floor(perRegion []int, l wire.Level, local int, oneWay func(a, b int) time.Duration) time.Duration {
 	nd, err := requirement(l, perRegion, local)
 	if err != nil {
 		return 0
 	}
-	type cand struct {
-		region int
-		rtt    time.Duration
-	}
-	var cands []cand
-	for r, n := range perRegion {
-		for i := 0; i < n; i++ {
-			cands = append(cands, cand{r, oneWay(local, r) + oneWay(r, local)})
-		}
-	}
-	slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(a.rtt, b.rtt) })
+	cands := protocol.ReplicaRTTs(perRegion, local, oneWay)
 	taken := make([]bool, len(cands))
 	got := make([]int, len(perRegion))
 	var floor time.Duration
 	n := 0
 	for i, c := range cands {
-		if got[c.region] < nd.min[c.region] {
+		if got[c.Region] < nd.min[c.Region] {
 			taken[i] = true
-			got[c.region]++
+			got[c.Region]++
 			n++
-			floor = max(floor, c.rtt)
+			floor = max(floor, c.RTT)
 		}
 	}
 	for i, c := range cands {
@@ -207,7 +197,7 @@ func Floor(perRegion []int, l wire.Level, local int, oneWay func(a, b int) time.
 		}
 		if !taken[i] {
 			n++
-			floor = max(floor, c.rtt)
+			floor = max(floor, c.RTT)
 		}
 	}
 	return floor
