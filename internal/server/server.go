@@ -205,6 +205,12 @@ func (p KeyspacePolicy) MarshalYAML() (any, error) {
 	return out, nil
 }
 
+// Spec is the policy's protocol and settings, as the registry builds them
+// (for tools that check a keyspace's claims: its model, its clock bound).
+func (p KeyspacePolicy) Spec() protocol.Spec {
+	return protocol.Spec{Protocol: p.Protocol, Settings: p.Settings, YAML: p.settings, Set: p.Set}
+}
+
 // UnmarshalYAML splits a keyspace mapping into its name, protocol and
 // settings; the settings are decoded when the keyspace is built.
 func (p *KeyspacePolicy) UnmarshalYAML(n *yaml.Node) error {
@@ -269,7 +275,7 @@ func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
 				return nil, fmt.Errorf("%s.name: %q is already a keyspace", field, p.Name)
 			}
 		}
-		d, ks, err := protocol.Spec{Protocol: p.Protocol, Settings: p.Settings, YAML: p.settings, Set: p.Set}.Build(tp)
+		d, ks, err := p.Spec().Build(tp)
 		if err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", field, p.Name, err)
 		}
