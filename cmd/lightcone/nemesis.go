@@ -19,6 +19,7 @@ func nemesisCmd() *cobra.Command {
 	var (
 		o              nemesis.Options
 		faults, setups string
+		only           []string
 		world          string
 		nodesPerRegion int
 	)
@@ -41,6 +42,7 @@ recover. The default keyspaces are a QUORUM/QUORUM quorum keyspace, a lease
 keyspace and a meteor keyspace (internal/nemesis/setups.yaml).`,
 		Example: `  lightcone nemesis                              # 20s, every default fault
   lightcone nemesis --duration 10m --seed 7      # a long run
+  lightcone nemesis --only glob,ms               # lease and meteor: clock steps of up to ±2s
   lightcone nemesis --faults kill,pause --keep   # two kinds; keep data and logs
   sudo lightcone nemesis --faults default,disk   # with disk fills (tmpfs per node)`,
 		Args: cobra.NoArgs,
@@ -56,6 +58,11 @@ keyspace and a meteor keyspace (internal/nemesis/setups.yaml).`,
 					return err
 				}
 				if o.Keyspaces, err = nemesis.ParseSetups(data); err != nil {
+					return err
+				}
+			}
+			if len(only) > 0 {
+				if o.Keyspaces, err = nemesis.Select(o.Keyspaces, only); err != nil {
 					return err
 				}
 			}
@@ -87,6 +94,7 @@ keyspace and a meteor keyspace (internal/nemesis/setups.yaml).`,
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the faults and the clients' choices (default: from the time; printed)")
 	f.StringVar(&faults, "faults", "default", "fault kinds, comma-separated: kill, partition, link, pause, clock, migrate, disk; default (all but disk), all, or none")
 	f.StringVar(&setups, "setups", "", "YAML list of keyspace policies to test (default: internal/nemesis/setups.yaml)")
+	f.StringSliceVar(&only, "only", nil, "test only these setups, by keyspace name (default setups: qq, glob, ms)")
 	f.StringVar(&world, "world", nemesis.DefaultWorld, "world preset or YAML file")
 	f.IntVar(&nodesPerRegion, "nodes-per-region", 1, "nodes in each region")
 	f.IntVar(&o.ClientsPerNode, "clients", 2, "clients per node and keyspace")
@@ -98,6 +106,7 @@ keyspace and a meteor keyspace (internal/nemesis/setups.yaml).`,
 	f.DurationVar(&o.OpTimeout, "op-timeout", 5*time.Second, "bound on every client operation (a write past it has an unknown outcome)")
 	f.StringVar(&o.DiskSize, "disk-size", "256m", "each node's tmpfs size with the disk fault")
 	f.StringVar(&o.Dir, "dir", "", "directory for configs, data and logs (default: a temporary one, removed unless --keep or a failure)")
+	f.IntVar(&o.CheckBudget, "check-budget", 20_000_000, "steps the sequential checkers' witness search may take before it says undecided")
 	f.BoolVar(&o.Keep, "keep", false, "keep the data and logs")
 	f.DurationVar(&o.Progress, "progress", 10*time.Second, "how often to print progress")
 	return cmd

@@ -314,7 +314,7 @@ func (p *portPicker) listen() (net.Listener, error) {
 }
 
 // spawn starts node i's process, appending to its log <dir>/<name>.log.
-func (c *Cluster) spawn(i int) error {
+func (c *Cluster) spawn(i int, extra ...string) error {
 	n := &c.nodes[i]
 	logPath := filepath.Join(c.dir, n.Name+".log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -324,6 +324,7 @@ func (c *Cluster) spawn(i int) error {
 	// The child has its own copy of the descriptor once started.
 	defer logf.Close()
 	args := append([]string{"server", "--config", c.cfgPath, "--node", n.Name, "--data-dir", c.DataDir(i)}, c.opts.ServerArgs...)
+	args = append(args, extra...)
 	cmd := exec.Command(c.opts.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Never outlive this process, even if it is killed before Stop runs.
@@ -387,14 +388,14 @@ func (c *Cluster) Running(i int) bool {
 }
 
 // Restart starts node i's process again, with its configuration and data
-// directory, after it exited (Kill). It returns once the process serves
+// directory and any extra server flags, after it exited (Kill). It returns once the process serves
 // RESP (a PING answers), or an error naming the log's last lines if it
 // exits or ctx ends first. Its Node.Client reconnects by itself.
-func (c *Cluster) Restart(ctx context.Context, i int) error {
+func (c *Cluster) Restart(ctx context.Context, i int, extra ...string) error {
 	if c.Running(i) {
 		return fmt.Errorf("localcluster: restart %s: still running", c.nodes[i].Name)
 	}
-	if err := c.spawn(i); err != nil {
+	if err := c.spawn(i, extra...); err != nil {
 		return err
 	}
 	n, p := c.nodes[i], c.process(i)

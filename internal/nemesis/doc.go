@@ -14,7 +14,10 @@
 //     within the tightest clock bound a keyspace claims
 //     (protocol.Keyspace.ClockBound), or within ClockStep when none claims
 //     one — a step beyond a protocol's stated assumption would be allowed
-//     to break it, so the nemesis never makes one;
+//     to break it, so the nemesis never makes one. The offset is the
+//     machine's: it stays across kills (the node restarts with
+//     --clock-offset), so a protocol that reads only the monotonic clock
+//     while running meets the step when it restarts;
 //   - migrate: move a random key's mastership to a random region (RESP
 //     LC.MIGRATE) in every keyspace whose protocol supports it;
 //   - disk: fill a node's data file system (its own small tmpfs) with a
@@ -22,7 +25,11 @@
 //     (KindDisk is not in DefaultKinds).
 //
 // Faults come one at a time, at random nodes, every Interval (±50%), from
-// a seeded source. After Duration the nemesis heals everything, lets the
+// a seeded source, in rounds: each round is a random order of all the
+// kinds, and the run goes on past Duration until a round is complete, so
+// even a short run injects every kind. A node that exits by itself (not
+// killed) is restarted and reported as a crash, unless a disk fill may
+// rightly have stopped it. After Duration the nemesis heals everything, lets the
 // clients run for Calm, then checks that every node serves every keyspace
 // again (a write and a read, bounded by RecoverWithin).
 //

@@ -164,8 +164,7 @@ func (n *nemesis) inject(ctx context.Context, kind Kind) error {
 		}
 		n.faults[kind]++
 		sleep(ctx, n.o.Hold)
-		n.offsets[i] = 0 // a new process starts on the system clock
-		return n.cl.Restart(ctx, i)
+		return n.restart(ctx, i)
 	case KindPartition:
 		n.logf("isolate %s for %s", name, n.o.Hold)
 		for j, o := range nodes {
@@ -307,6 +306,12 @@ func (n *nemesis) stepClock(node localcluster.Node, d time.Duration) (time.Durat
 	return time.Duration(reply.OffsetNs), err
 }
 
+// restart starts node i again on the wall clock it had: the machine's
+// clock stays stepped across a process restart.
+func (n *nemesis) restart(ctx context.Context, i int) error {
+	return n.cl.Restart(ctx, i, "--clock-offset", n.offsets[i].String())
+}
+
 // restartCrashed restarts every node that exited by itself, noting it as
 // a crash unless a disk fill (kind) may rightly have stopped it.
 func (n *nemesis) restartCrashed(ctx context.Context, kind Kind) {
@@ -320,8 +325,7 @@ func (n *nemesis) restartCrashed(ctx context.Context, kind Kind) {
 			n.logf("%s exited by itself (see %s.log); restarting it", node.Name, node.Name)
 			n.crashes = append(n.crashes, node.Name)
 		}
-		n.offsets[i] = 0
-		if err := n.cl.Restart(ctx, i); err != nil {
+		if err := n.restart(ctx, i); err != nil {
 			n.logf("restart %s: %v", node.Name, err)
 		}
 	}

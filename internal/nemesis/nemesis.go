@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +55,28 @@ func DefaultSetups() []server.KeyspacePolicy {
 		panic(err) // the embedded file is part of the build
 	}
 	return s
+}
+
+// Select returns the setups named in names (nil setups: DefaultSetups),
+// in the setups' order; an unknown name is an error listing the valid ones.
+func Select(setups []server.KeyspacePolicy, names []string) ([]server.KeyspacePolicy, error) {
+	if setups == nil {
+		setups = DefaultSetups()
+	}
+	var out []server.KeyspacePolicy
+	var valid []string
+	for _, s := range setups {
+		valid = append(valid, s.Name)
+		if slices.Contains(names, s.Name) {
+			out = append(out, s)
+		}
+	}
+	for _, n := range names {
+		if !slices.Contains(valid, n) {
+			return nil, fmt.Errorf("nemesis: no setup %q (setups: %s)", n, strings.Join(valid, ", "))
+		}
+	}
+	return out, nil
 }
 
 // Options configures a run. Zero fields take the defaults noted.
@@ -98,6 +123,10 @@ type Options struct {
 	// DiskSize is each node's tmpfs size when KindDisk is on (mount's
 	// size= syntax). Default 256m.
 	DiskSize string
+	// CheckBudget bounds the sequential checkers' witness search, in steps
+	// (check.WithBudget); a search that runs out is Undecided. Default
+	// 20,000,000.
+	CheckBudget int
 	// RecoverWithin bounds how long, after healing, every node may take to
 	// serve a write and a read in every keyspace. Default 30s.
 	RecoverWithin time.Duration
@@ -159,6 +188,9 @@ func (o *Options) ensureDefaults() error {
 	}
 	if o.Keys == 0 {
 		o.Keys = 5
+	}
+	if o.CheckBudget == 0 {
+		o.CheckBudget = 20_000_000
 	}
 	if o.DiskSize == "" {
 		o.DiskSize = "256m"
@@ -353,7 +385,11 @@ func Run(ctx context.Context, o Options) (rep Report, err error) {
 	rep.Crashes = n.crashes
 	fmt.Fprintf(o.Log, "nemesis: checking %d histories...\n", len(kss))
 	for _, k := range kss {
-		rep.Keyspaces = append(rep.Keyspaces, k.check())
+		kr := k.check(o.CheckBudget)
+		rep.Keyspaces = append(rep.Keyspaces, kr)
+		if err := k.save(dir); err != nil {
+			fmt.Fprintf(o.Log, "nemesis: %v\n", err)
+		}
 	}
 	rep.Duration = time.Since(began)
 	if err := ctx.Err(); err != nil {
@@ -379,8 +415,18 @@ func buildKeyspaces(tp *topo.Topology, policies []server.KeyspacePolicy) (kss []
 	return kss, bound, nil
 }
 
+// save writes the keyspace's history as JSON (a check.History) to
+// dir/<keyspace>.history.json, for checking again (kept with the logs).
+func (k *keyspace) save(dir string) error {
+	b, err := json.Marshal(k.hist.snapshot())
+	if err != nil {
+		return fmt.Errorf("nemesis: history: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, k.policy.Name+".history.json"), b, 0o644)
+}
+
 // check checks the keyspace's history against its protocol's model.
-func (k *keyspace) check() KeyspaceReport {
+func (k *keyspace) check(budget int) KeyspaceReport {
 	h := k.hist.snapshot()
 	r := KeyspaceReport{Name: k.policy.Name, Protocol: k.def.Name, Policy: k.ks.Describe(), Model: k.ks.Model()}
 	for _, op := range h.Ops {
@@ -399,7 +445,7 @@ func (k *keyspace) check() KeyspaceReport {
 		}
 	}
 	t := time.Now()
-	res, err := check.Check(r.Model, h, check.WithTimeout(5*time.Minute))
+	res, err := check.Check(r.Model, h, check.WithTimeout(5*time.Minute), check.WithBudget(budget))
 	if err != nil {
 		res = check.Result{Model: r.Model, Verdict: check.Undecided, Detail: err.Error()}
 	}

@@ -95,11 +95,11 @@ func TestCheckerSeesALostWrite(t *testing.T) {
 	ms := int64(time.Millisecond)
 	k.hist.add(check.Op{Client: 1, Key: "k0", Kind: check.Write, Value: "s1-1", Found: true, Call: 0, Return: 10 * ms, Outcome: writeOutcome(nil)})
 	k.hist.add(check.Op{Client: 2, Key: "k0", Kind: check.Read, Call: 20 * ms, Return: 30 * ms, Outcome: check.OK})
-	if r := k.check(); r.Violations() != 1 {
+	if r := k.check(0); r.Violations() != 1 {
 		t.Fatalf("a read of absent after an acknowledged write: %s; want a violation", r.Result)
 	}
 	k.hist.ops[0].Outcome = writeOutcome(fmt.Errorf("TIMEOUT outcome unknown: node: stopped"))
-	if r := k.check(); r.Result.Verdict != check.Pass {
+	if r := k.check(0); r.Result.Verdict != check.Pass {
 		t.Fatalf("the same with the write's outcome unknown: %s; want pass", r.Result)
 	}
 }

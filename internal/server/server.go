@@ -102,6 +102,10 @@ type Config struct {
 	// endpoint, to block and unblock peers, and POST /debug/clock, to step
 	// the node's wall clock (tests, demos, the nemesis). Default off.
 	FaultInjection bool `yaml:"fault_injection"`
+	// ClockOffset, with FaultInjection, starts the node's wall clock this
+	// far from the system's, as on a machine whose clock was stepped (the
+	// nemesis restarts a node on the clock it stepped). Default 0.
+	ClockOffset time.Duration `yaml:"clock_offset"`
 
 	Log *slog.Logger `yaml:"-"`
 	// Ready, if set, is told the listening addresses once serving (tests).
@@ -461,7 +465,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	var clock *node.SteppableClock
 	if cfg.FaultInjection {
 		clock = &node.SteppableClock{Base: node.SystemClock{}}
+		clock.Step(cfg.ClockOffset)
 		ncfg.Clock = clock
+	} else if cfg.ClockOffset != 0 {
+		return errors.New("clock_offset needs fault_injection")
 	}
 	var nd *node.Node
 	var tr *transport.Transport
