@@ -19,7 +19,8 @@
 //     --clock-offset), so a protocol that reads only the monotonic clock
 //     while running meets the step when it restarts;
 //   - migrate: move a random key's mastership to a random region (RESP
-//     LC.MIGRATE) in every keyspace whose protocol supports it;
+//     LC.MIGRATE, retried while the key is busy) in every keyspace whose
+//     protocol supports it;
 //   - disk: fill a node's data file system (its own small tmpfs) with a
 //     ballast file for Hold, then remove it. Root only, and off by default
 //     (KindDisk is not in DefaultKinds).

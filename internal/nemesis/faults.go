@@ -83,15 +83,16 @@ func kindList(ks []Kind) string {
 
 // nemesis injects faults into a running cluster, one at a time.
 type nemesis struct {
-	o       Options
-	cl      *localcluster.Cluster
-	kss     []*keyspace
-	rng     *rand.Rand
-	bound   time.Duration   // every wall-clock offset stays within ±bound
-	offsets []time.Duration // each node's wall-clock offset
-	disks   *disks
-	faults  map[Kind]int
-	crashes []string
+	o         Options
+	cl        *localcluster.Cluster
+	kss       []*keyspace
+	rng       *rand.Rand
+	bound     time.Duration   // every wall-clock offset stays within ±bound
+	offsets   []time.Duration // each node's wall-clock offset
+	disks     *disks
+	faults    map[Kind]int
+	crashes   []string
+	diskStops []string
 	// noMigrate marks keyspaces whose protocol refused LC.MIGRATE.
 	noMigrate map[string]bool
 	log       io.Writer
@@ -127,7 +128,8 @@ func (n *nemesis) run(ctx context.Context, d time.Duration) {
 		kind := round[0]
 		round = round[1:]
 		if err := n.inject(ctx, kind); err != nil {
-			fmt.Fprintf(n.log, "nemesis: %s: %v\n", kind, err)
+			n.logf("%s: %v", kind, err)
+			n.resume() // leave nothing half done
 		}
 		n.restartCrashed(ctx, kind)
 	}
@@ -238,9 +240,18 @@ func (n *nemesis) migrate(ctx context.Context, node localcluster.Node) error {
 		key := fmt.Sprintf("k%d", n.rng.IntN(n.o.Keys))
 		region := regions[n.rng.IntN(len(regions))].Name
 		c := (&workload{o: n.o}).client(node, k.policy.Name)
-		cctx, cancel := context.WithTimeout(ctx, n.o.OpTimeout)
-		err := c.Do(cctx, "LC.MIGRATE", key, region).Err()
-		cancel()
+		var err error
+		// A key busy with a write is refused as UNAVAILABLE (safe to
+		// retry): retry, with a bound, so that a busy key still moves.
+		for try := 0; try < 20 && ctx.Err() == nil; try++ {
+			cctx, cancel := context.WithTimeout(ctx, n.o.OpTimeout)
+			err = c.Do(cctx, "LC.MIGRATE", key, region).Err()
+			cancel()
+			if err == nil || !strings.HasPrefix(err.Error(), "UNAVAILABLE") {
+				break
+			}
+			sleep(ctx, 50*time.Millisecond)
+		}
 		_ = c.Close()
 		switch {
 		case err != nil && strings.Contains(err.Error(), "unknown operation"):
@@ -249,9 +260,12 @@ func (n *nemesis) migrate(ctx context.Context, node localcluster.Node) error {
 			}
 			n.noMigrate[k.policy.Name] = true
 			n.logf("keyspace %s does not migrate (%v)", k.policy.Name, err)
+		case err != nil && strings.HasPrefix(err.Error(), "UNAVAILABLE"):
+			n.logf("migrate %s/%s to %s via %s: still refused after 20 tries: %v", k.policy.Name, key, region, node.Name, err)
 		case err != nil:
+			// A timeout: the migration may or may not happen.
 			n.logf("migrate %s/%s to %s via %s: %v", k.policy.Name, key, region, node.Name, err)
-			n.faults[KindMigrate]++ // attempted: a refused or timed-out migration is a fault too
+			n.faults[KindMigrate]++
 		default:
 			n.logf("migrated %s/%s to %s via %s", k.policy.Name, key, region, node.Name)
 			n.faults[KindMigrate]++
@@ -321,6 +335,7 @@ func (n *nemesis) restartCrashed(ctx context.Context, kind Kind) {
 		}
 		if kind == KindDisk {
 			n.logf("%s stopped during the disk fill; restarting it", node.Name)
+			n.diskStops = append(n.diskStops, node.Name)
 		} else {
 			n.logf("%s exited by itself (see %s.log); restarting it", node.Name, node.Name)
 			n.crashes = append(n.crashes, node.Name)
@@ -336,18 +351,25 @@ func (n *nemesis) restartCrashed(ctx context.Context, kind Kind) {
 // offsets stay (they are within every claimed bound).
 func (n *nemesis) healAll(ctx context.Context) {
 	for i := range n.cl.Nodes() {
-		if n.cl.Running(i) {
-			_ = n.cl.Signal(i, syscall.SIGCONT)
-		}
 		if n.disks != nil {
 			_ = n.disks.drain(i)
 		}
 	}
 	n.restartCrashed(ctx, "")
+	n.resume()
+	n.logf("healed: every node running and connected")
+}
+
+// resume continues every paused node and heals every link.
+func (n *nemesis) resume() {
+	for i := range n.cl.Nodes() {
+		if n.cl.Running(i) {
+			_ = n.cl.Signal(i, syscall.SIGCONT)
+		}
+	}
 	if err := n.unblockAll(); err != nil {
 		n.logf("heal: %v", err)
 	}
-	n.logf("healed: every node running and connected")
 }
 
 // disks are the nodes' data file systems when the disk fault is on: one

@@ -233,7 +233,10 @@ type Report struct {
 	ClockBound time.Duration
 	// Crashes names nodes that exited without being killed (a disk fill
 	// may rightly stop a node; anything else is a bug).
-	Crashes   []string
+	Crashes []string
+	// DiskStops names the nodes that stopped while their disk was full
+	// (once per fill), restarted after it was drained.
+	DiskStops []string
 	Keyspaces []KeyspaceReport
 	// Unrecovered lists the nodes and keyspaces that did not serve a write
 	// and a read within RecoverWithin of healing.
@@ -295,6 +298,9 @@ func (r Report) Lines() []string {
 	}
 	line := fmt.Sprintf("nemesis: %s seed %d world %s, %s: faults %s (clock offsets within ±%s); violations %d",
 		verdict, r.Seed, r.World, r.Duration.Round(time.Second), r.FaultSummary(), r.ClockBound, r.Violations())
+	if len(r.DiskStops) > 0 {
+		line += "; stopped by a full disk: " + strings.Join(r.DiskStops, ", ")
+	}
 	if len(r.Crashes) > 0 {
 		line += "; crashed by themselves: " + strings.Join(r.Crashes, ", ")
 	}
@@ -313,6 +319,11 @@ type keyspace struct {
 	def    *protocol.Definition
 	ks     protocol.Keyspace
 	hist   *history
+	// positions: its clients record where the system places each
+	// operation (LC.SET's version, LC.GETAT's read time), so that the
+	// sequential checker can try the system's own order as a witness
+	// before it searches (check.Op.Pos); plain SET and GET otherwise.
+	positions bool
 }
 
 // Run starts a cluster, runs the clients and the nemesis, heals, checks
@@ -382,7 +393,7 @@ func Run(ctx context.Context, o Options) (rep Report, err error) {
 	stopClients()
 	progress()
 	rep.Unrecovered = w.recover(ctx)
-	rep.Crashes = n.crashes
+	rep.Crashes, rep.DiskStops = n.crashes, n.diskStops
 	fmt.Fprintf(o.Log, "nemesis: checking %d histories...\n", len(kss))
 	for _, k := range kss {
 		kr := k.check(o.CheckBudget)
@@ -410,7 +421,7 @@ func buildKeyspaces(tp *topo.Topology, policies []server.KeyspacePolicy) (kss []
 		if b := ks.ClockBound(); b > 0 && (bound == 0 || b < bound) {
 			bound = b
 		}
-		kss = append(kss, &keyspace{policy: p, def: d, ks: ks, hist: &history{}})
+		kss = append(kss, &keyspace{policy: p, def: d, ks: ks, hist: &history{}, positions: ks.Model() == "sequential"})
 	}
 	return kss, bound, nil
 }

@@ -161,3 +161,39 @@ func dialErr(t *testing.T) error {
 	}
 	return err
 }
+
+// TestSelectAndParse: setups are chosen by name in file order, an unknown
+// name lists the valid ones; fault lists expand default and all.
+func TestSelectAndParse(t *testing.T) {
+	got, err := Select(nil, []string{"ms", "qq"})
+	if err != nil || len(got) != 2 || got[0].Name != "qq" || got[1].Name != "ms" {
+		t.Fatalf("Select(ms, qq) = %v, %v; want [qq ms]", got, err)
+	}
+	if _, err := Select(nil, []string{"nope"}); err == nil || !strings.Contains(err.Error(), "qq, glob, ms") {
+		t.Fatalf("Select(nope) error = %v; want one listing qq, glob, ms", err)
+	}
+	kinds, err := ParseKinds("default,disk")
+	if err != nil || len(kinds) != len(DefaultKinds)+1 || kinds[len(kinds)-1] != KindDisk {
+		t.Fatalf("ParseKinds(default,disk) = %v, %v", kinds, err)
+	}
+	if _, err := ParseKinds("kill,frobnicate"); err == nil {
+		t.Fatal("ParseKinds(kill,frobnicate): no error")
+	}
+}
+
+// TestPositions: a version string is a position; a write whose reply never
+// came is placed at the version a read returned its value with.
+func TestPositions(t *testing.T) {
+	if p := versionPos("1700000000000000123.4@n2"); p != (check.Position{Set: true, T: 1700000000000000123, Sub: 4, Node: 2}) {
+		t.Errorf("versionPos = %+v", p)
+	}
+	if p := versionPos("0.0@n0"); p.Set {
+		t.Errorf("versionPos(0.0@n0) = %+v; want unset (no version)", p)
+	}
+	var h history
+	h.add(check.Op{Client: 1, Key: "k", Kind: check.Write, Value: "s1-1", Found: true, Outcome: check.Unknown})
+	h.observe("s1-1", versionPos("5.0@n1"))
+	if p := h.snapshot().Ops[0].Pos; p.T != 5 || !p.Set {
+		t.Errorf("unknown write's position = %+v; want the observed version's", p)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net"
 	"strings"
@@ -25,6 +26,21 @@ const failBackoff = 100 * time.Millisecond
 type history struct {
 	mu  sync.Mutex
 	ops []check.Op
+	// versions are the versions reads returned, by value (values are
+	// unique): the position of a write whose reply never came.
+	versions map[string]check.Position
+}
+
+func (h *history) observe(value string, p check.Position) {
+	if !p.Set {
+		return
+	}
+	h.mu.Lock()
+	if h.versions == nil {
+		h.versions = map[string]check.Position{}
+	}
+	h.versions[value] = p
+	h.mu.Unlock()
 }
 
 func (h *history) add(op check.Op) {
@@ -33,10 +49,18 @@ func (h *history) add(op check.Op) {
 	h.mu.Unlock()
 }
 
+// snapshot copies the history, placing each write without a position at
+// the version a read saw it with.
 func (h *history) snapshot() check.History {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return check.History{Ops: append([]check.Op(nil), h.ops...)}
+	ops := append([]check.Op(nil), h.ops...)
+	for i, o := range ops {
+		if p, ok := h.versions[o.Value]; ok && o.Kind == check.Write && o.Found && !o.Pos.Set {
+			ops[i].Pos = p
+		}
+	}
+	return check.History{Ops: ops}
 }
 
 // workload is the clients: ClientsPerNode per node and keyspace, each one
@@ -119,13 +143,22 @@ func (s *session) write(ctx context.Context, key string, del bool) check.Outcome
 	ctx, cancel := context.WithTimeout(ctx, s.w.o.OpTimeout)
 	defer cancel()
 	var err error
-	if del {
-		err = s.c.Do(ctx, "LC.DEL", key).Err()
-	} else {
+	var version string
+	switch {
+	case !del:
 		op.Value, op.Found = fmt.Sprintf("s%d-%d", s.id, s.seq), true
-		err = s.c.Set(ctx, key, op.Value, 0).Err()
+		if s.k.positions {
+			version, err = s.c.Do(ctx, "LC.SET", key, op.Value).Text()
+		} else {
+			err = s.c.Set(ctx, key, op.Value, 0).Err()
+		}
+	default:
+		version, err = s.c.Do(ctx, "LC.DEL", key).Text()
 	}
 	op.Return, op.Outcome = s.w.now(), writeOutcome(err)
+	if err == nil && s.k.positions {
+		op.Pos = versionPos(version)
+	}
 	s.k.hist.add(op)
 	s.w.count(op.Outcome)
 	if op.Outcome == check.Unknown {
@@ -139,7 +172,13 @@ func (s *session) read(ctx context.Context, key string) check.Outcome {
 	op := check.Op{Client: s.id, Key: key, Kind: check.Read, Call: s.w.now(), Outcome: check.OK}
 	ctx, cancel := context.WithTimeout(ctx, s.w.o.OpTimeout)
 	defer cancel()
-	v, err := s.c.Get(ctx, key).Result()
+	var v string
+	var err error
+	if s.k.positions {
+		v, err = s.getAt(ctx, &op)
+	} else {
+		v, err = s.c.Get(ctx, key).Result()
+	}
 	op.Return = s.w.now()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -151,6 +190,44 @@ func (s *session) read(ctx context.Context, key string) check.Outcome {
 	s.k.hist.add(op)
 	s.w.count(op.Outcome)
 	return op.Outcome
+}
+
+// getAt reads key with LC.GETAT, setting op's position to where the
+// protocol placed the read; a read of nothing is redis.Nil, as GET's.
+func (s *session) getAt(ctx context.Context, op *check.Op) (string, error) {
+	res, err := s.c.Do(ctx, "LC.GETAT", op.Key).Slice()
+	if err != nil {
+		return "", err
+	}
+	if len(res) != 3 {
+		return "", fmt.Errorf("LC.GETAT %s: reply %v; want [value version read_at]", op.Key, res)
+	}
+	if at, ok := res[2].(int64); ok && at != 0 {
+		op.Pos = check.Position{Set: true, T: at, Sub: math.MaxInt64, Node: math.MaxInt64}
+	}
+	if res[0] == nil {
+		return "", redis.Nil
+	}
+	v, ok := res[0].(string)
+	if !ok {
+		return "", fmt.Errorf("LC.GETAT %s: value %T; want a string", op.Key, res[0])
+	}
+	// The version of the value read places its write, whose own reply
+	// may never have come (an unknown outcome).
+	if ver, ok := res[1].(string); ok {
+		s.k.hist.observe(v, versionPos(ver))
+	}
+	return v, nil
+}
+
+// versionPos is a wire.Version's string ("<wall>.<logical>@n<node>") as a
+// position; unset if it does not parse.
+func versionPos(v string) check.Position {
+	var wall, logical, node int64
+	if _, err := fmt.Sscanf(v, "%d.%d@n%d", &wall, &logical, &node); err != nil || wall == 0 {
+		return check.Position{}
+	}
+	return check.Position{Set: true, T: wall, Sub: logical, Node: node}
 }
 
 func (w *workload) count(o check.Outcome) {
