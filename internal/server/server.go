@@ -410,6 +410,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if (cfg.FaultInjection || cfg.Pprof) && cfg.Token == "" && !loopbackAddr(cfg.HTTPAddr) {
 		return fmt.Errorf("fault_injection and pprof on a non-loopback http_addr (%s) need a token: anyone who reaches it could partition the node or read its command line", cfg.HTTPAddr)
 	}
+	if cfg.ClockOffset != 0 && !cfg.FaultInjection {
+		return errors.New("clock_offset needs fault_injection (it is a test's stepped clock)")
+	}
 	clientTLS, err := cfg.ClientTLS.clientTLS()
 	if err != nil {
 		return err
@@ -467,8 +470,6 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		clock = &node.SteppableClock{Base: node.SystemClock{}}
 		clock.Step(cfg.ClockOffset)
 		ncfg.Clock = clock
-	} else if cfg.ClockOffset != 0 {
-		return errors.New("clock_offset needs fault_injection")
 	}
 	var nd *node.Node
 	var tr *transport.Transport
