@@ -23,7 +23,7 @@
 //     protocol supports it;
 //   - disk: fill a node's data file system (its own small tmpfs) with a
 //     ballast file for Hold, then remove it. Root only, and off by default
-//     (KindDisk is not in DefaultKinds).
+//     (KindDisk joins DefaultKinds only when diskByDefault is on).
 //
 // Faults come one at a time, at random nodes, every Interval (±50%), from
 // a seeded source, in rounds: each round is a random order of all the

@@ -37,8 +37,21 @@ const (
 var AllKinds = []Kind{KindKill, KindPartition, KindLink, KindPause, KindClock, KindMigrate, KindDisk}
 
 // DefaultKinds are the kinds a run injects unless told otherwise: all but
-// KindDisk, which needs root and the disk-full handling of the store.
-var DefaultKinds = []Kind{KindKill, KindPartition, KindLink, KindPause, KindClock, KindMigrate}
+// KindDisk, which joins them when diskByDefault is on and the run is root.
+var DefaultKinds = defaultKinds(diskByDefault && os.Geteuid() == 0)
+
+// diskByDefault puts KindDisk among the default kinds (for root). Off until
+// the store handles a full disk (a node stops with "pebble: fatal commit
+// error: no space left on device" today); turn it on with that fix.
+const diskByDefault = false
+
+func defaultKinds(disk bool) []Kind {
+	ks := []Kind{KindKill, KindPartition, KindLink, KindPause, KindClock, KindMigrate}
+	if disk {
+		ks = append(ks, KindDisk)
+	}
+	return ks
+}
 
 func (k Kind) valid() bool {
 	for _, a := range AllKinds {

@@ -172,8 +172,8 @@ func TestSelectAndParse(t *testing.T) {
 	if _, err := Select(nil, []string{"nope"}); err == nil || !strings.Contains(err.Error(), "qq, glob, ms") {
 		t.Fatalf("Select(nope) error = %v; want one listing qq, glob, ms", err)
 	}
-	kinds, err := ParseKinds("default,disk")
-	if err != nil || len(kinds) != len(DefaultKinds)+1 || kinds[len(kinds)-1] != KindDisk {
+	kinds, err := ParseKinds("kill,default")
+	if err != nil || len(kinds) != len(DefaultKinds)+1 || kinds[0] != KindKill {
 		t.Fatalf("ParseKinds(default,disk) = %v, %v", kinds, err)
 	}
 	if _, err := ParseKinds("kill,frobnicate"); err == nil {
