@@ -44,6 +44,14 @@
 // so that program order stays true; a request that never reached a node
 // (the dial failed) failed. A failed read constrains nothing.
 //
+// Clients write unique values with SET (and delete with LC.DEL) and read
+// with GET. In keyspaces checked for sequential consistency they use
+// LC.SET and LC.GETAT instead, which reply where the protocol's total order
+// places each write and read (check.Op.Pos; a write of unknown outcome is
+// placed at the version a read saw its value with), and they only put: the
+// checker tries that order as its witness before it searches, which a few
+// minutes of history would otherwise exhaust.
+//
 // The run is not deterministic (real time and the scheduler decide the
 // interleaving), but the seed fixes the faults' kinds, targets and timing,
 // and the workload's choices; a failure prints the seed and the command
