@@ -65,7 +65,7 @@ func TestNemesis(t *testing.T) {
 		}
 	}
 	for _, k := range rep.Keyspaces {
-		if k.Reads < 50 || k.Writes < 20 {
+		if k.Reads < 30 || k.Writes < 20 {
 			t.Errorf("keyspace %s: only %d reads and %d writes completed: too few to check", k.Name, k.Reads, k.Writes)
 		}
 		if k.Result.Verdict != check.Pass {
