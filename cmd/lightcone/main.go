@@ -21,7 +21,7 @@ and in the real server.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(simCmd(), worldsCmd(), serverCmd(), cliCmd(), demoCmd(), benchCmd())
-	root.AddCommand(protocolsCmd())
+	root.AddCommand(protocolsCmd(), nemesisCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "lightcone:", err)
 		var ee exitError

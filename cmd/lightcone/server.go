@@ -65,6 +65,7 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 				"ping-interval":              func() { cfg.PingInterval = c.PingInterval },
 				"pprof":                      func() { cfg.Pprof = c.Pprof },
 				"fault-injection":            func() { cfg.FaultInjection = c.FaultInjection },
+				"clock-offset":               func() { cfg.ClockOffset = c.ClockOffset },
 				"tls-cert":                   setClientTLS,
 				"tls-key":                    setClientTLS,
 				"tls-client-ca":              setClientTLS,
@@ -124,6 +125,7 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 	f.BoolVar(&c.YCSBCompat, "ycsb-compat", false, "accept and discard ZADD/ZREM so YCSB's Redis binding runs unmodified (workloads A-D, F)")
 	f.DurationVar(&c.PingInterval, "ping-interval", 0, "how often each peer link's round trip is measured (default 1s; see /status peer_rtt)")
 	f.BoolVar(&c.Pprof, "pprof", false, "serve Go's profiler at /debug/pprof/ on the HTTP admin endpoint")
-	f.BoolVar(&c.FaultInjection, "fault-injection", false, "serve POST /debug/transport to block peers (tests and demos)")
+	f.BoolVar(&c.FaultInjection, "fault-injection", false, "serve POST /debug/transport to block peers and /debug/clock to step the wall clock (tests and demos)")
+	f.DurationVar(&c.ClockOffset, "clock-offset", 0, "with --fault-injection: start with the wall clock this far off the system's (a machine whose clock was stepped)")
 	return cmd
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,6 +117,16 @@ func (o *Options) ensureDefaults() error {
 	return nil
 }
 
+// BuildBinary builds the lightcone command into dir and returns its path
+// (for tests, whose own executable is not the server).
+func BuildBinary(dir string) (string, error) {
+	bin := filepath.Join(dir, "lightcone")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/lightcone/lightcone/cmd/lightcone").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("localcluster: go build: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
 // Node is one running server process and a client of its RESP endpoint.
 type Node struct {
 	Name   string // <region>-<i>
@@ -130,11 +141,14 @@ type Node struct {
 
 // Cluster is a running local cluster.
 type Cluster struct {
-	opts   Options
-	dir    string
-	ownDir bool
-	nodes  []Node
-	procs  []*proc
+	opts    Options
+	dir     string
+	ownDir  bool
+	cfgPath string
+	nodes   []Node
+
+	mu    sync.Mutex // guards procs (Restart replaces one)
+	procs []*proc
 
 	stopOnce sync.Once
 }
@@ -179,14 +193,18 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
+	c.cfgPath = cfgPath
 	fmt.Fprintf(o.Log, "starting %d nodes (config %s)...\n", len(c.nodes), cfgPath)
 	for i := range c.nodes {
 		if err := ctx.Err(); err != nil {
 			return c, fmt.Errorf("localcluster: start: %w", err)
 		}
-		if err := c.spawn(&c.nodes[i], cfgPath); err != nil {
+		if err := c.spawn(i); err != nil {
 			return c, err
 		}
+		n := &c.nodes[i]
+		n.Client = redis.NewClient(&redis.Options{Addr: n.RESP, Protocol: 2, MaxRetries: -1,
+			ReadTimeout: 30 * time.Second, ContextTimeoutEnabled: true})
 	}
 	if err := c.waitReady(ctx); err != nil {
 		return c, err
@@ -295,16 +313,18 @@ func (p *portPicker) listen() (net.Listener, error) {
 	return net.Listen("tcp", "127.0.0.1:0")
 }
 
-// spawn starts n's process, logging to <dir>/<name>.log.
-func (c *Cluster) spawn(n *Node, cfgPath string) error {
+// spawn starts node i's process, appending to its log <dir>/<name>.log.
+func (c *Cluster) spawn(i int, extra ...string) error {
+	n := &c.nodes[i]
 	logPath := filepath.Join(c.dir, n.Name+".log")
-	logf, err := os.Create(logPath)
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("localcluster: %w", err)
 	}
 	// The child has its own copy of the descriptor once started.
 	defer logf.Close()
-	args := append([]string{"server", "--config", cfgPath, "--node", n.Name, "--data-dir", filepath.Join(c.dir, n.Name)}, c.opts.ServerArgs...)
+	args := append([]string{"server", "--config", c.cfgPath, "--node", n.Name, "--data-dir", c.DataDir(i)}, c.opts.ServerArgs...)
+	args = append(args, extra...)
 	cmd := exec.Command(c.opts.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Never outlive this process, even if it is killed before Stop runs.
@@ -317,9 +337,80 @@ func (c *Cluster) spawn(n *Node, cfgPath string) error {
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
-	c.procs = append(c.procs, p)
-	n.Client = redis.NewClient(&redis.Options{Addr: n.RESP, Protocol: 2, MaxRetries: -1,
-		ReadTimeout: 30 * time.Second, ContextTimeoutEnabled: true})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i < len(c.procs) {
+		c.procs[i] = p
+	} else {
+		c.procs = append(c.procs, p)
+	}
+	return nil
+}
+
+// DataDir returns node i's data directory, <dir>/<name>. It exists once
+// Start returns; a caller that names Options.Dir may prepare it before
+// (mount a small file system there, say).
+func (c *Cluster) DataDir(i int) string { return filepath.Join(c.dir, c.nodes[i].Name) }
+
+// process returns node i's current process.
+func (c *Cluster) process(i int) *proc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.procs[i]
+}
+
+// Signal sends sig to node i's process: SIGSTOP and SIGCONT pause and
+// resume it, SIGKILL crashes it (Kill also waits for the exit).
+func (c *Cluster) Signal(i int, sig syscall.Signal) error {
+	p := c.process(i)
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("localcluster: signal %s to %s: %w", sig, p.name, err)
+	}
+	return nil
+}
+
+// Kill crashes node i (SIGKILL, as kill -9) and returns once it has exited.
+func (c *Cluster) Kill(i int) error {
+	p := c.process(i)
+	_ = p.cmd.Process.Signal(syscall.SIGKILL) // fails only if it already exited
+	<-p.exited
+	return nil
+}
+
+// Running reports whether node i's process has not exited.
+func (c *Cluster) Running(i int) bool {
+	select {
+	case <-c.process(i).exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Restart starts node i's process again, with its configuration and data
+// directory and any extra server flags, after it exited (Kill). It returns once the process serves
+// RESP (a PING answers), or an error naming the log's last lines if it
+// exits or ctx ends first. Its Node.Client reconnects by itself.
+func (c *Cluster) Restart(ctx context.Context, i int, extra ...string) error {
+	if c.Running(i) {
+		return fmt.Errorf("localcluster: restart %s: still running", c.nodes[i].Name)
+	}
+	if err := c.spawn(i, extra...); err != nil {
+		return err
+	}
+	n, p := c.nodes[i], c.process(i)
+	rc := redis.NewClient(&redis.Options{Addr: n.RESP, Protocol: 2, MaxRetries: -1, PoolSize: 1,
+		DialTimeout: time.Second, ReadTimeout: 2 * time.Second, ContextTimeoutEnabled: true})
+	defer rc.Close()
+	for rc.Ping(ctx).Err() != nil {
+		select {
+		case <-p.exited:
+			return fmt.Errorf("localcluster: restarted node %s exited (%v); its log ends:\n%s", n.Name, p.err, tail(p.log, 10))
+		case <-ctx.Done():
+			return fmt.Errorf("localcluster: restart %s: %w", n.Name, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	return nil
 }
 
@@ -404,15 +495,20 @@ func (c *Cluster) stop() {
 			_ = n.Client.Close()
 		}
 	}
-	for _, p := range c.procs {
+	c.mu.Lock()
+	procs := slices.Clone(c.procs)
+	c.mu.Unlock()
+	for _, p := range procs {
 		select {
 		case <-p.exited:
 		default:
+			// A paused process (SIGSTOP) cannot act on SIGTERM.
+			_ = p.cmd.Process.Signal(syscall.SIGCONT)
 			_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		}
 	}
 	deadline := time.Now().Add(stopGrace)
-	for _, p := range c.procs {
+	for _, p := range procs {
 		t := time.NewTimer(time.Until(deadline))
 		select {
 		case <-p.exited:

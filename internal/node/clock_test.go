@@ -74,3 +74,24 @@ func TestNowNeverStepsWithTheWallClock(t *testing.T) {
 		t.Errorf("a +1h wall step moved Now by %s; want 0", time.Duration(now2-now1))
 	}
 }
+
+// TestSteppableClockStepsOnlyTheWall: the fault hook's clock moves Wall by
+// each step, cumulatively, and leaves Mono (so Env.Now) alone.
+func TestSteppableClockStepsOnlyTheWall(t *testing.T) {
+	base := &fakeClock{}
+	base.wall.Store(1_700_000_000e9)
+	base.mono.Store(int64(7 * time.Second))
+	c := &SteppableClock{Base: base}
+	if off := c.Step(3 * time.Second); off != 3*time.Second {
+		t.Fatalf("Step(3s) = %v; want offset 3s", off)
+	}
+	if off := c.Step(-5 * time.Second); off != -2*time.Second {
+		t.Fatalf("Step(-5s) after Step(3s) = %v; want offset -2s", off)
+	}
+	if got, want := c.Wall(), int64(1_700_000_000e9-2e9); got != want {
+		t.Errorf("Wall() = %d; want %d", got, want)
+	}
+	if got := c.Mono(); got != 7*time.Second {
+		t.Errorf("Mono() = %v; want 7s (steps never move the monotonic clock)", got)
+	}
+}

@@ -93,6 +93,24 @@ var monoBase = time.Now()
 func (SystemClock) Wall() int64         { return time.Now().UnixNano() }
 func (SystemClock) Mono() time.Duration { return time.Since(monoBase) }
 
+// SteppableClock is Base with a wall clock that can be stepped, as NTP or
+// an operator (`date -s`) steps a machine's: the fault-injection hook
+// (/debug/clock) and the nemesis use it. Its monotonic clock is Base's, so
+// Env.Now never steps (a running node's leases and timers are unmoved;
+// a restarted one reads its boot wall time from the stepped clock).
+type SteppableClock struct {
+	Base   Clock
+	offset atomic.Int64 // ns added to Base's wall clock
+}
+
+func (c *SteppableClock) Wall() int64         { return c.Base.Wall() + c.offset.Load() }
+func (c *SteppableClock) Mono() time.Duration { return c.Base.Mono() }
+
+// Step moves the wall clock by d and returns its offset from Base's.
+func (c *SteppableClock) Step(d time.Duration) time.Duration {
+	return time.Duration(c.offset.Add(int64(d)))
+}
+
 type eventKind uint8
 
 const (

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDeployConfigsLoad keeps the docker-compose and Kubernetes configs
@@ -58,5 +59,14 @@ func TestDeployConfigsLoad(t *testing.T) {
 	k.Node = "lightcone-3"
 	if _, err := k.layout(); err == nil || !strings.Contains(err.Error(), "lightcone-0, lightcone-1, lightcone-2") {
 		t.Errorf("unknown node: error %v; want it to list the cluster's nodes", err)
+	}
+}
+
+// TestClockOffsetNeedsFaultInjection: a stepped clock is a test's fault,
+// refused unless fault injection is on.
+func TestClockOffsetNeedsFaultInjection(t *testing.T) {
+	err := Run(t.Context(), Config{DataDir: t.TempDir(), ClockOffset: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "clock_offset needs fault_injection") {
+		t.Fatalf("Run with clock_offset and no fault injection: %v; want an error naming both", err)
 	}
 }

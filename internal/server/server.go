@@ -123,8 +123,13 @@ type Config struct {
 	// endpoint (behind the token, if one is set). Default off.
 	Pprof bool `yaml:"pprof"`
 	// FaultInjection serves POST /debug/transport on the HTTP admin
-	// endpoint, to block and unblock peers (tests, demos). Default off.
+	// endpoint, to block and unblock peers, and POST /debug/clock, to step
+	// the node's wall clock (tests, demos, the nemesis). Default off.
 	FaultInjection bool `yaml:"fault_injection"`
+	// ClockOffset, with FaultInjection, starts the node's wall clock this
+	// far from the system's, as on a machine whose clock was stepped (the
+	// nemesis restarts a node on the clock it stepped). Default 0.
+	ClockOffset time.Duration `yaml:"clock_offset"`
 
 	Log *slog.Logger `yaml:"-"`
 	// Ready, if set, is told the listening addresses once serving (tests).
@@ -228,6 +233,12 @@ func (p KeyspacePolicy) MarshalYAML() (any, error) {
 	return out, nil
 }
 
+// Spec is the policy's protocol and settings, as the registry builds them
+// (for tools that check a keyspace's claims: its model, its clock bound).
+func (p KeyspacePolicy) Spec() protocol.Spec {
+	return protocol.Spec{Protocol: p.Protocol, Settings: p.Settings, YAML: p.settings, Set: p.Set}
+}
+
 // UnmarshalYAML splits a keyspace mapping into its name, protocol and
 // settings; the settings are decoded when the keyspace is built.
 func (p *KeyspacePolicy) UnmarshalYAML(n *yaml.Node) error {
@@ -292,7 +303,7 @@ func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
 				return nil, fmt.Errorf("%s.name: %q is already a keyspace", field, p.Name)
 			}
 		}
-		d, ks, err := protocol.Spec{Protocol: p.Protocol, Settings: p.Settings, YAML: p.settings, Set: p.Set}.Build(tp)
+		d, ks, err := p.Spec().Build(tp)
 		if err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", field, p.Name, err)
 		}
@@ -423,6 +434,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if (cfg.FaultInjection || cfg.Pprof) && cfg.Token == "" && !loopbackAddr(cfg.HTTPAddr) {
 		return fmt.Errorf("fault_injection and pprof on a non-loopback http_addr (%s) need a token: anyone who reaches it could partition the node or read its command line", cfg.HTTPAddr)
 	}
+	if cfg.ClockOffset != 0 && !cfg.FaultInjection {
+		return errors.New("clock_offset needs fault_injection (it is a test's stepped clock)")
+	}
 	selfName := lay.topo.Nodes[lay.self].Name
 	clientTLS, err := cfg.ClientTLS.clientTLS(selfName)
 	if err != nil {
@@ -477,6 +491,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	eng.SyncLatency = m.Fsync // real fsyncs only (policy always)
 	ncfg := node.Config{ID: lay.self, Topology: tp, Factory: factory, Engine: eng, Observer: m, Log: log, Latency: lat.latency,
 		Admit: func(*wire.Request) *wire.Error { return admitWrite(eng) }}
+	var clock *node.SteppableClock
+	if cfg.FaultInjection {
+		clock = &node.SteppableClock{Base: node.SystemClock{}}
+		clock.Step(cfg.ClockOffset)
+		ncfg.Clock = clock
+	}
 	var nd *node.Node
 	var tr *transport.Transport
 	if lay.peers != nil {
@@ -605,8 +625,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 				return st
 			},
 		})
-		if cfg.FaultInjection && tr != nil {
-			hs.Handler = faultHandler(hs.Handler, tr, tp, cfg.Token)
+		if cfg.FaultInjection {
+			hs.Handler = faultHandler(hs.Handler, tr, clock, tp, cfg.Token)
 		}
 		if cfg.Pprof {
 			hs.Handler = pprofHandler(hs.Handler, cfg.Token)
@@ -659,20 +679,47 @@ type lazyTransport struct{ t **transport.Transport }
 
 func (l lazyTransport) Send(to wire.NodeID, m wire.Msg) { (*l.t).Send(to, m) }
 
-// faultHandler adds POST /debug/transport?block=NODE or ?unblock=NODE (or
-// ?unblock=all) to the admin endpoint: the transport drops all traffic to
-// and from the named peers, isolating this node without touching the OS.
-func faultHandler(next http.Handler, tr *transport.Transport, tp *topo.Topology, token string) http.Handler {
+// faultHandler adds to the admin endpoint POST /debug/transport?block=NODE
+// or ?unblock=NODE (or ?unblock=all), with which the transport drops all
+// traffic to and from the named peers, isolating this node without
+// touching the OS (cluster nodes only); and POST /debug/clock?step=DURATION
+// (Go syntax, signed: -1.5s, +20ms), which steps the node's wall clock
+// (env.Env.Wall; Env.Now never steps) and replies its offset from the
+// system clock.
+func faultHandler(next http.Handler, tr *transport.Transport, clock *node.SteppableClock, tp *topo.Topology, token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", next)
-	mux.HandleFunc("/debug/transport", func(w http.ResponseWriter, r *http.Request) {
+	// post admits an authorized POST.
+	post := func(w http.ResponseWriter, r *http.Request) bool {
 		if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1 {
 			http.Error(w, `{"error":"admin: missing or wrong bearer token"}`, http.StatusUnauthorized)
-			return
+			return false
 		}
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
 			http.Error(w, `{"error":"admin: POST only"}`, http.StatusMethodNotAllowed)
+			return false
+		}
+		return true
+	}
+	mux.HandleFunc("/debug/clock", func(w http.ResponseWriter, r *http.Request) {
+		if !post(w, r) {
+			return
+		}
+		d, err := time.ParseDuration(strings.TrimPrefix(r.URL.Query().Get("step"), "+"))
+		if err != nil {
+			http.Error(w, fmt.Sprintf(`{"error":"admin: step: want a signed duration such as +2s or -150ms: %v"}`, err), http.StatusBadRequest)
+			return
+		}
+		off := clock.Step(d)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, "{\"offset_ns\": %d}\n", off.Nanoseconds())
+	})
+	if tr == nil {
+		return mux
+	}
+	mux.HandleFunc("/debug/transport", func(w http.ResponseWriter, r *http.Request) {
+		if !post(w, r) {
 			return
 		}
 		find := func(name string) (wire.NodeID, bool) {

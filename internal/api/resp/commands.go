@@ -94,6 +94,7 @@ func init() {
 		"lc.consistency": {arity: -1, run: cmdLCConsistency},
 		"lc.keyspace":    {arity: -1, run: cmdLCKeyspace},
 		"lc.get":         {arity: -2, run: cmdLCOp},
+		"lc.getat":       {arity: -2, run: cmdLCOp},
 		"lc.set":         {arity: -3, run: cmdLCOp},
 		"lc.del":         {arity: -2, run: cmdLCOp},
 		"lc.migrate":     {arity: 3, run: cmdLCMigrate},
@@ -1335,7 +1336,8 @@ func cmdLCKeyspace(c *conn, args [][]byte) {
 	}
 }
 
-// cmdLCOp implements LC.GET key [LEVEL l], LC.SET key value [LEVEL l]
+// cmdLCOp implements LC.GET key [LEVEL l], LC.GETAT key [LEVEL l],
+// LC.SET key value [LEVEL l]
 // [UPDATE ACTIVE|PASSIVE] and LC.DEL key [LEVEL l] [UPDATE ...]: one
 // backend operation on the raw stored bytes (no
 // envelope decoding), replying the version read or written.
@@ -1362,7 +1364,7 @@ func cmdLCOp(c *conn, args [][]byte) {
 				return
 			}
 			level, lvlSet = l, true
-		case strings.EqualFold(string(rest[0]), "update") && name != "lc.get":
+		case strings.EqualFold(string(rest[0]), "update") && name != "lc.get" && name != "lc.getat":
 			m, err := wire.ParseUpdateMode(string(rest[1]))
 			if err != nil {
 				c.replyError("ERR " + err.Error())
@@ -1380,7 +1382,7 @@ func cmdLCOp(c *conn, args [][]byte) {
 	}
 	var req *wire.Request
 	switch name {
-	case "lc.get":
+	case "lc.get", "lc.getat":
 		req = c.getReq(key, c.read)
 	case "lc.set":
 		if !c.valueFits(len(args[2])) {
@@ -1399,6 +1401,17 @@ func cmdLCOp(c *conn, args [][]byte) {
 		switch {
 		case r.Err != nil:
 			w.WriteError(backendError(r.Err))
+		case name == "lc.getat":
+			// Where the protocol's order places the read (checkers'
+			// hint), with the value (nil if absent) and its version.
+			w.WriteArray(3)
+			if r.Found {
+				w.WriteBulk(r.Value)
+			} else {
+				w.WriteNull()
+			}
+			w.WriteBulkString(r.Version.String())
+			w.WriteInt(r.ReadAt)
 		case name != "lc.get":
 			w.WriteBulkString(r.Version.String())
 		case !r.Found:

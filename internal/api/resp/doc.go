@@ -97,6 +97,10 @@
 //	    Sets this connection's keyspace, or replies it. Initially
 //	    Config.Keyspace.
 //	LC.GET key [LEVEL level]           → [value, version] or nil
+//	LC.GETAT key [LEVEL level]         → [value or nil, version, read_at]
+//	    LC.GET that also replies where the protocol's total order places
+//	    the read (wire.Reply.ReadAt, ns; 0 if it places reads at no time),
+//	    for checkers (the nemesis).
 //	LC.SET key value [LEVEL level] [UPDATE ACTIVE|PASSIVE] → version
 //	LC.DEL key [LEVEL level] [UPDATE ACTIVE|PASSIVE]       → version
 //	                                     (UPDATE: GlobLease's update mode

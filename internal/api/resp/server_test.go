@@ -682,6 +682,8 @@ func TestExtensionCommands(t *testing.T) {
 		{"LC.SET k v LEVEL all\r\n", `"1.0@n1"`},
 		{"LC.GET k\r\n", `["v" "1.0@n1"]`},
 		{"LC.GET nope\r\n", "nil"},
+		{"LC.GETAT k\r\n", `["v" "1.0@n1" :0]`},
+		{"LC.GETAT nope\r\n", `[nil "0.0@n0" :0]`},
 		{"GET k\r\n", `"v"`},
 		{"LC.DEL k\r\n", `"2.0@n1"`},
 		{"LC.GET k LEVEL\r\n", "-ERR syntax error"},
@@ -704,7 +706,7 @@ func TestExtensionCommands(t *testing.T) {
 			levels = append(levels, r.Update.String())
 		}
 	}
-	want := "put/ALL get/ONE get/ONE get/ONE delete/LOCAL_QUORUM put/ONE PASSIVE"
+	want := "put/ALL get/ONE get/ONE get/ONE get/ONE get/ONE delete/LOCAL_QUORUM put/ONE PASSIVE"
 	if got := strings.Join(levels, " "); got != want {
 		t.Errorf("requests = %s; want %s", got, want)
 	}
