@@ -44,7 +44,7 @@ keyspace and a meteor keyspace (internal/nemesis/setups.yaml).`,
   lightcone nemesis --duration 10m --seed 7      # a long run
   lightcone nemesis --only glob,ms               # lease and meteor: clock steps of up to ±2s
   lightcone nemesis --faults kill,pause --keep   # two kinds; keep data and logs
-  sudo lightcone nemesis --faults default,disk   # with disk fills (tmpfs per node)`,
+  sudo lightcone nemesis                         # as root the defaults include disk fills (tmpfs per node)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
@@ -92,7 +92,7 @@ keyspace and a meteor keyspace (internal/nemesis/setups.yaml).`,
 	f := cmd.Flags()
 	f.DurationVar(&o.Duration, "duration", 20*time.Second, "how long clients run under faults")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the faults and the clients' choices (default: from the time; printed)")
-	f.StringVar(&faults, "faults", "default", "fault kinds, comma-separated: kill, partition, link, pause, clock, migrate, disk; default (all but disk), all, or none")
+	f.StringVar(&faults, "faults", "default", "fault kinds, comma-separated: kill, partition, link, pause, clock, migrate, disk; default (all; disk only as root), all, or none")
 	f.StringVar(&setups, "setups", "", "YAML list of keyspace policies to test (default: internal/nemesis/setups.yaml)")
 	f.StringSliceVar(&only, "only", nil, "test only these setups, by keyspace name (default setups: qq, glob, ms)")
 	f.StringVar(&world, "world", nemesis.DefaultWorld, "world preset or YAML file")

@@ -22,8 +22,10 @@
 //     LC.MIGRATE, retried while the key is busy) in every keyspace whose
 //     protocol supports it;
 //   - disk: fill a node's data file system (its own small tmpfs) with a
-//     ballast file for Hold, then remove it. Root only, and off by default
-//     (KindDisk joins DefaultKinds only when diskByDefault is on).
+//     ballast file for Hold, then remove it. Root only: a default kind
+//     when the run is root. The node must refuse client writes ("ERR disk
+//     full", recorded as not written) and keep running; one that exits is
+//     a crash and fails the run.
 //
 // Faults come one at a time, at random nodes, every Interval (±50%), from
 // a seeded source, in rounds: each round is a random order of all the

@@ -36,14 +36,28 @@ const (
 // AllKinds lists every kind, in report order.
 var AllKinds = []Kind{KindKill, KindPartition, KindLink, KindPause, KindClock, KindMigrate, KindDisk}
 
-// DefaultKinds are the kinds a run injects unless told otherwise: all but
-// KindDisk, which joins them when diskByDefault is on and the run is root.
-var DefaultKinds = defaultKinds(diskByDefault && os.Geteuid() == 0)
+// DefaultKinds returns the kinds a run injects unless told otherwise: all
+// of them, KindDisk only where this process can mount a tmpfs (root, with
+// the capability). A full disk must not stop a node: it refuses client
+// writes and keeps running, and one that exits is a crash.
+func DefaultKinds() []Kind { return defaultKinds(canMountTmpfs()) }
 
-// diskByDefault puts KindDisk among the default kinds (for root). Off until
-// the store handles a full disk (a node stops with "pebble: fatal commit
-// error: no space left on device" today); turn it on with that fix.
-const diskByDefault = false
+// canMountTmpfs reports whether a tmpfs can be mounted here (and unmounts
+// the one it tried).
+func canMountTmpfs() bool {
+	if os.Geteuid() != 0 {
+		return false
+	}
+	dir, err := os.MkdirTemp("", "nemesis-probe")
+	if err != nil {
+		return false
+	}
+	defer os.Remove(dir)
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		return false
+	}
+	return syscall.Unmount(dir, 0) == nil
+}
 
 func defaultKinds(disk bool) []Kind {
 	ks := []Kind{KindKill, KindPartition, KindLink, KindPause, KindClock, KindMigrate}
@@ -63,7 +77,7 @@ func (k Kind) valid() bool {
 }
 
 // ParseKinds reads a comma-separated list of kinds; "all" is AllKinds,
-// "default" DefaultKinds and "none" nothing.
+// "default" DefaultKinds() and "none" nothing.
 func ParseKinds(s string) ([]Kind, error) {
 	var out []Kind
 	for _, f := range strings.Split(s, ",") {
@@ -72,7 +86,7 @@ func ParseKinds(s string) ([]Kind, error) {
 		case "all":
 			out = append(out, AllKinds...)
 		case "default":
-			out = append(out, DefaultKinds...)
+			out = append(out, DefaultKinds()...)
 		default:
 			if !Kind(f).valid() {
 				return nil, fmt.Errorf("nemesis: unknown fault %q (valid: %s, all, default)", f, kindList(AllKinds))
@@ -96,16 +110,15 @@ func kindList(ks []Kind) string {
 
 // nemesis injects faults into a running cluster, one at a time.
 type nemesis struct {
-	o         Options
-	cl        *localcluster.Cluster
-	kss       []*keyspace
-	rng       *rand.Rand
-	bound     time.Duration   // every wall-clock offset stays within ±bound
-	offsets   []time.Duration // each node's wall-clock offset
-	disks     *disks
-	faults    map[Kind]int
-	crashes   []string
-	diskStops []string
+	o       Options
+	cl      *localcluster.Cluster
+	kss     []*keyspace
+	rng     *rand.Rand
+	bound   time.Duration   // every wall-clock offset stays within ±bound
+	offsets []time.Duration // each node's wall-clock offset
+	disks   *disks
+	faults  map[Kind]int
+	crashes []string
 	// noMigrate marks keyspaces whose protocol refused LC.MIGRATE.
 	noMigrate map[string]bool
 	log       io.Writer
@@ -144,7 +157,7 @@ func (n *nemesis) run(ctx context.Context, d time.Duration) {
 			n.logf("%s: %v", kind, err)
 			n.resume() // leave nothing half done
 		}
-		n.restartCrashed(ctx, kind)
+		n.restartCrashed(ctx)
 	}
 }
 
@@ -340,19 +353,14 @@ func (n *nemesis) restart(ctx context.Context, i int) error {
 }
 
 // restartCrashed restarts every node that exited by itself, noting it as
-// a crash unless a disk fill (kind) may rightly have stopped it.
-func (n *nemesis) restartCrashed(ctx context.Context, kind Kind) {
+// a crash.
+func (n *nemesis) restartCrashed(ctx context.Context) {
 	for i, node := range n.cl.Nodes() {
 		if n.cl.Running(i) || ctx.Err() != nil {
 			continue
 		}
-		if kind == KindDisk {
-			n.logf("%s stopped during the disk fill; restarting it", node.Name)
-			n.diskStops = append(n.diskStops, node.Name)
-		} else {
-			n.logf("%s exited by itself (see %s.log); restarting it", node.Name, node.Name)
-			n.crashes = append(n.crashes, node.Name)
-		}
+		n.logf("%s exited by itself (see %s.log); restarting it", node.Name, node.Name)
+		n.crashes = append(n.crashes, node.Name)
 		if err := n.restart(ctx, i); err != nil {
 			n.logf("restart %s: %v", node.Name, err)
 		}
@@ -368,7 +376,7 @@ func (n *nemesis) healAll(ctx context.Context) {
 			_ = n.disks.drain(i)
 		}
 	}
-	n.restartCrashed(ctx, "")
+	n.restartCrashed(ctx)
 	n.resume()
 	n.logf("healed: every node running and connected")
 }

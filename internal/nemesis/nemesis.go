@@ -89,7 +89,7 @@ type Options struct {
 	// Keyspaces are the keyspaces every node serves and the clients use.
 	// Default: DefaultSetups.
 	Keyspaces []server.KeyspacePolicy
-	// Kinds are the faults to inject. Default: DefaultKinds. Empty after
+	// Kinds are the faults to inject. Default: DefaultKinds(). Empty after
 	// NoFaults: none (a control run).
 	Kinds    []Kind
 	NoFaults bool
@@ -156,7 +156,7 @@ func (o *Options) ensureDefaults() error {
 	if o.NoFaults {
 		o.Kinds = nil
 	} else if len(o.Kinds) == 0 {
-		o.Kinds = DefaultKinds
+		o.Kinds = DefaultKinds()
 	}
 	for _, k := range o.Kinds {
 		if !k.valid() {
@@ -231,12 +231,9 @@ type Report struct {
 	Faults   map[Kind]int  // injected, by kind
 	// ClockBound is the bound every wall-clock offset was kept within.
 	ClockBound time.Duration
-	// Crashes names nodes that exited without being killed (a disk fill
-	// may rightly stop a node; anything else is a bug).
-	Crashes []string
-	// DiskStops names the nodes that stopped while their disk was full
-	// (once per fill), restarted after it was drained.
-	DiskStops []string
+	// Crashes names nodes that exited without being killed: a bug, a
+	// full disk included (a node refuses writes then, it does not exit).
+	Crashes   []string
 	Keyspaces []KeyspaceReport
 	// Unrecovered lists the nodes and keyspaces that did not serve a write
 	// and a read within RecoverWithin of healing.
@@ -254,7 +251,7 @@ func (r Report) Violations() int {
 }
 
 // Failed reports whether the run found a problem: a violation, an
-// undecided check, a node that crashed by itself (outside disk faults) or
+// undecided check, a node that exited by itself (a full disk included) or
 // a node that did not recover.
 func (r Report) Failed() bool {
 	if r.Violations() > 0 || len(r.Unrecovered) > 0 || len(r.Crashes) > 0 {
@@ -298,9 +295,6 @@ func (r Report) Lines() []string {
 	}
 	line := fmt.Sprintf("nemesis: %s seed %d world %s, %s: faults %s (clock offsets within ±%s); violations %d",
 		verdict, r.Seed, r.World, r.Duration.Round(time.Second), r.FaultSummary(), r.ClockBound, r.Violations())
-	if len(r.DiskStops) > 0 {
-		line += "; stopped by a full disk: " + strings.Join(r.DiskStops, ", ")
-	}
 	if len(r.Crashes) > 0 {
 		line += "; crashed by themselves: " + strings.Join(r.Crashes, ", ")
 	}
@@ -393,7 +387,7 @@ func Run(ctx context.Context, o Options) (rep Report, err error) {
 	stopClients()
 	progress()
 	rep.Unrecovered = w.recover(ctx)
-	rep.Crashes, rep.DiskStops = n.crashes, n.diskStops
+	rep.Crashes = n.crashes
 	fmt.Fprintf(o.Log, "nemesis: checking %d histories...\n", len(kss))
 	for _, k := range kss {
 		kr := k.check(o.CheckBudget)

@@ -173,7 +173,7 @@ func TestSelectAndParse(t *testing.T) {
 		t.Fatalf("Select(nope) error = %v; want one listing qq, glob, ms", err)
 	}
 	kinds, err := ParseKinds("kill,default")
-	if err != nil || len(kinds) != len(DefaultKinds)+1 || kinds[0] != KindKill {
+	if err != nil || len(kinds) != len(DefaultKinds())+1 || kinds[0] != KindKill {
 		t.Fatalf("ParseKinds(default,disk) = %v, %v", kinds, err)
 	}
 	if _, err := ParseKinds("kill,frobnicate"); err == nil {

@@ -121,16 +121,17 @@ func neverSent(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-// writeOutcome classifies a write's reply. UNAVAILABLE is documented to
-// mean the write took no effect (internal/api/resp doc.go); a timeout, a
-// lost connection or any other error leaves the outcome unknown.
+// writeOutcome classifies a write's reply. UNAVAILABLE and "ERR disk
+// full" are documented to mean the write took no effect (internal/api/resp
+// doc.go); a timeout, a lost connection or any other error leaves the
+// outcome unknown.
 func writeOutcome(err error) check.Outcome {
 	switch {
 	case err == nil:
 		return check.OK
 	case neverSent(err):
 		return check.Failed
-	case strings.HasPrefix(err.Error(), "UNAVAILABLE"):
+	case strings.HasPrefix(err.Error(), "UNAVAILABLE"), strings.HasPrefix(err.Error(), "ERR disk full"):
 		return check.Failed
 	}
 	return check.Unknown
