@@ -764,8 +764,18 @@ func listen(addr string, c *tls.Config) (net.Listener, error) {
 	if err != nil || c == nil {
 		return l, err
 	}
-	return tls.NewListener(l, c), nil
+	return tlsListener{tls.NewListener(l, c), l.(*net.TCPListener)}, nil
 }
+
+// tlsListener is a TLS listener that takes an accept deadline, as its TCP
+// listener does (the RESP server's refusal of clients when descriptors
+// run out waits for one with a deadline).
+type tlsListener struct {
+	net.Listener
+	tcp *net.TCPListener
+}
+
+func (l tlsListener) SetDeadline(t time.Time) error { return l.tcp.SetDeadline(t) }
 
 // pprofHandler adds Go's profiler under /debug/pprof/.
 func pprofHandler(next http.Handler, token string) http.Handler {

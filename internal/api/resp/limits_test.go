@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -94,6 +96,12 @@ func TestOversizedArgumentDiscarded(t *testing.T) {
 	}
 	if _, ok := ts.b.raw(DefaultKeyspace, "k"); ok {
 		t.Error("the refused SET wrote k")
+	}
+	// The PING's own bytes are released just after its reply is written:
+	// poll, bounded.
+	deadline := time.Now().Add(5 * time.Second)
+	for ts.s.buffered.Load() != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
 	}
 	if got := ts.s.buffered.Load(); got != 0 {
 		t.Errorf("server holds %d bytes after the refusal; want 0", got)
@@ -257,5 +265,76 @@ func TestLargeMGetErrorElement(t *testing.T) {
 	fail(names[3])
 	if err := c.MGet(ctx, names...).Err(); err == nil || !strings.Contains(err.Error(), "UNAVAILABLE injected") {
 		t.Errorf("MGET with a failing key in the first slice: %v; want the UNAVAILABLE error", err)
+	}
+}
+
+// TestOutOfDescriptors: when the process has no descriptor left to accept
+// with (EMFILE), a new client is still told "ERR max number of clients
+// reached" and closed (with the spare descriptor), not left hanging in the
+// listen backlog; once descriptors are free again clients are served.
+func TestOutOfDescriptors(t *testing.T) {
+	ts := startServer(t, Config{})
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	const served = 2
+	var conns []*rawConn
+	for range served {
+		rc := ts.dial(t)
+		rc.send("PING\r\n")
+		if got := rc.reply(); got != "+PONG" {
+			t.Fatalf("PING = %s; want +PONG", got)
+		}
+		conns = append(conns, rc)
+	}
+	// RLIMIT_NOFILE bounds descriptor numbers, and a new descriptor takes
+	// the lowest free one: with the limit just above it, the next client's
+	// end takes it and the server's accept finds none.
+	probe, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lowest := probe.Fd()
+	probe.Close()
+	lim := old
+	lim.Cur = uint64(lowest) + 1
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Skipf("cannot lower RLIMIT_NOFILE: %v", err)
+	}
+	restore := func() {
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+			t.Errorf("restore RLIMIT_NOFILE: %v", err)
+		}
+	}
+	defer restore()
+	refused := false
+	for try := 0; try < 16 && !refused; try++ {
+		extra := ts.dial(t)
+		extra.send("PING\r\n")
+		switch got := extra.reply(); got {
+		case "+PONG":
+			conns = append(conns, extra)
+		case "-" + msgMaxClients:
+			refused = true
+			extra.nc.Close()
+		default:
+			t.Fatalf("client past the descriptor limit: %q; want -%s", got, msgMaxClients)
+		}
+	}
+	if !refused {
+		t.Fatalf("no client was refused with %q though descriptors ran out", msgMaxClients)
+	}
+	if got := ts.s.rejected.Load(); got != 1 {
+		t.Errorf("rejected = %d; want 1", got)
+	}
+	restore()
+	rc := ts.dial(t)
+	rc.send("PING\r\n")
+	if got := rc.reply(); got != "+PONG" {
+		t.Fatalf("PING after descriptors returned = %s; want +PONG", got)
+	}
+	for _, c := range conns {
+		c.nc.Close()
 	}
 }

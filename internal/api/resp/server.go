@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -200,6 +201,14 @@ type Server struct {
 	conns     map[*conn]struct{}
 	wg        sync.WaitGroup // one per Serve loop and per connection
 
+	// spare is a descriptor held back for the moment the process runs out
+	// of them: closed to accept one waiting client, tell it why it is
+	// refused and close it, then taken again (see shed).
+	spareMu sync.Mutex
+	spare   *os.File
+	// shedLog rate-limits the warning that descriptors ran out.
+	shedLog atomic.Int64
+
 	nconns   atomic.Int64 // connections being served
 	rejected atomic.Int64 // connections refused by MaxClients
 	buffered atomic.Int64 // bytes all connections hold, against BufferBudget
@@ -254,6 +263,11 @@ func (s *Server) Serve(l net.Listener) error {
 	s.listeners[l] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
+	s.spareMu.Lock()
+	if s.spare == nil {
+		s.spare, _ = os.Open(os.DevNull)
+	}
+	s.spareMu.Unlock()
 	defer s.wg.Done()
 	defer func() {
 		s.mu.Lock()
@@ -269,10 +283,16 @@ func (s *Server) Serve(l net.Listener) error {
 			if s.isClosed() {
 				return ErrServerClosed
 			}
-			// Running out of file descriptors is transient: wait for
-			// connections to close, as net/http does.
+			// Running out of file descriptors is transient: refuse the
+			// waiting client with the spare descriptor, so it is told
+			// instead of hanging, then wait for connections to close, as
+			// net/http does.
+			outOfFDs := errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
+			if outOfFDs {
+				s.shed(l)
+			}
 			var ne net.Error
-			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.As(err, &ne) && ne.Timeout() {
+			if outOfFDs || errors.As(err, &ne) && ne.Timeout() {
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 				s.cfg.Log.Warn("resp: accept", "err", err, "retry_in", backoff)
 				select {
@@ -313,8 +333,50 @@ func (s *Server) refuse(nc net.Conn) {
 	defer s.wg.Done()
 	defer nc.Close()
 	s.cfg.Log.Debug("resp: refusing a client: maxclients reached", "remote", nc.RemoteAddr().String(), "maxclients", s.cfg.MaxClients)
-	_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+	_ = nc.SetDeadline(time.Now().Add(time.Second))
 	_, _ = io.WriteString(nc, "-"+msgMaxClients+"\r\n")
+}
+
+// shedWait is how long shed waits for a client to refuse: accept fails
+// for want of a descriptor before it looks for a waiting client, so there
+// may be none.
+const shedWait = 5 * time.Millisecond
+
+// shed runs when accepting failed because the process has no descriptor
+// left (EMFILE, ENFILE: other connections, peers, the store's files): it
+// gives up the spare descriptor, accepts a client waiting in the listen
+// backlog with it (for at most shedWait; only on listeners that take a
+// deadline, as TCP listeners do), refuses it as over maxclients (on this
+// goroutine, so the descriptor is free again before the spare is taken
+// back). Without it the client would wait, unanswered, until descriptors
+// are freed.
+func (s *Server) shed(l net.Listener) {
+	dl, ok := l.(interface{ SetDeadline(time.Time) error })
+	if !ok {
+		return
+	}
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	if s.spare == nil {
+		// Taken by someone else last time: try again for next time.
+		s.spare, _ = os.Open(os.DevNull)
+		return
+	}
+	s.spare.Close()
+	s.spare = nil
+	defer func() { s.spare, _ = os.Open(os.DevNull) }()
+	_ = dl.SetDeadline(time.Now().Add(shedWait))
+	nc, err := l.Accept()
+	_ = dl.SetDeadline(time.Time{})
+	if err != nil {
+		return
+	}
+	s.rejected.Add(1)
+	if now := time.Now().Unix(); s.shedLog.Swap(now) < now-10 {
+		s.cfg.Log.Warn("resp: out of file descriptors; refusing new clients with \""+msgMaxClients+"\" (logged once per 10s)", "open_clients", s.nconns.Load())
+	}
+	s.wg.Add(1)
+	s.refuse(nc)
 }
 
 // Addr returns the address of a listener being served, or nil if none.
@@ -346,6 +408,12 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.spareMu.Lock()
+	if s.spare != nil {
+		s.spare.Close()
+		s.spare = nil
+	}
+	s.spareMu.Unlock()
 	return nil
 }
 
