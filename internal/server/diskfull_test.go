@@ -181,6 +181,9 @@ func TestDiskFullRefusesWritesAndRecovers(t *testing.T) {
 	if code, body := readyz(t, s.addrs.HTTP); code != http.StatusServiceUnavailable || !strings.Contains(body, "disk full") {
 		t.Errorf("/readyz while full = %d %q; want 503 naming the full disk", code, body)
 	}
+	if info, err := rc.Info(ctx).Result(); err != nil || !strings.Contains(info, "lightcone_disk_writable:0") {
+		t.Errorf("INFO while full: %v; want lightcone_disk_writable:0 in\n%s", err, info)
+	}
 	var st struct {
 		Disk disk.Space `json:"disk"`
 	}

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -434,6 +435,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if (cfg.FaultInjection || cfg.Pprof) && cfg.Token == "" && !loopbackAddr(cfg.HTTPAddr) {
 		return fmt.Errorf("fault_injection and pprof on a non-loopback http_addr (%s) need a token: anyone who reaches it could partition the node or read its command line", cfg.HTTPAddr)
 	}
+	if err := (resp.Config{QueryBufferLimit: int64(cfg.ClientQueryBufferLimit), BufferBudget: int64(cfg.ClientBufferBudget)}).Validate(); err != nil {
+		return err
+	}
 	if cfg.ClockOffset != 0 && !cfg.FaultInjection {
 		return errors.New("clock_offset needs fault_injection (it is a test's stepped clock)")
 	}
@@ -555,7 +559,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			MaxClients: maxClients(cfg.MaxClients, log), QueryBufferLimit: int64(cfg.ClientQueryBufferLimit),
 			OutputBufferLimit: int64(cfg.ClientOutputBufferLimit), BufferBudget: int64(cfg.ClientBufferBudget),
 			Info: func() map[string]string {
-				return map[string]string{"lightcone_protocol": keyspaces[0].protocol, "lightcone_keyspaces": keyspaceList(keyspaces), "lightcone_sync": string(policy), "lightcone_data_dir": cfg.DataDir}
+				sp := eng.Space()
+				return map[string]string{"lightcone_protocol": keyspaces[0].protocol, "lightcone_keyspaces": keyspaceList(keyspaces), "lightcone_sync": string(policy), "lightcone_data_dir": cfg.DataDir,
+					"lightcone_disk_writable": boolDigit(sp.Writable), "lightcone_disk_avail_bytes": strconv.FormatUint(sp.AvailBytes, 10),
+					"lightcone_disk_reserve_bytes": strconv.FormatUint(sp.ReserveBytes, 10), "lightcone_disk_writes_refused": strconv.FormatInt(sp.Refused, 10)}
 			}}, nd)
 		addrs.RESP = l.Addr().String()
 		closers = append(closers, rs.Close)
@@ -927,4 +934,12 @@ func ready(ctx context.Context, writable func() error, nd *node.Node) error {
 		return fmt.Errorf("the node's event loop has not answered in %v (stalled or stopped): %w", loopDeadline, err)
 	}
 	return nil
+}
+
+// boolDigit is INFO's way of saying yes or no.
+func boolDigit(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }

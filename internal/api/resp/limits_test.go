@@ -338,3 +338,17 @@ func TestOutOfDescriptors(t *testing.T) {
 		c.nc.Close()
 	}
 }
+
+// TestConfigValidate: limits that would refuse the largest legal command,
+// or a budget below one client's limit, are configuration errors.
+func TestConfigValidate(t *testing.T) {
+	if err := (Config{}).Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	if err := (Config{QueryBufferLimit: DefaultMaxValueBytes}).Validate(); err == nil || !strings.Contains(err.Error(), "client_query_buffer_limit") {
+		t.Errorf("query limit = the value limit: %v; want an error naming client_query_buffer_limit", err)
+	}
+	if err := (Config{BufferBudget: DefaultQueryBufferLimit / 2}).Validate(); err == nil || !strings.Contains(err.Error(), "client_buffer_budget") {
+		t.Errorf("budget below a client's limit: %v; want an error naming client_buffer_budget", err)
+	}
+}

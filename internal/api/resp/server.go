@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lightcone/lightcone/internal/api"
+	"github.com/lightcone/lightcone/internal/ratelog"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -206,8 +207,9 @@ type Server struct {
 	// refused and close it, then taken again (see shed).
 	spareMu sync.Mutex
 	spare   *os.File
-	// shedLog rate-limits the warning that descriptors ran out.
-	shedLog atomic.Int64
+	// shedLog and budgetLog rate-limit warnings that can repeat per client
+	// or per command.
+	shedLog, budgetLog ratelog.Limiter
 
 	nconns   atomic.Int64 // connections being served
 	rejected atomic.Int64 // connections refused by MaxClients
@@ -228,10 +230,27 @@ func MaxClientsFor(want int, nofile uint64) int {
 	return min(want, n)
 }
 
+// Validate reports settings that cannot work together (after defaults):
+// a query buffer limit below the largest command a client may need to send
+// (a SET of the longest key and value), or a server-wide budget below one
+// connection's limit.
+func (c Config) Validate() error {
+	c.EnsureDefaults()
+	if need := int64(c.MaxKeyBytes) + int64(c.MaxValueBytes) + 3*ArgOverheadBytes + 3; c.QueryBufferLimit < need {
+		return fmt.Errorf("client_query_buffer_limit %d is below the largest command a client may send (SET with a %d-byte key and a %d-byte value: %d bytes); raise it", c.QueryBufferLimit, c.MaxKeyBytes, c.MaxValueBytes, need)
+	}
+	if c.BufferBudget < c.QueryBufferLimit {
+		return fmt.Errorf("client_buffer_budget %d is below client_query_buffer_limit %d: one client could never send its largest command; raise the budget", c.BufferBudget, c.QueryBufferLimit)
+	}
+	return nil
+}
+
 // NewServer returns a Server that submits requests to b.
 func NewServer(cfg Config, b api.Backend) *Server {
 	cfg.EnsureDefaults()
 	return &Server{
+		shedLog:   ratelog.Limiter{Every: logEvery},
+		budgetLog: ratelog.Limiter{Every: logEvery},
 		cfg:       cfg,
 		b:         b,
 		start:     cfg.Now(),
@@ -337,6 +356,10 @@ func (s *Server) refuse(nc net.Conn) {
 	_, _ = io.WriteString(nc, "-"+msgMaxClients+"\r\n")
 }
 
+// logEvery is how often a warning that can repeat per client or per
+// command is logged.
+const logEvery = 10 * time.Second
+
 // shedWait is how long shed waits for a client to refuse: accept fails
 // for want of a descriptor before it looks for a waiting client, so there
 // may be none.
@@ -372,8 +395,8 @@ func (s *Server) shed(l net.Listener) {
 		return
 	}
 	s.rejected.Add(1)
-	if now := time.Now().Unix(); s.shedLog.Swap(now) < now-10 {
-		s.cfg.Log.Warn("resp: out of file descriptors; refusing new clients with \""+msgMaxClients+"\" (logged once per 10s)", "open_clients", s.nconns.Load())
+	if ok, suppressed := s.shedLog.AllowN(); ok {
+		s.cfg.Log.Warn("resp: out of file descriptors; refusing new clients with \""+msgMaxClients+"\" (logged once per 10s)", "open_clients", s.nconns.Load(), "suppressed", suppressed)
 	}
 	s.wg.Add(1)
 	s.refuse(nc)
@@ -638,7 +661,9 @@ func (c *conn) budget(cmdBytes, n int64) error {
 	}
 	if used := c.s.buffered.Add(n); used > total {
 		c.s.buffered.Add(-n)
-		c.s.cfg.Log.Warn("resp: client buffer budget exhausted; refusing a command", "client", int64(c.id), "used", used-n, "budget", total)
+		if ok, suppressed := c.s.budgetLog.AllowN(); ok {
+			c.s.cfg.Log.Warn("resp: client buffer budget exhausted; refusing commands (logged once per 10s)", "client", int64(c.id), "used", used-n, "budget", total, "suppressed", suppressed)
+		}
 		return fmt.Errorf("OOM command not allowed: client buffers would exceed the server's client-buffer-budget (%d bytes); retry later", total)
 	}
 	return nil

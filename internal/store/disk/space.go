@@ -12,6 +12,8 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/lightcone/lightcone/internal/ratelog"
 )
 
 // Disk full: how the engine survives it.
@@ -170,13 +172,13 @@ type monitor struct {
 	ballast      bool // allocated
 	checkErr     error
 
-	fullLog, bgLog, stallLog, failLog limiter
+	fullLog, bgLog, stallLog, failLog ratelog.Limiter
 }
 
 func newMonitor(fs vfs.FS, dir string, o Options, log *slog.Logger) *monitor {
 	m := &monitor{fs: fs, dir: dir, reserve: uint64(max(o.ReserveBytes, 0)), log: log}
-	for _, l := range []*limiter{&m.fullLog, &m.bgLog, &m.stallLog, &m.failLog} {
-		l.every = o.LogInterval
+	for _, l := range []*ratelog.Limiter{&m.fullLog, &m.bgLog, &m.stallLog, &m.failLog} {
+		l.Every = o.LogInterval
 	}
 	return m
 }
@@ -251,7 +253,7 @@ func (m *monitor) check() {
 	u, err := m.fs.GetDiskUsage(m.dir)
 	if err != nil {
 		// Unknown free space is no reason to refuse writes; say so.
-		if m.checkErr == nil || m.fullLog.allow() {
+		if m.checkErr == nil || m.fullLog.Allow() {
 			m.log.Warn("disk: cannot read the data directory's free space", "dir", m.dir, "err", err)
 		}
 		m.checkErr = err
@@ -261,7 +263,7 @@ func (m *monitor) check() {
 	m.total, m.avail = u.TotalBytes, u.AvailBytes
 	if !m.ballast && m.avail >= m.resv+m.ballastN+m.resv/8 {
 		if err := m.allocBallast(); err != nil {
-			if m.fullLog.allow() {
+			if m.fullLog.Allow() {
 				m.log.Warn("disk: cannot allocate the emergency ballast", "dir", m.dir, "err", err)
 			}
 		} else if u, err := m.fs.GetDiskUsage(m.dir); err == nil {
@@ -291,9 +293,9 @@ func (m *monitor) publishLocked() {
 	}
 	m.state.Store(&err)
 	if was {
-		m.fullLog.force()
+		m.fullLog.Force()
 	}
-	if m.fullLog.allow() {
+	if m.fullLog.Allow() {
 		m.log.Error("disk: refusing client writes", "err", err, "writes_refused", m.refused.Load())
 	}
 }
@@ -318,7 +320,7 @@ func (m *monitor) listener() *pebble.EventListener {
 	return &pebble.EventListener{
 		BackgroundError: func(err error) {
 			m.bgErrors.Add(1)
-			if ok, n := m.bgLog.allowN(); ok {
+			if ok, n := m.bgLog.AllowN(); ok {
 				m.log.Error("disk: background error (flush or compaction; Pebble retries it)", "dir", m.dir, "err", err, "suppressed", n)
 			}
 			if vfs.IsNoSpaceError(err) {
@@ -326,12 +328,12 @@ func (m *monitor) listener() *pebble.EventListener {
 			}
 		},
 		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
-			if ok, n := m.stallLog.allowN(); ok {
+			if ok, n := m.stallLog.AllowN(); ok {
 				m.log.Warn("disk: writes stalled", "reason", info.Reason, "suppressed", n)
 			}
 		},
 		DiskSlow: func(info pebble.DiskSlowInfo) {
-			if ok, n := m.stallLog.allowN(); ok {
+			if ok, n := m.stallLog.AllowN(); ok {
 				m.log.Warn("disk: slow disk operation", "info", info.String(), "suppressed", n)
 			}
 		},
@@ -353,38 +355,6 @@ func (m *monitor) space() Space {
 		s.Writable, s.Reason = false, (*st).Error()
 	}
 	return s
-}
-
-// limiter allows one log line per interval and counts the rest.
-type limiter struct {
-	mu         sync.Mutex
-	every      time.Duration
-	last       time.Time
-	suppressed int
-}
-
-// allowN reports whether to log now, and how many were suppressed since
-// the last line.
-func (l *limiter) allowN() (bool, int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	if !l.last.IsZero() && now.Sub(l.last) < l.every {
-		l.suppressed++
-		return false, 0
-	}
-	n := l.suppressed
-	l.last, l.suppressed = now, 0
-	return true, n
-}
-
-func (l *limiter) allow() bool { ok, _ := l.allowN(); return ok }
-
-// force lets the next line through (a change of state is always logged).
-func (l *limiter) force() {
-	l.mu.Lock()
-	l.last = time.Time{}
-	l.mu.Unlock()
 }
 
 // pebbleLogger routes Pebble's logging to slog; Fatalf panics (recovered
