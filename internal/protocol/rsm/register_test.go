@@ -1,6 +1,7 @@
 package rsm_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -126,6 +127,10 @@ func (r *regReplica) Timer(e env.Env, payload any) {
 	if r.g.Timer(e, payload) {
 		return
 	}
+	if x, ok := payload.(retry); ok {
+		r.issue(e, x.token)
+		return
+	}
 	if x, ok := payload.(expire); ok {
 		if p, ok := r.pending[x.token]; ok {
 			delete(r.pending, x.token)
@@ -135,30 +140,44 @@ func (r *regReplica) Timer(e env.Env, payload any) {
 }
 
 func (r *regReplica) Request(e env.Env, req *wire.Request) {
-	r.token++
-	tok := r.token
-	var err error
 	switch req.Op {
-	case wire.OpGet:
-		r.pending[tok] = pendingReq{req}
-		err = r.g.Read(e, tok)
-	case wire.OpPut, wire.OpDelete:
-		r.pending[tok] = pendingReq{req}
-		cmd := "D" + req.Key
-		if req.Op == wire.OpPut {
-			cmd = "P" + req.Key + "\x00" + string(req.Value)
-		}
-		err = r.g.Propose(e, []byte(cmd), tok)
+	case wire.OpGet, wire.OpPut, wire.OpDelete:
 	default:
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: "rsmreg: unsupported"}})
 		return
 	}
-	if err != nil {
-		delete(r.pending, tok)
-		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrUnavailable, Msg: err.Error()}})
+	r.token++
+	r.pending[r.token] = pendingReq{req}
+	e.SetTimer(r.ks.s.RequestTimeout, expire{r.token})
+	r.issue(e, r.token)
+}
+
+// retry re-issues a request that found no leader.
+type retry struct{ token uint64 }
+
+// issue hands request tok to the group; with no leader known it tries
+// again a tick later (until it expires).
+func (r *regReplica) issue(e env.Env, tok uint64) {
+	p, ok := r.pending[tok]
+	if !ok {
 		return
 	}
-	e.SetTimer(r.ks.s.RequestTimeout, expire{tok})
+	var err error
+	switch req := p.req; req.Op {
+	case wire.OpGet:
+		err = r.g.Read(e, tok)
+	case wire.OpPut:
+		err = r.g.Propose(e, []byte("P"+req.Key+"\x00"+string(req.Value)), tok)
+	case wire.OpDelete:
+		err = r.g.Propose(e, []byte("D"+req.Key), tok)
+	}
+	switch {
+	case errors.Is(err, rsm.ErrNotLeader):
+		e.SetTimer(r.ks.cfg.TickInterval, retry{tok})
+	case err != nil: // dropped: it took no effect
+		delete(r.pending, tok)
+		e.Reply(&wire.Reply{ID: p.req.ID, Client: p.req.Client, Err: &wire.Error{Code: wire.ErrUnavailable, Msg: err.Error()}})
+	}
 }
 
 // Apply implements rsm.StateMachine.

@@ -86,7 +86,7 @@ func TestSwarm(t *testing.T) {
 					t.Errorf("no %s message in %d runs: the runs do not exercise it", k, sum.Seeds)
 				}
 			}
-			t.Logf("messages: %v", sum.Messages)
+			t.Logf("messages: %v; errors: %v", sum.Messages, sum.Errors)
 		})
 	}
 }
