@@ -117,6 +117,7 @@ func (g *Group) Config() Config { return g.cfg }
 // Start loads the member's state from the store and starts its timer. A
 // node that is not a member must not start the group.
 func (g *Group) Start(e env.Env) {
+	defer g.contain(e)
 	if !env.Invariant(e, g.member(e.Self()) >= 0, "rsm: node n%d started group %s of %v", e.Self(), g.cfg.Group, g.cfg.Members) {
 		return
 	}
@@ -202,6 +203,7 @@ func (g *Group) Applied() uint64 { return g.applied }
 // Timer handles payload if it is the group's timer and reports whether it
 // was.
 func (g *Group) Timer(e env.Env, payload any) bool {
+	defer g.contain(e)
 	t, ok := payload.(tick)
 	if !ok || t.group != g.cfg.Group {
 		return false
@@ -258,6 +260,7 @@ func (g *Group) checkQuorum(e env.Env) {
 // A message that does not decode, or that claims another sender than
 // from, is dropped.
 func (g *Group) Step(e env.Env, from wire.NodeID, m wire.Msg) bool {
+	defer g.contain(e)
 	rm, ok := m.(*Msg)
 	if !ok || rm.Group != g.cfg.Group {
 		return false
@@ -289,6 +292,7 @@ func (g *Group) Step(e env.Env, from wire.NodeID, m wire.Msg) bool {
 // dropped, a leader deposed) and then is never applied and never
 // notified; the caller times out, the outcome unknown.
 func (g *Group) Propose(e env.Env, cmd []byte, token uint64) error {
+	defer g.contain(e)
 	if !g.started {
 		return &NotLeaderError{Group: g.cfg.Group, Hint: NoLeader}
 	}
@@ -315,6 +319,7 @@ func (g *Group) Propose(e env.Env, cmd []byte, token uint64) error {
 // leader known Read returns a *NotLeaderError. Like a proposal, a read
 // may be lost and then never fires.
 func (g *Group) Read(e env.Env, token uint64) error {
+	defer g.contain(e)
 	if !g.started || g.Leader() == NoLeader {
 		return &NotLeaderError{Group: g.cfg.Group, Hint: NoLeader}
 	}
@@ -322,6 +327,17 @@ func (g *Group) Read(e env.Env, token uint64) error {
 	g.rn.ReadIndex(ctx)
 	g.handleReady(e)
 	return nil
+}
+
+// contain turns a panic of the raft library (it panics when it finds its
+// own invariants broken: a log that contradicts a commit index, a term
+// that went back) into a broken invariant of this node, which
+// fail-stops it instead of the whole process: the node may host other
+// groups and keyspaces. Every entry point defers it.
+func (g *Group) contain(e env.Env) {
+	if p := recover(); p != nil {
+		env.Invariant(e, false, "rsm: group %s: %v", g.cfg.Group, p)
+	}
 }
 
 // handleReady runs raft's Ready loop: persist, send, apply, advance.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
@@ -53,6 +54,16 @@ type regKeyspace struct {
 	s   regSettings
 	cfg rsm.Config
 	log map[uint64]string
+	// seq is the indices of the commands each member applied in its
+	// current incarnation.
+	seq map[wire.NodeID][]uint64
+}
+
+// built is the keyspace buildReg built last, for tests that inspect a
+// single run (runs in a swarm build theirs concurrently).
+var built struct {
+	sync.Mutex
+	ks *regKeyspace
 }
 
 func buildReg(t *topo.Topology, settings any) (protocol.Keyspace, error) {
@@ -71,7 +82,11 @@ func buildReg(t *topo.Topology, settings any) (protocol.Keyspace, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &regKeyspace{t: t, s: s, cfg: cfg, log: map[uint64]string{}}, nil
+	ks := &regKeyspace{t: t, s: s, cfg: cfg, log: map[uint64]string{}, seq: map[wire.NodeID][]uint64{}}
+	built.Lock()
+	built.ks = ks
+	built.Unlock()
+	return ks, nil
 }
 
 func (k *regKeyspace) Factory() env.Factory {
@@ -119,7 +134,10 @@ type regReplica struct {
 
 type expire struct{ token uint64 }
 
-func (r *regReplica) Start(e env.Env) { r.g.Start(e) }
+func (r *regReplica) Start(e env.Env) {
+	r.ks.seq[e.Self()] = nil
+	r.g.Start(e)
+}
 
 func (r *regReplica) Step(e env.Env, from wire.NodeID, m wire.Msg) { r.g.Step(e, from, m) }
 
@@ -183,6 +201,7 @@ func (r *regReplica) issue(e env.Env, tok uint64) {
 // Apply implements rsm.StateMachine.
 func (r *regReplica) Apply(e env.Env, index uint64, cmd []byte) []byte {
 	c := string(cmd)
+	r.ks.seq[e.Self()] = append(r.ks.seq[e.Self()], index)
 	if prev, ok := r.ks.log[index]; ok {
 		env.Invariant(e, prev == c, "rsmreg: n%d applied %q at %d; another member applied %q", e.Self(), c, index, prev)
 	} else {
