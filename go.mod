@@ -11,6 +11,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
+	go.etcd.io/raft/v3 v3.7.0
 	golang.org/x/image v0.30.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/grpc v1.85.0

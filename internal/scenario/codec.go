@@ -1,8 +1,11 @@
 package scenario
 
 import (
+	"sync"
+
 	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/sim"
+	"github.com/lightcone/lightcone/internal/wire"
 )
 
 // simCodec is every registered protocol's codec, the one a real node
@@ -12,4 +15,24 @@ import (
 // check instead of surfacing on a real network. It costs quorum runs a
 // fifth to a third of the simulator's speed, lease and meteor runs little
 // (BenchmarkCodecInTheLoop).
-var simCodec sim.Codec = sim.MustCodec(protocol.MessageTypes()...)
+var simCodec sim.Codec = new(registryCodec)
+
+// registryCodec is the registry's codec, built at its first use rather
+// than at this package's initialization, so that it also knows protocols
+// registered after it: a test-only protocol registered by a test
+// package's init (internal/protocol/rsm's register).
+type registryCodec struct {
+	once sync.Once
+	c    *wire.Codec
+}
+
+func (r *registryCodec) get() *wire.Codec {
+	r.once.Do(func() { r.c = sim.MustCodec(protocol.MessageTypes()...) })
+	return r.c
+}
+
+func (r *registryCodec) Append(dst []byte, m wire.Msg) ([]byte, error) {
+	return r.get().Append(dst, m)
+}
+
+func (r *registryCodec) Decode(b []byte) (wire.Msg, error) { return r.get().Decode(b) }
