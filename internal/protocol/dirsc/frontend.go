@@ -209,6 +209,16 @@ func readReply(d rowData) *wire.Reply {
 // write applies op in M: the whole row is replaced (seed 002 A.3, "a put
 // replaces the whole row"), versioned (epoch, sequence, this frontend).
 func (f *frontend) write(e env.Env, key string, r *feRow, op *clientOp) bool {
+	v := f.apply(r, op)
+	if !f.save(e, key, r) {
+		return false
+	}
+	f.reply(e, op, &wire.Reply{Version: v})
+	return true
+}
+
+// apply replaces the row's data in memory with op's write.
+func (f *frontend) apply(r *feRow, op *clientOp) wire.Version {
 	seq := uint32(1)
 	if v := r.data.Rec.Version; v.TS.WallNanos == int64(r.data.Epoch) && v.Node == f.id {
 		seq = v.TS.Logical + 1
@@ -220,11 +230,7 @@ func (f *frontend) write(e env.Env, key string, r *feRow, op *clientOp) bool {
 	if !r.data.Rec.Tombstone {
 		r.data.Rec.Value = op.req.Value
 	}
-	if !f.save(e, key, r) {
-		return false
-	}
-	f.reply(e, op, &wire.Reply{Version: v})
-	return true
+	return v
 }
 
 // request sends request(Row, want) to the directory (Alg. 4.1 line 7).
@@ -278,7 +284,20 @@ func (f *frontend) onGrant(e env.Env, g *Grant) {
 	r.attempts = 0
 	if g.Want == Modified && len(r.queue) > 0 && r.queue[0].req.Op != wire.OpGet {
 		// A write miss needs no data: the put replaces the whole row.
-		f.install(e, g.Key, r, g, sentAt, r.data)
+		// The new state and the write are stored in one put, so no
+		// crash can keep M with the old copy (a torn crash keeps a
+		// prefix of a handler's writes).
+		op := r.queue[0]
+		r.sync, r.state, r.leaseEnd = nil, Modified, 0
+		r.fence = max(r.fence, g.Epoch)
+		r.data.Epoch = g.Epoch
+		v := f.apply(r, op)
+		if !f.save(e, g.Key, r) {
+			return
+		}
+		r.queue = r.queue[1:]
+		f.reply(e, op, &wire.Reply{Version: v})
+		f.pump(e, g.Key, r)
 		return
 	}
 	if g.DataEpoch == r.data.Epoch || g.DataEpoch == 0 {

@@ -78,7 +78,9 @@ func TestSwarm(t *testing.T) {
 	}
 }
 
-// TestRegressionSeeds replays seeds that once found bugs.
+// TestRegressionSeeds replays seeds that once found bugs: a write miss
+// stored M and then the write in two puts, and a torn crash kept M with
+// the old copy (394, 583, 874, 1112, 1260).
 func TestRegressionSeeds(t *testing.T) {
-	simtest.Regressions(t, config)
+	simtest.Regressions(t, config, 394, 583, 874, 1112, 1260)
 }
