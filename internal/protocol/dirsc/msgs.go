@@ -1,6 +1,8 @@
 package dirsc
 
 import (
+	"fmt"
+
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -190,7 +192,7 @@ func MessageTypes() []wire.MsgType {
 // AppendPayload implements wire.Encodable.
 func (m *Request) AppendPayload(b []byte) []byte {
 	b = wire.AppendString(b, m.Key)
-	return wire.AppendUvarint(append(b, byte(m.Want)), m.Nonce)
+	return wire.AppendUvarint(wire.AppendUvarint(b, uint64(m.Want)), m.Nonce)
 }
 
 // DecodePayload implements wire.Encodable.
@@ -209,7 +211,7 @@ func (m *Busy) DecodePayload(d *wire.Decoder) { m.Key, m.Nonce = d.String(), d.U
 // AppendPayload implements wire.Encodable.
 func (m *Grant) AppendPayload(b []byte) []byte {
 	b = wire.AppendString(b, m.Key)
-	b = append(b, byte(m.Want))
+	b = wire.AppendUvarint(b, uint64(m.Want))
 	b = wire.AppendUvarint(b, m.Nonce)
 	b = wire.AppendUvarint(b, m.Epoch)
 	b = wire.AppendUvarint(b, m.DataEpoch)
@@ -225,7 +227,7 @@ func (m *Grant) DecodePayload(d *wire.Decoder) {
 // AppendPayload implements wire.Encodable.
 func (m *Inval) AppendPayload(b []byte) []byte {
 	b = wire.AppendString(b, m.Key)
-	return wire.AppendUvarint(append(b, byte(m.To)), m.Epoch)
+	return wire.AppendUvarint(wire.AppendUvarint(b, uint64(m.To)), m.Epoch)
 }
 
 // DecodePayload implements wire.Encodable.
@@ -268,7 +270,7 @@ func (m *SyncResp) DecodePayload(d *wire.Decoder) {
 // AppendPayload implements wire.Encodable.
 func (m *Fwd) AppendPayload(b []byte) []byte {
 	b = wire.AppendUvarint(b, m.ID)
-	b = append(b, byte(m.Op))
+	b = wire.AppendUvarint(b, uint64(m.Op))
 	b = wire.AppendString(b, m.Key)
 	return wire.AppendBytes(b, m.Value)
 }
@@ -286,7 +288,7 @@ func (m *FwdReply) AppendPayload(b []byte) []byte {
 	b = wire.AppendBool(b, m.Found)
 	b = wire.AppendBytes(b, m.Value)
 	b = wire.AppendVersion(b, m.Version)
-	b = append(b, byte(m.Code))
+	b = wire.AppendUvarint(b, uint64(m.Code))
 	return wire.AppendString(b, m.Msg)
 }
 
@@ -299,8 +301,8 @@ func (m *FwdReply) DecodePayload(d *wire.Decoder) {
 
 func decodeState(d *wire.Decoder) State {
 	s := d.Uvarint()
-	if s > uint64(Modified) {
-		d.Fail(wire.ErrTruncated)
+	if s > 255 {
+		d.Fail(fmt.Errorf("sc: state %d out of range", s))
 	}
 	return State(s)
 }
