@@ -144,9 +144,9 @@ func (f *frontend) onFwd(e env.Env, from wire.NodeID, m *Fwd) {
 	now := e.Now()
 	if len(f.seen) >= 4096 {
 		// Forget what no duplicate can still follow: a copy arrives
-		// within a network delay of the original (doc.go, "Crashes").
+		// within a network delay of the original (doc.go, "Guarantee").
 		horizon := now - int64(4*(f.ks.cfg.OpTimeout+f.ks.cfg.ResendInterval))
-		for k, at := range f.seen {
+		for k, at := range f.seen { // lint:order-independent: deletes every old entry
 			if at < horizon {
 				delete(f.seen, k)
 			}
