@@ -38,7 +38,7 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 
 // Start implements env.Replica. Everything a role must keep is in the store;
 // what is only in memory (queued client operations, leases, Processing) is
-// safe to lose (doc.go, "Crashes").
+// safe to lose (doc.go, rules D3, D4 and "Guarantee").
 func (r *Replica) Start(e env.Env) {
 	r.gw.start(e)
 	if r.fe != nil {
