@@ -1,0 +1,150 @@
+package dirsc
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// Config is an SC keyspace's settings (`protocol: sc`): the YAML names are
+// the setting names, decoded strictly.
+type Config struct {
+	// DirectoryRegion names the region whose first node hosts the
+	// directory. Default: the world's last region (the dir2 preset puts
+	// its directory region last, as in the thesis's Fig. 5.1).
+	DirectoryRegion string `yaml:"directory_region"`
+	// ShareLease (L) is how long a Shared grant lets a frontend serve
+	// reads locally, on its own clock from when it sent its request; the
+	// directory waits at most L·(1+ρ)/(1−ρ) on its clock for a sharer that
+	// does not acknowledge an invalidation. Default 2s.
+	ShareLease time.Duration `yaml:"share_lease"`
+	// MaxDriftPPM (ρ) bounds every clock's rate error, in parts per
+	// million (doc.go, "Clock assumption"). Default 100.
+	MaxDriftPPM float64 `yaml:"max_drift_ppm"`
+	// RetryBase and RetryMax bound the exponential backoff (with jitter) a
+	// frontend waits before asking the directory again after a "busy"
+	// answer: attempt n waits a uniform draw in [½, 1] of
+	// min(RetryMax, RetryBase·2ⁿ). Default 10ms and 500ms.
+	RetryBase time.Duration `yaml:"retry_base"`
+	RetryMax  time.Duration `yaml:"retry_max"`
+	// ResendInterval is how long a frontend waits for an answer from the
+	// directory or a sync source, and the directory for an invalidation's
+	// acknowledgement, before sending again (messages may be lost).
+	// Default 300ms.
+	ResendInterval time.Duration `yaml:"resend_interval"`
+	// OpTimeout bounds how long a client operation waits in its row's
+	// queue before it is refused as unavailable (never applied). Default 3s.
+	OpTimeout time.Duration `yaml:"op_timeout"`
+
+	// noInvalidationWait grants Modified without waiting for invalidation
+	// acknowledgements (teeth tests only).
+	noInvalidationWait bool
+}
+
+// EnsureDefaults fills unset fields.
+func (c *Config) EnsureDefaults(w *topo.World) {
+	if c.DirectoryRegion == "" && len(w.Regions) > 0 {
+		c.DirectoryRegion = w.Regions[len(w.Regions)-1].Name
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.ShareLease, 2*time.Second)
+	def(&c.RetryBase, 10*time.Millisecond)
+	def(&c.RetryMax, 500*time.Millisecond)
+	def(&c.ResendInterval, 300*time.Millisecond)
+	def(&c.OpTimeout, 3*time.Second)
+	if c.MaxDriftPPM == 0 {
+		c.MaxDriftPPM = 100
+	}
+}
+
+// Validate checks c against world w.
+func (c *Config) Validate(w *topo.World) error {
+	found := false
+	for _, r := range w.Regions {
+		found = found || r.Name == c.DirectoryRegion
+	}
+	if !found {
+		return fmt.Errorf("sc: directory_region %q is not a region of world %q", c.DirectoryRegion, w.Name)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"share_lease", c.ShareLease}, {"retry_base", c.RetryBase}, {"retry_max", c.RetryMax},
+		{"resend_interval", c.ResendInterval}, {"op_timeout", c.OpTimeout}} {
+		if d.v <= 0 {
+			return fmt.Errorf("sc: %s = %s; must be positive", d.name, d.v)
+		}
+	}
+	if c.RetryMax < c.RetryBase {
+		return fmt.Errorf("sc: retry_max %s < retry_base %s", c.RetryMax, c.RetryBase)
+	}
+	if c.MaxDriftPPM < 0 || c.MaxDriftPPM >= 1e6 {
+		return fmt.Errorf("sc: max_drift_ppm = %g; must be in [0, 1000000)", c.MaxDriftPPM)
+	}
+	return nil
+}
+
+// stretchedLease is how long the directory waits, on its clock, from its
+// grant (or from the acknowledgement of a downgrade) before it may treat a
+// silent sharer's lease as over: L·(1+ρ)/(1−ρ) (doc.go, rule D4).
+func (c *Config) stretchedLease() time.Duration {
+	rho := c.MaxDriftPPM / 1e6
+	return time.Duration(float64(c.ShareLease)*(1+rho)/(1-rho)) + 1
+}
+
+// Keyspace is what every replica of an SC keyspace shares and never
+// modifies: the policy and the placement of roles.
+type Keyspace struct {
+	cfg       Config
+	topo      *topo.Topology
+	directory wire.NodeID
+	frontends []wire.NodeID // frontends[r]: region r's frontend
+}
+
+// NewKeyspace validates cfg for topology t.
+func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
+	cfg.EnsureDefaults(t.World)
+	if err := cfg.Validate(t.World); err != nil {
+		return nil, err
+	}
+	ks := &Keyspace{cfg: cfg, topo: t}
+	for r, ids := range t.ByRegion {
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("sc: region %s has no node", t.World.Regions[r].Name)
+		}
+		ks.frontends = append(ks.frontends, ids[0])
+		if t.World.Regions[r].Name == cfg.DirectoryRegion {
+			ks.directory = ids[0]
+		}
+	}
+	return ks, nil
+}
+
+// Config returns the keyspace's policy with defaults filled.
+func (k *Keyspace) Config() Config { return k.cfg }
+
+// Directory is the node hosting the directory.
+func (k *Keyspace) Directory() wire.NodeID { return k.directory }
+
+// Frontend is the frontend of node n's region.
+func (k *Keyspace) Frontend(n wire.NodeID) wire.NodeID { return k.frontends[k.topo.RegionOf(n)] }
+
+// loader is the frontend that holds preloaded rows in Modified (the
+// thesis's method, §5: one Frontend loads all rows): region 0's.
+func (k *Keyspace) loader() wire.NodeID { return k.frontends[0] }
+
+// Replicas appends the nodes a preloaded key is stored on: the loader
+// frontend and the directory (both read the same load record).
+func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
+	dst = append(dst, k.loader())
+	if k.directory != k.loader() {
+		dst = append(dst, k.directory)
+	}
+	return dst
+}

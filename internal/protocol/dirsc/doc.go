@@ -1,0 +1,106 @@
+// Package dirsc is the directory-based strongly consistent store of seed
+// 002 (the thesis's "SC", §4.2; digest 002-003 Part A.2–A.5), protocol
+// `sc`: write-invalidate, MSI-like coherence of rows between one frontend
+// per region, under a central directory through which no data passes.
+//
+// # Roles
+//
+// Every node is a gateway: it forwards its clients' requests to its
+// region's frontend (the region's first node) and relays the answer
+// (Fwd/FwdReply; the frontend ignores a duplicated Fwd). The frontend
+// holds each row Modified, Shared or Invalid with its data in its store
+// (§4.2.7). The directory (the first node of directory_region; A.2) holds
+// per row its state, owner, copy set, a grant epoch and which frontends
+// hold the current data (§4.2.6). Every directory change is one
+// deterministic transition on one row, persisted before what it implies is
+// sent, so the directory can later run as commands on a replicated group
+// (internal/protocol/rsm); for now it lives on one node: its crash makes
+// rows unavailable until it restarts, never loses state.
+//
+// # Frontend rules (Alg. 4.1)
+//
+//	F1 A row's client operations queue in arrival order (the row lock of
+//	   Alg. 4.1 line 2, without blocking anything else); the head is
+//	   served when the state allows, then the next.
+//	F2 In M, reads and writes are served locally; in S, reads are served
+//	   locally while the Shared lease holds on this clock (ShareLease from
+//	   when the granted request was sent). Otherwise the frontend sends
+//	   request(Row, S) for a read or request(Row, M) for a write.
+//	F3 A busy answer (the row is Processing) is retried after an
+//	   exponential backoff with jitter drawn from Env.Rand (§4.2.10); a
+//	   request or sync without an answer is resent.
+//	F4 Grants and invalidations carry the directory's epoch. The frontend
+//	   keeps (durably) the highest epoch it has taken (its fence) and
+//	   ignores a grant at or below it: a grant overtaken by the
+//	   invalidation that revokes it is never taken.
+//	F5 A grant names the data epoch of the row's current value and the
+//	   frontends that hold it. A frontend whose copy has that epoch takes
+//	   the grant at once; otherwise it syncs the whole row from the
+//	   sources in turn and accepts only a copy of that epoch (Alg. 4.1
+//	   lines 11–13, "choose r somehow"). A write miss needs no data: the
+//	   put replaces the whole row (A.3 gap). Taking M restamps the copy
+//	   with the grant's epoch; writes are versioned (epoch, seq, node).
+//	F6 An invalidation to I drops the row; to S downgrades an owner, whose
+//	   copy stays durable as the row's data (write-back) and is read under
+//	   a lease from the invalidation's arrival; the ack, sent once the new
+//	   state is durable, reports the copy's data epoch. A resent downgrade
+//	   does not extend the lease.
+//
+// # Directory rules (Alg. 4.2, gaps closed)
+//
+//	D1 request(S) on an Invalid row (the thesis has no branch: "S while
+//	   Invalid") grants S of the absent row with no sync; M of an
+//	   Invalid row is granted at once (rows are created this way).
+//	D2 While a row is Processing, requests from other frontends are
+//	   answered busy (Alg. 4.2 line 6); a resend of the request being
+//	   processed only updates its nonce. Each grant takes a new epoch,
+//	   except an owner's request for M, re-granted at its epoch (its grant
+//	   was lost, or the request is a stale copy it will ignore).
+//	D3 Processing is never stored: the row keeps its saved state until the
+//	   grant replaces it, so a directory crash mid-invalidation restores
+//	   the saved state (the thesis never restores it).
+//	D4 Sharers hold S under a lease: the directory waits for a silent
+//	   sharer at most L·(1+ρ)/(1−ρ) on its clock from its grant (or from a
+//	   downgraded owner's ack; after a restart, from boot), so a dead or
+//	   partitioned sharer delays a write by at most a stretched lease.
+//	   The owner in M holds the only current copy and has no lease: a
+//	   write or read miss waits for it (A.3, "Faults").
+//	D5 The owner's ack says whether it took M: if its data epoch is the
+//	   owner's grant epoch its copy becomes the current data, else the
+//	   previous data (and its holders) stay current.
+//	D6 The requester is left out of its own invalidation set when it asks
+//	   for M (its copy is current); when the recorded owner itself asks
+//	   for S, it is downgraded like any owner: frontends handle
+//	   invalidations while their own request waits, so this cannot
+//	   deadlock (the thesis's blocking row lock would).
+//
+// # Guarantee
+//
+// Every key is linearizable (checked with Porcupine, internal/check): a
+// write is served only by the frontend holding M, granted after every
+// other copy was invalidated or its lease ended (D4), so at every moment
+// either one frontend may serve the row or several serve the same value.
+// A read in S returns the value synced of the current data epoch (F5),
+// which no write can change while its lease holds. TestSwarm checks this
+// under crashes of gateways, frontends and the directory, partitions,
+// loss, duplication, reordering and faulty stores; TestTeethNoInvalidationWait
+// shows the checker rejects a directory that does not wait for acks.
+//
+// Not guaranteed: availability of a row whose owner is down or cut off
+// (no lease bounds M; intra-region replication of frontend state is out
+// of scope), nor of any row while the directory is down. Queued
+// operations that time out are refused as unavailable and never applied.
+// A duplicated Fwd reaching a frontend restarted since the original is
+// not recognised (the dedup window is in memory); the simulator delivers
+// duplicates within a network delay, shorter than any restart.
+//
+// # Clock assumption
+//
+// Every clock's rate is within ρ = MaxDriftPPM of true time; offsets do
+// not matter, since each node measures only durations on its own clock
+// (env.Env.Now, which never steps). A sharer's lease starts on its clock
+// before the directory's grant (or, for a downgraded owner, before its
+// ack) and lasts L on its clock, at most L/(1−ρ) true time; the directory
+// waits L·(1+ρ)/(1−ρ) on its clock, at least L/(1−ρ) true time, from a
+// later instant, so the lease is over first.
+package dirsc
