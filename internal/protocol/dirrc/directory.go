@@ -125,8 +125,11 @@ func (d *directory) onAcquire(e env.Env, from wire.NodeID, m *FeAcquire) {
 // onRelease: fe_release dequeues the head and grants the next (rules 4, 5).
 func (d *directory) onRelease(e env.Env, from wire.NodeID, m *FeRelease) {
 	r := d.row(e, m.Key)
-	if r == nil || len(r.queue) == 0 || r.queue[0] != (entry{from, m.Nonce}) {
-		return // stale or duplicate
+	if r == nil || len(r.queue) == 0 || r.queue[0] != (entry{from, m.Nonce}) || m.Epoch != r.epoch {
+		// Stale or duplicate. The epoch matters: a duplicated fe_acquire
+		// can queue a nonce again after its release, and that grant's
+		// epoch was never served (seed 628 of TestSwarm).
+		return
 	}
 	r.confirmed = r.confirmed || m.Current
 	d.dequeueHead(r)
@@ -180,7 +183,7 @@ func (d *directory) onHeartbeat(e env.Env, from wire.NodeID, m *Heartbeat) {
 		if r == nil {
 			return
 		}
-		if len(r.queue) == 0 || r.queue[0] != (entry{from, h.Nonce}) {
+		if len(r.queue) == 0 || r.queue[0] != (entry{from, h.Nonce}) || h.Epoch != r.epoch {
 			continue
 		}
 		r.deadline = e.Now() + int64(d.ks.cfg.HoldLease)

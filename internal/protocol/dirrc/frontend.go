@@ -182,7 +182,7 @@ func (f *frontend) maybeRelease(e env.Env, key string, r *feRow) {
 	if r.state != held || len(r.holders) > 0 {
 		return
 	}
-	e.Send(f.ks.directory, &FeRelease{Key: key, Nonce: r.nonce, Current: true})
+	e.Send(f.ks.directory, &FeRelease{Key: key, Nonce: r.nonce, Epoch: r.epoch, Current: true})
 	r.state, r.nonce, r.chain, r.wanted = idle, 0, nil, false
 	if len(r.waiters) > 0 {
 		f.startAcquire(e, key, r)
@@ -207,7 +207,13 @@ func (f *frontend) lapse(e env.Env, key string, r *feRow) {
 // onGrant starts the lazy sync at acquire (rule 5).
 func (f *frontend) onGrant(e env.Env, m *Grant) {
 	r := f.rows[m.Key]
-	if r == nil || r.state != acquiring || r.nonce != m.Nonce {
+	if r == nil || r.nonce != m.Nonce {
+		// A grant for an attempt this frontend gave up (a duplicated
+		// fe_acquire queued it again): hand it back unused.
+		e.Send(f.ks.directory, &FeRelease{Key: m.Key, Nonce: m.Nonce, Epoch: m.Epoch})
+		return
+	}
+	if r.state != acquiring {
 		return
 	}
 	r.state, r.epoch, r.chain, r.chainAt = syncing, m.Epoch, m.Chain, 0
@@ -384,7 +390,7 @@ func (f *frontend) tick(e env.Env) {
 		}
 		switch r.state {
 		case held, syncing:
-			holds = append(holds, hold{Key: k, Nonce: r.nonce, Current: r.state == held})
+			holds = append(holds, hold{Key: k, Nonce: r.nonce, Epoch: r.epoch, Current: r.state == held})
 		case idle:
 			if len(r.holders) == 0 && len(r.waiters) == 0 {
 				delete(f.rows, k)

@@ -20,7 +20,8 @@ type source struct {
 type hold struct {
 	Key     string
 	Nonce   uint64
-	Current bool // the frontend's copy is current as of the grant's epoch
+	Epoch   uint64 // of the grant the frontend holds
+	Current bool   // the frontend's copy is current as of Epoch
 	Wanted  bool // in a HeartbeatAck: another frontend waits for the row
 }
 
@@ -36,6 +37,7 @@ type FeAcquire struct {
 type FeRelease struct {
 	Key     string
 	Nonce   uint64
+	Epoch   uint64
 	Current bool
 }
 
@@ -159,7 +161,7 @@ func decodeSources(d *wire.Decoder) []source {
 func appendHolds(b []byte, hs []hold) []byte {
 	b = wire.AppendUvarint(b, uint64(len(hs)))
 	for _, h := range hs {
-		b = wire.AppendUvarint(wire.AppendString(b, h.Key), h.Nonce)
+		b = wire.AppendUvarint(wire.AppendUvarint(wire.AppendString(b, h.Key), h.Nonce), h.Epoch)
 		b = wire.AppendBool(wire.AppendBool(b, h.Current), h.Wanted)
 	}
 	return b
@@ -169,7 +171,7 @@ func decodeHolds(d *wire.Decoder) []hold {
 	n := listLen(d)
 	var out []hold
 	for i := 0; i < n && d.Err() == nil; i++ {
-		out = append(out, hold{Key: d.String(), Nonce: d.Uvarint(), Current: d.Bool(), Wanted: d.Bool()})
+		out = append(out, hold{Key: d.String(), Nonce: d.Uvarint(), Epoch: d.Uvarint(), Current: d.Bool(), Wanted: d.Bool()})
 	}
 	return out
 }
@@ -180,10 +182,11 @@ func (m *FeAcquire) AppendPayload(b []byte) []byte {
 func (m *FeAcquire) DecodePayload(d *wire.Decoder) { m.Key, m.Nonce = d.String(), d.Uvarint() }
 
 func (m *FeRelease) AppendPayload(b []byte) []byte {
-	return wire.AppendBool(wire.AppendUvarint(wire.AppendString(b, m.Key), m.Nonce), m.Current)
+	b = wire.AppendUvarint(wire.AppendUvarint(wire.AppendString(b, m.Key), m.Nonce), m.Epoch)
+	return wire.AppendBool(b, m.Current)
 }
 func (m *FeRelease) DecodePayload(d *wire.Decoder) {
-	m.Key, m.Nonce, m.Current = d.String(), d.Uvarint(), d.Bool()
+	m.Key, m.Nonce, m.Epoch, m.Current = d.String(), d.Uvarint(), d.Uvarint(), d.Bool()
 }
 
 func (m *Grant) AppendPayload(b []byte) []byte {

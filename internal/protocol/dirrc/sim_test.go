@@ -98,3 +98,10 @@ func TestTeethNoSyncAtAcquire(t *testing.T) {
 		return c
 	}}.Run(t)
 }
+
+// TestRegressionSeeds replays every seed that once found a bug.
+func TestRegressionSeeds(t *testing.T) {
+	simtest.Regressions(t, swarmConfig,
+		628, // a duplicated fe_acquire queued a released nonce again; a duplicated heartbeat then confirmed a grant never served, and the next head skipped the real last writer (fix: holds and releases name their epoch)
+	)
+}
