@@ -22,7 +22,7 @@ type hold struct {
 	Nonce   uint64
 	Epoch   uint64 // of the grant the frontend holds
 	Current bool   // the frontend's copy is current as of Epoch
-	Wanted  bool // in a HeartbeatAck: another frontend waits for the row
+	Wanted  bool   // in a HeartbeatAck: another frontend waits for the row
 }
 
 // FeAcquire is a frontend's fe_acquire: queue me for Key (thesis §4.3.1).
