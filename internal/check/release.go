@@ -21,6 +21,10 @@ import (
 // O(n log n) per key.
 func ReleaseConsistent(h History) Result {
 	res := Result{Model: "release", Verdict: Pass}
+	if v := ValidReads(h); v.Verdict != Pass {
+		v.Model = res.Model
+		return v
+	}
 	type ck struct {
 		c int64
 		k string

@@ -204,7 +204,7 @@ func (d *directory) tick(e env.Env) {
 	e.SetTimer(d.ks.cfg.HeartbeatInterval, dirTick{})
 	now := e.Now()
 	keys := make([]string, 0, len(d.rows))
-	for k, r := range d.rows {
+	for k, r := range d.rows { // lint:order-independent: the keys are sorted next
 		if len(r.queue) > 0 && r.deadline <= now {
 			keys = append(keys, k)
 		}

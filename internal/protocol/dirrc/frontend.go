@@ -355,14 +355,14 @@ func (f *frontend) tick(e env.Env) {
 	e.SetTimer(cfg.HeartbeatInterval, feTick{})
 	now := e.Now()
 	keys := make([]string, 0, len(f.rows))
-	for k := range f.rows {
+	for k := range f.rows { // lint:order-independent: the keys are sorted next
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	var holds []hold
 	for _, k := range keys {
 		r := f.rows[k]
-		for c, seen := range r.holders {
+		for c, seen := range r.holders { // lint:order-independent: only deletes and a count
 			if seen+int64(cfg.HoldTimeout) <= now {
 				delete(r.holders, c)
 				f.evictions++
