@@ -7,7 +7,7 @@ import (
 )
 
 // Models lists the model names Check accepts.
-var Models = []string{"linearizable", "sequential", "sequential-per-key", "regular", "valid-reads", "none"}
+var Models = []string{"linearizable", "sequential", "sequential-per-key", "regular", "valid-reads", "release", "none"}
 
 // Option tunes Check.
 type Option func(*options)
@@ -42,6 +42,8 @@ func Check(model string, h History, opts ...Option) (Result, error) {
 		return Regular(h), nil
 	case "valid-reads":
 		return ValidReads(h), nil
+	case "release":
+		return ReleaseConsistent(h), nil
 	case "none":
 		return Result{Model: "none", Verdict: Pass}, nil
 	}

@@ -306,7 +306,7 @@ func TestCheckDispatch(t *testing.T) {
 		}
 	}
 	_, err := Check("causal", h)
-	if err == nil || !strings.Contains(err.Error(), "linearizable, sequential, sequential-per-key, regular, valid-reads, none") {
+	if err == nil || !strings.Contains(err.Error(), "linearizable, sequential, sequential-per-key, regular, valid-reads, release, none") {
 		t.Errorf("unknown model error: %v", err)
 	}
 }

@@ -11,6 +11,10 @@ type Kind uint8
 const (
 	Read  Kind = iota + 1 // a get; Value/Found are what it returned
 	Write                 // a put (Found=true, Value written) or delete (Found=false)
+	// Acquire and Release bracket a client's accesses to Key under release
+	// consistency (model "release"); the other models ignore them.
+	Acquire
+	Release
 )
 
 // Outcome says whether an operation took effect.

@@ -50,6 +50,10 @@ type Definition struct {
 	// demo on real processes read every key once per region, unmeasured,
 	// before they measure.
 	PrimeReads bool
+	// Locking says clients must acquire a key (wire.OpAcquire) before
+	// reading or writing it and release it (wire.OpRelease) after: the
+	// simulator's clients bracket each operation with them.
+	Locking bool
 	// Demo is the configurations `lightcone demo` runs this protocol in,
 	// side by side with the others'. Empty: the demo leaves it out.
 	Demo []Preset

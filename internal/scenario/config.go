@@ -209,6 +209,7 @@ type resolved struct {
 	world    *topo.World
 	topo     *topo.Topology
 	proto    protocol.Keyspace
+	def      *protocol.Definition
 	workload workload.Spec
 	faults   []resolvedFault
 }
@@ -267,7 +268,7 @@ func resolve(c Config) (*resolved, error) {
 		return nil, fmt.Errorf("clock: max_offset must be >= 0 and max_drift_ppm in [0, 1e6)")
 	}
 	var err error
-	if r.proto, err = newProtocol(c, r.topo); err != nil {
+	if r.def, r.proto, err = newProtocol(c, r.topo); err != nil {
 		return nil, err
 	}
 	if r.workload, err = c.workloadSpec(); err != nil {

@@ -22,9 +22,8 @@ func (c Config) Spec() protocol.Spec {
 }
 
 // newProtocol builds the config's keyspace from the registry.
-func newProtocol(c Config, t *topo.Topology) (protocol.Keyspace, error) {
-	_, ks, err := c.Spec().Build(t)
-	return ks, err
+func newProtocol(c Config, t *topo.Topology) (*protocol.Definition, protocol.Keyspace, error) {
+	return c.Spec().Build(t)
 }
 
 // Protocols lists the protocols `lightcone sim` runs: every registered one,

@@ -265,7 +265,48 @@ func (rn *runner) startOp(cl *client, intended int64) {
 			cl.steps = append(cl.steps, step{wire.OpGet, k})
 		}
 	}
+	if rn.r.def.Locking {
+		cl.steps = bracket(cl.steps)
+	}
 	rn.sendStep(cl)
+}
+
+// bracket wraps each run of steps on one key in an acquire and a release
+// of the key, for protocols whose clients must hold a key to use it
+// (protocol.Definition.Locking; seed 002's modified workload F: a batch of
+// operations between acquire and release).
+func bracket(steps []step) []step {
+	out := make([]step, 0, len(steps)+2)
+	for i, st := range steps {
+		if i == 0 || steps[i-1].key != st.key {
+			out = append(out, step{wire.OpAcquire, st.key})
+		}
+		out = append(out, st)
+		if i == len(steps)-1 || steps[i+1].key != st.key {
+			out = append(out, step{wire.OpRelease, st.key})
+		}
+	}
+	return out
+}
+
+// skipFailed drops the steps a failed step leaves pointless: after a failed
+// acquire, everything up to and including its release; after another
+// failed step in a hold, everything up to the release (which still runs,
+// so the hold is given back). Without holds: every remaining step.
+func skipFailed(steps []step) []step {
+	st := steps[0]
+	if st.op == wire.OpRelease {
+		return steps[1:]
+	}
+	for i := 1; i < len(steps); i++ {
+		if steps[i].op == wire.OpRelease && steps[i].key == st.key {
+			if st.op == wire.OpAcquire {
+				return steps[i+1:]
+			}
+			return steps[i:]
+		}
+	}
+	return steps[:0]
 }
 
 func (rn *runner) sendStep(cl *client) {
@@ -302,12 +343,17 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 	st := cl.steps[0]
 	if rn.record {
 		op := check.Op{Client: int64(cl.session), Key: st.key, Call: cl.call, Return: now, Outcome: check.OK}
-		if st.op == wire.OpGet {
+		switch st.op {
+		case wire.OpAcquire:
+			op.Kind = check.Acquire
+		case wire.OpRelease:
+			op.Kind = check.Release
+		case wire.OpGet:
 			op.Kind, op.Found, op.Value = check.Read, rep.Found, string(rep.Value)
 			if rep.ReadAt != 0 {
 				op.Pos = check.Position{Set: true, T: rep.ReadAt, Sub: math.MaxInt64, Node: math.MaxInt64}
 			}
-		} else {
+		default:
 			op.Kind, op.Found, op.Value = check.Write, st.op == wire.OpPut, cl.value
 			if v := rep.Version; !v.IsZero() {
 				op.Pos = check.Position{Set: true, T: v.TS.WallNanos, Sub: int64(v.TS.Logical), Node: int64(v.Node)}
@@ -315,7 +361,7 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 		}
 		if rep.Err != nil {
 			switch {
-			case st.op != wire.OpGet && rep.Err.OutcomeUnknown():
+			case isWrite(st.op) && rep.Err.OutcomeUnknown():
 				op.Outcome, op.Return = check.Unknown, check.Never
 			default:
 				op.Outcome = check.Failed
@@ -326,12 +372,12 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 	if rep.Err != nil {
 		rn.errs[rep.Err.Code.String()]++
 		cl.failed = true
-		if st.op != wire.OpGet && rep.Err.OutcomeUnknown() {
+		if isWrite(st.op) && rep.Err.OutcomeUnknown() {
 			// The write may still take effect later: continue as a new
 			// session so program order stays true (check.History).
 			rn.newSession(cl)
 		}
-		cl.steps = cl.steps[:0]
+		cl.steps = skipFailed(cl.steps)
 	} else {
 		cl.steps = cl.steps[1:]
 	}
@@ -357,6 +403,8 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 		rn.startOp(cl, next)
 	}
 }
+
+func isWrite(op wire.Op) bool { return op == wire.OpPut || op == wire.OpDelete }
 
 func (rn *runner) checkHistory() *CheckResult {
 	model := rn.r.cfg.Check

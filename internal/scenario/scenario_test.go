@@ -123,7 +123,7 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{name: "world", c: Config{World: "mars"}, want: "globlease4"},
-		{name: "protocol", c: Config{Protocol: "raft"}, want: `protocol: unknown protocol "raft" (valid: quorum, lease, meteor)`},
+		{name: "protocol", c: Config{Protocol: "raft"}, want: `protocol: unknown protocol "raft" (valid: ` + strings.Join(protocol.Names(), ", ") + ")"},
 		{name: "read level", c: Config{Set: []string{"read=MOST"}}, want: "unknown consistency level \"MOST\" (valid: ONE, TWO"},
 		{name: "negative offset", c: Config{Set: []string{"max_clock_offset=-1ms"}}, want: "max_clock_offset = -1ms; must not be negative"},
 		{name: "replicas", c: Config{Set: []string{"replicas_per_region=9"}}, want: "replicas_per_region[0] = 9; must be between 0 and the region's 3 nodes"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/server"
 )
 
@@ -95,7 +96,7 @@ func TestForeignSettingRejected(t *testing.T) {
 		{"keyspaces:\n  - {name: s, protocol: quorum, passive: true}\n", `keyspaces[0] (s): protocol quorum has no setting "passive"`},
 		{"keyspaces:\n  - {name: g, protocol: lease, lease_lenght: 1s}\n", `keyspaces[0] (g): protocol lease has no setting "lease_lenght"`},
 		{"keyspaces:\n  - {name: g, protocol: lease, lease_length: -1s}\n", `lease_length`},
-		{"keyspaces:\n  - {name: m, protocol: raft}\n", `keyspaces[0] (m): protocol: unknown protocol "raft" (valid: quorum, lease, meteor)`},
+		{"keyspaces:\n  - {name: m, protocol: raft}\n", `keyspaces[0] (m): protocol: unknown protocol "raft" (valid: ` + strings.Join(protocol.Names(), ", ") + ")"},
 		{"keyspace: {protocol: lease}\nread: ONE\n", `protocol lease has no setting "read"`},
 	} {
 		_, err := startFromYAML(t, tc.doc)

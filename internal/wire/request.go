@@ -16,6 +16,12 @@ const (
 	// region named by Value (protocols with per-key masters; others answer
 	// ErrInvalid).
 	OpMigrate
+	// OpAcquire asks for Key's hold (release consistency, protocol rc): the
+	// client may read and write Key until it sends OpRelease. Protocols
+	// without holds answer ErrInvalid.
+	OpAcquire
+	// OpRelease gives back a hold taken with OpAcquire.
+	OpRelease
 )
 
 func (o Op) String() string {
@@ -28,6 +34,10 @@ func (o Op) String() string {
 		return "delete"
 	case OpMigrate:
 		return "migrate"
+	case OpAcquire:
+		return "acquire"
+	case OpRelease:
+		return "release"
 	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }

@@ -98,6 +98,8 @@ func init() {
 		"lc.set":         {arity: -3, run: cmdLCOp},
 		"lc.del":         {arity: -2, run: cmdLCOp},
 		"lc.migrate":     {arity: 3, run: cmdLCMigrate},
+		"lc.acquire":     {arity: 2, run: cmdLCHold},
+		"lc.release":     {arity: 2, run: cmdLCHold},
 	}
 }
 
@@ -1420,6 +1422,27 @@ func cmdLCOp(c *conn, args [][]byte) {
 			w.WriteArray(2)
 			w.WriteBulk(r.Value)
 			w.WriteBulkString(r.Version.String())
+		}
+	})
+}
+
+// cmdLCHold implements LC.ACQUIRE key and LC.RELEASE key: take or give
+// back the connection's hold on key (wire.OpAcquire, wire.OpRelease;
+// protocol rc), replying +OK.
+func cmdLCHold(c *conn, args [][]byte) {
+	key, ok := c.key(args[1])
+	if !ok {
+		return
+	}
+	op := wire.OpAcquire
+	if strings.EqualFold(string(args[0]), "lc.release") {
+		op = wire.OpRelease
+	}
+	c.await([]*wire.Request{{Op: op, Key: key}}, func(w *Writer, reps []*wire.Reply) {
+		if r := reps[0]; r.Err != nil {
+			w.WriteError(backendError(r.Err))
+		} else {
+			w.WriteSimple("OK")
 		}
 	})
 }

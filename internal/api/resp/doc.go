@@ -108,6 +108,13 @@
 //	                                     ignore it)
 //	    One backend operation on the raw stored bytes, without the value
 //	    envelope below; version is wire.Version's string ("<wall>.<logical>@n<node>").
+//	LC.ACQUIRE key                     → OK
+//	LC.RELEASE key                     → OK
+//	    Take and give back this connection's hold on key (wire.OpAcquire,
+//	    wire.OpRelease) in protocols with holds (rc: reads and writes of a
+//	    key need a hold; a release without one, or after the hold was
+//	    released for an idle client, is an ERR saying so). Others reply
+//	    "ERR <protocol>: unknown operation acquire".
 //	LC.MIGRATE key region              → region
 //	    Moves key's write mastership to region (wire.OpMigrate) in this
 //	    connection's keyspace, and replies the region of its master after

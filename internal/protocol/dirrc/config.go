@@ -1,0 +1,143 @@
+package dirrc
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// Config is an RC keyspace's settings (`protocol: rc`): the YAML names are
+// the setting names, decoded strictly.
+type Config struct {
+	// DirectoryRegion names the region whose first node hosts the
+	// directory. Default: the world's last region (as protocol sc).
+	DirectoryRegion string `yaml:"directory_region"`
+	// HoldLease (T) is how long the directory keeps a frontend at the head
+	// of a row's queue after it last heard from it (a grant or a
+	// heartbeat), on the directory's clock; then it forces the release
+	// (doc.go, rule 7). A frontend serves a held row only within
+	// T·(1−ρ)/(1+ρ) of its own clock after sending the message the
+	// directory last answered. Default 1s.
+	HoldLease time.Duration `yaml:"hold_lease"`
+	// HeartbeatInterval is how often a frontend renews its holds with the
+	// directory, and how often the directory looks for expired heads.
+	// Must be below hold_lease / 2. Default 100ms.
+	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
+	// HoldTimeout is how long a client may hold a row at its frontend
+	// without sending a request (its heartbeat: any request counts) before
+	// the frontend releases it for the client (a crashed client cannot
+	// wedge a row; doc.go, rule 8). Default 3s.
+	HoldTimeout time.Duration `yaml:"hold_timeout"`
+	// AcquireTimeout bounds how long a client's acquire waits in its
+	// frontend before it is refused as unavailable (never granted).
+	// Default 3s.
+	AcquireTimeout time.Duration `yaml:"acquire_timeout"`
+	// ResendInterval is how long a frontend waits for the directory's grant
+	// or a sync source's answer before asking again. Default 200ms.
+	ResendInterval time.Duration `yaml:"resend_interval"`
+	// MaxDriftPPM (ρ) bounds every clock's rate error, in parts per million
+	// (doc.go, "Clock assumption"). Default 100.
+	MaxDriftPPM float64 `yaml:"max_drift_ppm"`
+
+	// noSync grants without syncing from the last holder (teeth tests only).
+	noSync bool
+}
+
+// EnsureDefaults fills unset fields.
+func (c *Config) EnsureDefaults(w *topo.World) {
+	if c.DirectoryRegion == "" && len(w.Regions) > 0 {
+		c.DirectoryRegion = w.Regions[len(w.Regions)-1].Name
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.HoldLease, time.Second)
+	def(&c.HeartbeatInterval, 100*time.Millisecond)
+	def(&c.HoldTimeout, 3*time.Second)
+	def(&c.AcquireTimeout, 3*time.Second)
+	def(&c.ResendInterval, 200*time.Millisecond)
+	if c.MaxDriftPPM == 0 {
+		c.MaxDriftPPM = 100
+	}
+}
+
+// Validate checks c against world w.
+func (c *Config) Validate(w *topo.World) error {
+	found := false
+	for _, r := range w.Regions {
+		found = found || r.Name == c.DirectoryRegion
+	}
+	if !found {
+		return fmt.Errorf("rc: directory_region %q is not a region of world %q", c.DirectoryRegion, w.Name)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"hold_lease", c.HoldLease}, {"heartbeat_interval", c.HeartbeatInterval}, {"hold_timeout", c.HoldTimeout},
+		{"acquire_timeout", c.AcquireTimeout}, {"resend_interval", c.ResendInterval}} {
+		if d.v <= 0 {
+			return fmt.Errorf("rc: %s = %s; must be positive", d.name, d.v)
+		}
+	}
+	if 2*c.HeartbeatInterval >= c.HoldLease {
+		return fmt.Errorf("rc: heartbeat_interval %s must be below hold_lease/2 (%s)", c.HeartbeatInterval, c.HoldLease/2)
+	}
+	if c.MaxDriftPPM < 0 || c.MaxDriftPPM >= 1e5 {
+		return fmt.Errorf("rc: max_drift_ppm = %g; must be in [0, 100000)", c.MaxDriftPPM)
+	}
+	return nil
+}
+
+// Keyspace is a built RC keyspace: its settings and who plays which role.
+type Keyspace struct {
+	cfg       Config
+	topo      *topo.Topology
+	frontends []wire.NodeID // by region: the region's first node
+	directory wire.NodeID
+}
+
+// NewKeyspace validates cfg against t and places the roles.
+func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
+	cfg.EnsureDefaults(t.World)
+	if err := cfg.Validate(t.World); err != nil {
+		return nil, err
+	}
+	ks := &Keyspace{cfg: cfg, topo: t}
+	for r, ids := range t.ByRegion {
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("rc: region %s has no node", t.World.Regions[r].Name)
+		}
+		ks.frontends = append(ks.frontends, ids[0])
+		if t.World.Regions[r].Name == cfg.DirectoryRegion {
+			ks.directory = ids[0]
+		}
+	}
+	return ks, nil
+}
+
+// Config returns the keyspace's settings with defaults filled.
+func (k *Keyspace) Config() Config { return k.cfg }
+
+// Directory is the node hosting the directory.
+func (k *Keyspace) Directory() wire.NodeID { return k.directory }
+
+// Frontend is the frontend of node n's region.
+func (k *Keyspace) Frontend(n wire.NodeID) wire.NodeID { return k.frontends[k.topo.RegionOf(n)] }
+
+// Replicas appends every frontend: each holds a copy of every row.
+func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
+	return append(dst, k.frontends...)
+}
+
+// feLease is how long, on a frontend's clock, a hold stays servable after
+// the frontend sent the message the directory answered: T·(1−ρ)/(1+ρ), so
+// it ends in real time before the directory's T on its clock can (doc.go,
+// "Clock assumption").
+func (k *Keyspace) feLease() time.Duration {
+	rho := k.cfg.MaxDriftPPM * 1e-6
+	return time.Duration(float64(k.cfg.HoldLease) * (1 - rho) / (1 + rho))
+}

@@ -1,0 +1,95 @@
+// Package dirrc is directory-based release consistency ("RC", seed 002:
+// thesis §4.3; digest notes/002-003 Part A, A.2, A.4, A.5), registered as
+// protocol rc.
+//
+// # Algorithm
+//
+// Roles: every node is a gateway; a region's first node is its frontend
+// (the thesis's Frontend, with the node's store as the region's Storage);
+// the first node of directory_region hosts the directory.
+//
+//  1. Clients call acquire(key) and release(key) (wire.OpAcquire,
+//     OpRelease; RESP LC.ACQUIRE / LC.RELEASE) around their reads and
+//     writes. A gateway forwards every request to its frontend (Fwd).
+//  2. The frontend keeps per row the set of its clients holding it (the
+//     thesis's per-row counter is its size). The first acquire sends
+//     fe_acquire; the last release sends fe_release (§4.3.1). Clients of
+//     one frontend share a hold. Reads and writes are served from the
+//     frontend's store only for a client that holds the row; otherwise
+//     they are refused (ErrInvalid, naming the rule); so is a release
+//     without an acquire.
+//  3. The directory keeps a FIFO queue of frontends per row: fe_acquire
+//     enqueues, fe_release dequeues the head (§4.3.1). Each fe_acquire
+//     carries a fresh nonce; one from a frontend already queued under
+//     another nonce gives up its old place (it lapsed or restarted): if it
+//     was the head, that is its release, and it goes to the back.
+//  4. A new head is granted the row at a new epoch, with the sync chain:
+//     the former holders to sync from, newest first (the thesis names the
+//     last releaser).
+//  5. Lazy sync at acquire: the head asks the chain's frontends in order
+//     for a copy current as of their epoch (SyncReq); a frontend knows its
+//     copy's epoch (persisted when it became current). The first current
+//     copy is stored and the epoch persisted before any client is
+//     answered. An entry that is the frontend itself is checked locally:
+//     no message (the thesis's "unless it was itself the previous
+//     releaser"). The chain is one entry when the previous head reported
+//     its copy current (heartbeat or fe_release); a head that left without
+//     reporting it (crashed, lapsed) is put in front of the older entries,
+//     because it may or may not have synced and written.
+//  6. A frontend serves a held row only within its lease: T·(1−ρ)/(1+ρ)
+//     on its clock from sending the fe_acquire that was granted, extended
+//     by each heartbeat the directory answers, measured from its sending.
+//  7. Heartbeats: a frontend heartbeats its holds every
+//     heartbeat_interval; the directory renews a head's deadline to T
+//     (hold_lease) on its clock from receipt and forces the release of a
+//     head it has not heard from for T (the thesis's proposed heartbeat
+//     and timeout, §4.3.3, built here). The heartbeat's answer also tells
+//     a frontend that others wait, so it stops admitting new local clients
+//     until its holders release (the starvation the thesis's design
+//     allows, digest A.4 [I]).
+//  8. Clients heartbeat by sending requests: a client holding a row that
+//     sends none for hold_timeout is released by its frontend, so a
+//     crashed client or one that never releases cannot wedge a row; its
+//     later accesses and its release are refused with an error.
+//
+// A forced release (rule 7) keeps what the evicted holder wrote: the next
+// head syncs from it (rule 5) — it waits for the evicted frontend to
+// answer (after a partition heals or it restarts; its store holds every
+// write it acknowledged). A client released for it (rule 8) likewise keeps
+// its acknowledged writes: they stay in the frontend's copy.
+//
+// # Guarantee
+//
+// Release consistency as check.ReleaseConsistent states it: every read a
+// client makes while it holds a key sees every write of the key whose
+// writer's release returned OK before the read's acquire was called (it
+// returns that write or a write not overwritten by it in real time). Under
+// crashes of frontends, the directory, gateways and clients, partitions,
+// loss, duplication and reordering (TestSwarm). Not guaranteed: anything
+// for writes whose release did not return OK (forced releases keep them in
+// practice, but the checker does not require it); reads outside a hold
+// (refused); progress: a row waits while its directory or the frontend it
+// must sync from is down or cut off (acquire_timeout refuses the waiting
+// clients), and the directory is one node (below).
+// TestTeethNoSyncAtAcquire: without the sync at acquire the checker
+// rejects the history.
+//
+// # Clock assumption
+//
+// Only rates: every clock's rate is within ρ (max_drift_ppm) of true
+// time. No bound on offsets (check "auto" is used whatever they are). Rule
+// 6's lease then ends in real time before the directory's deadline of rule
+// 7, so a forcibly released frontend has stopped serving before the next
+// head is granted; a frontend asked to sync by a newer grant asserts it
+// (env.Invariant).
+//
+// # Crashes
+//
+// The directory is not replicated: its rows (queue, epoch, chain) are
+// persisted before any grant leaves, and a crashed directory is
+// unavailable until it restarts (rsm could replicate it: not done). A
+// restarted directory gives every head a full hold_lease. Frontends keep
+// holds, waiting clients and leases in memory only: a restart drops them,
+// the directory's heartbeat timeout or the frontend's next fe_acquire ends
+// the old hold; its store keeps the rows and their epochs.
+package dirrc
