@@ -20,8 +20,9 @@ type Config struct {
 	DirectoryRegion string `yaml:"directory_region"`
 	// DirectoryRegions lists the regions the directory's replicas are
 	// placed in, round robin: replica i goes to DirectoryRegions[i mod
-	// len], on that region's next node not yet a replica (first nodes
-	// first). Default: [DirectoryRegion].
+	// len], on that region's next node not yet a replica, its frontend
+	// (first node) last, so a crash takes down one role, not two.
+	// Default: [DirectoryRegion].
 	DirectoryRegions []string `yaml:"directory_regions"`
 	// DirectoryReplicas is how many nodes run the directory as one
 	// replicated state machine group (internal/protocol/rsm, Raft); it
@@ -185,8 +186,9 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 		// (Validate checked there are enough nodes overall).
 		for j := 0; ; j++ {
 			r := t.World.RegionIndex(cfg.DirectoryRegions[(i+j)%len(cfg.DirectoryRegions)])
-			if used[r] < len(t.ByRegion[r]) {
-				ks.directories = append(ks.directories, t.ByRegion[r][used[r]])
+			if ids := t.ByRegion[r]; used[r] < len(ids) {
+				// Nodes 1, 2, ..., then the frontend, node 0.
+				ks.directories = append(ks.directories, ids[(used[r]+1)%len(ids)])
 				used[r]++
 				break
 			}
