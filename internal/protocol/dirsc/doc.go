@@ -9,13 +9,16 @@
 // region's frontend (the region's first node) and relays the answer
 // (Fwd/FwdReply; the frontend ignores a duplicated Fwd). The frontend
 // holds each row Modified, Shared or Invalid with its data in its store
-// (§4.2.7). The directory (the first node of directory_region; A.2) holds
-// per row its state, owner, copy set, a grant epoch and which frontends
-// hold the current data (§4.2.6). Every directory change is one
-// deterministic transition on one row, persisted before what it implies is
-// sent, so the directory can later run as commands on a replicated group
-// (internal/protocol/rsm); for now it lives on one node: its crash makes
-// rows unavailable until it restarts, never loses state.
+// (§4.2.7). The directory (A.2) holds per row its state, owner, copy
+// set, a grant epoch and which frontends hold the current data (§4.2.6).
+// It is replicated: the state machine of an rsm group (Raft,
+// internal/protocol/rsm) of directory_replicas nodes placed round robin
+// over directory_regions (non-frontend nodes first), so it survives the
+// loss of a minority (seed 002 A.3: "State machine replication can be
+// used"). Every change of a row is a command applied in log order on every
+// replica, committed (durable on a majority) before anything it implies is
+// sent; the group's leader alone drives what needs a clock and sends to
+// frontends (D7). directory_replicas: 1 is the thesis's single directory.
 //
 // # Frontend rules (Alg. 4.1)
 //
