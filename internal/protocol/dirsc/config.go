@@ -2,8 +2,11 @@ package dirsc
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -11,10 +14,29 @@ import (
 // Config is an SC keyspace's settings (`protocol: sc`): the YAML names are
 // the setting names, decoded strictly.
 type Config struct {
-	// DirectoryRegion names the region whose first node hosts the
-	// directory. Default: the world's last region (the dir2 preset puts
-	// its directory region last, as in the thesis's Fig. 5.1).
+	// DirectoryRegion names the region of the directory's first replica.
+	// Default: the world's last region (the dir2 preset puts its
+	// directory region last, as in the thesis's Fig. 5.1).
 	DirectoryRegion string `yaml:"directory_region"`
+	// DirectoryRegions lists the regions the directory's replicas are
+	// placed in, round robin: replica i goes to DirectoryRegions[i mod
+	// len], on that region's next node not yet a replica, its frontend
+	// (first node) last, so a crash takes down one role, not two.
+	// Default: [DirectoryRegion].
+	DirectoryRegions []string `yaml:"directory_regions"`
+	// DirectoryReplicas is how many nodes run the directory as one
+	// replicated state machine group (internal/protocol/rsm, Raft); it
+	// tolerates the loss of (n−1)/2 of them. 1 is the thesis's single
+	// directory. Default: 3, or as many nodes as DirectoryRegions have if
+	// fewer.
+	DirectoryReplicas int `yaml:"directory_replicas"`
+	// DirectoryTick is the directory group's tick (rsm
+	// Config.TickInterval): heartbeats every tick. Default 50ms.
+	DirectoryTick time.Duration `yaml:"directory_tick"`
+	// DirectoryElectionTicks is the directory group's election timeout in
+	// ticks (rsm Config.ElectionTicks): a replica that has not heard from
+	// a leader for a draw in [E, 2E) ticks campaigns. Default 10.
+	DirectoryElectionTicks int `yaml:"directory_election_ticks"`
 	// ShareLease (L) is how long a Shared grant lets a frontend serve
 	// reads locally, on its own clock from when it sent its request; the
 	// directory waits at most L·(1+ρ)/(1−ρ) on its clock for a sharer that
@@ -41,6 +63,9 @@ type Config struct {
 	// noInvalidationWait grants Modified without waiting for invalidation
 	// acknowledgements (teeth tests only).
 	noInvalidationWait bool
+	// probe, if set, is told of every grant a directory replica sends
+	// (failover tests only).
+	probe func(e env.Env, g *Grant)
 }
 
 // EnsureDefaults fills unset fields.
@@ -53,6 +78,16 @@ func (c *Config) EnsureDefaults(w *topo.World) {
 			*d = v
 		}
 	}
+	if len(c.DirectoryRegions) == 0 && c.DirectoryRegion != "" {
+		c.DirectoryRegions = []string{c.DirectoryRegion}
+	}
+	if c.DirectoryReplicas == 0 {
+		c.DirectoryReplicas = min(3, c.nodesIn(w))
+	}
+	if c.DirectoryElectionTicks == 0 {
+		c.DirectoryElectionTicks = 10
+	}
+	def(&c.DirectoryTick, 50*time.Millisecond)
 	def(&c.ShareLease, 2*time.Second)
 	def(&c.RetryBase, 10*time.Millisecond)
 	def(&c.RetryMax, 500*time.Millisecond)
@@ -72,10 +107,22 @@ func (c *Config) Validate(w *topo.World) error {
 	if !found {
 		return fmt.Errorf("sc: directory_region %q is not a region of world %q", c.DirectoryRegion, w.Name)
 	}
+	for _, name := range c.DirectoryRegions {
+		if w.RegionIndex(name) < 0 {
+			return fmt.Errorf("sc: directory_regions: %q is not a region of world %q", name, w.Name)
+		}
+	}
+	if c.DirectoryReplicas < 1 || c.DirectoryReplicas > c.nodesIn(w) {
+		return fmt.Errorf("sc: directory_replicas = %d; must be in [1, %d] (the nodes of directory_regions %v)",
+			c.DirectoryReplicas, c.nodesIn(w), c.DirectoryRegions)
+	}
+	if c.DirectoryElectionTicks < 2 {
+		return fmt.Errorf("sc: directory_election_ticks = %d; must be at least 2", c.DirectoryElectionTicks)
+	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"share_lease", c.ShareLease}, {"retry_base", c.RetryBase}, {"retry_max", c.RetryMax},
+	}{{"directory_tick", c.DirectoryTick}, {"share_lease", c.ShareLease}, {"retry_base", c.RetryBase}, {"retry_max", c.RetryMax},
 		{"resend_interval", c.ResendInterval}, {"op_timeout", c.OpTimeout}} {
 		if d.v <= 0 {
 			return fmt.Errorf("sc: %s = %s; must be positive", d.name, d.v)
@@ -90,6 +137,17 @@ func (c *Config) Validate(w *topo.World) error {
 	return nil
 }
 
+// nodesIn is how many nodes the directory regions have (each counted once).
+func (c *Config) nodesIn(w *topo.World) int {
+	var seen []string
+	for _, name := range c.DirectoryRegions {
+		if !slices.Contains(seen, name) && w.RegionIndex(name) >= 0 {
+			seen = append(seen, name)
+		}
+	}
+	return len(seen) * w.NodesPerRegion
+}
+
 // stretchedLease is how long the directory waits, on its clock, from its
 // grant (or from the acknowledgement of a downgrade) before it may treat a
 // silent sharer's lease as over: L·(1+ρ)/(1−ρ) (doc.go, rule D4).
@@ -101,10 +159,12 @@ func (c *Config) stretchedLease() time.Duration {
 // Keyspace is what every replica of an SC keyspace shares and never
 // modifies: the policy and the placement of roles.
 type Keyspace struct {
-	cfg       Config
-	topo      *topo.Topology
-	directory wire.NodeID
-	frontends []wire.NodeID // frontends[r]: region r's frontend
+	cfg  Config
+	topo *topo.Topology
+	// directories are the directory group's members, replica 0 first.
+	directories []wire.NodeID
+	group       rsm.Config
+	frontends   []wire.NodeID // frontends[r]: region r's frontend
 }
 
 // NewKeyspace validates cfg for topology t.
@@ -119,9 +179,26 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 			return nil, fmt.Errorf("sc: region %s has no node", t.World.Regions[r].Name)
 		}
 		ks.frontends = append(ks.frontends, ids[0])
-		if t.World.Regions[r].Name == cfg.DirectoryRegion {
-			ks.directory = ids[0]
+	}
+	used := map[int]int{} // region → nodes taken
+	for i := range cfg.DirectoryReplicas {
+		// Round robin over the regions, skipping a region that is full
+		// (Validate checked there are enough nodes overall).
+		for j := 0; ; j++ {
+			r := t.World.RegionIndex(cfg.DirectoryRegions[(i+j)%len(cfg.DirectoryRegions)])
+			if ids := t.ByRegion[r]; used[r] < len(ids) {
+				// Nodes 1, 2, ..., then the frontend, node 0.
+				ks.directories = append(ks.directories, ids[(used[r]+1)%len(ids)])
+				used[r]++
+				break
+			}
 		}
+	}
+	ks.group = rsm.Config{Group: "sc.dir", Members: ks.directories,
+		TickInterval: cfg.DirectoryTick, ElectionTicks: cfg.DirectoryElectionTicks}
+	ks.group.EnsureDefaults()
+	if err := ks.group.Validate(); err != nil {
+		return nil, fmt.Errorf("sc: directory group: %w", err)
 	}
 	return ks, nil
 }
@@ -129,8 +206,11 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 // Config returns the keyspace's policy with defaults filled.
 func (k *Keyspace) Config() Config { return k.cfg }
 
-// Directory is the node hosting the directory.
-func (k *Keyspace) Directory() wire.NodeID { return k.directory }
+// Directories are the nodes of the directory's replicated group.
+func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.directories) }
+
+// isDirectory says node n is a directory replica.
+func (k *Keyspace) isDirectory(n wire.NodeID) bool { return slices.Contains(k.directories, n) }
 
 // Frontend is the frontend of node n's region.
 func (k *Keyspace) Frontend(n wire.NodeID) wire.NodeID { return k.frontends[k.topo.RegionOf(n)] }
@@ -140,11 +220,14 @@ func (k *Keyspace) Frontend(n wire.NodeID) wire.NodeID { return k.frontends[k.to
 func (k *Keyspace) loader() wire.NodeID { return k.frontends[0] }
 
 // Replicas appends the nodes a preloaded key is stored on: the loader
-// frontend and the directory (both read the same load record).
+// frontend and every directory replica (all read the same load record, so
+// every replica starts a row from the same state).
 func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
 	dst = append(dst, k.loader())
-	if k.directory != k.loader() {
-		dst = append(dst, k.directory)
+	for _, d := range k.directories {
+		if d != k.loader() {
+			dst = append(dst, d)
+		}
 	}
 	return dst
 }

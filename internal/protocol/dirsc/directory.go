@@ -6,24 +6,34 @@ import (
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
-	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
-// directory is the central directory (seed 002 §4.2.6, Alg. 4.2): per row
-// its state, owner and copy set, and which frontends hold the row's
-// current data. No data passes through it. Every change of a row is one
-// deterministic transition taken in arrival order and persisted before
-// anything it implies is sent, so the directory can later run as commands
-// of a replicated state machine.
+// directory is one replica of the directory (seed 002 §4.2.6, Alg. 4.2):
+// per row its state, owner and copy set, and which frontends hold the
+// row's current data. No data passes through it. The directory is a state
+// machine of an rsm group (seed 002 A.3: "State machine replication can be
+// used"): every change of a row is a command (cmdRequest, cmdFinish)
+// applied in log order on every replica, and every decision is a
+// deterministic function of the commands applied before (rules D1–D7).
+// What needs a clock — waiting for invalidation acks, sharers' leases — is
+// driven by the group's current leader, which alone sends to frontends.
 type directory struct {
 	ks   *Keyspace
 	id   wire.NodeID
-	boot int64
+	g    *rsm.Group
 	rows map[string]*dirRow
+	// leader is whether this replica was the group's leader when last
+	// looked (a change to true resumes every Processing row: rule D7).
+	leader bool
+	// outbox holds commands to propose once the group call under way
+	// returns (Apply runs inside the group, which must not be re-entered).
+	outbox [][]byte
 }
 
-// dirRow is one row at the directory. The first six fields are durable.
+// dirRow is one row at a directory replica. Every field but leases is
+// the same on every replica that applied the same commands.
 type dirRow struct {
 	state State
 	owner wire.NodeID // M: the owner
@@ -35,115 +45,234 @@ type dirRow struct {
 	dataEpoch uint64
 	sources   []wire.NodeID
 	sharers   []wire.NodeID // S: the copy set
-	// leases: for each sharer, when (on this clock) its lease is over for
-	// sure (rule D4).
+	// leases: for each sharer, when (on this replica's clock) its lease
+	// is over for sure (rule D4). Local: set when this replica applied
+	// the grant.
 	leases map[wire.NodeID]int64
 	// proc is the request being processed: the Processing state of Alg.
-	// 4.2, never stored, so a crash leaves the saved state (rule D3).
+	// 4.2, begun and ended by commands (rule D3).
 	proc *proc
 }
 
+// proc is a Processing row. The first fields are replicated state; the
+// rest is the leader's progress in driving it, in this replica's memory.
 type proc struct {
+	id        uint64 // the log index of the command that began it
 	requester wire.NodeID
 	want      State
 	nonce     uint64
 	to        State
 	epoch     uint64
-	waiting   []wire.NodeID
-	acks      map[wire.NodeID]*InvalAck
-	ackedAt   map[wire.NodeID]int64
+	waiting   []wire.NodeID // whom the invalidation goes to
+
+	driving   bool          // this replica, as leader, drives it
+	pending   []wire.NodeID // not yet acknowledged
+	acks      map[wire.NodeID]ack
+	finishing bool // a cmdFinish was proposed
 	timer     env.TimerID
 }
 
-type dirTimer struct{ key string }
-
-func newDirectory(ks *Keyspace, id wire.NodeID) *directory {
-	return &directory{ks: ks, id: id, rows: make(map[string]*dirRow)}
+// ack is what an invalidation's acknowledgement tells the directory.
+type ack struct {
+	dataEpoch uint64
+	kept      bool
 }
 
-func (d *directory) start(e env.Env) { d.boot = e.Now() }
+type dirTimer struct {
+	key string
+	id  uint64
+}
 
-// row returns key's entry, reading it from the store the first time. A
-// sharer's lease may have been granted just before a crash: it is over
-// for sure a stretched lease after boot.
+// Commands of the directory group.
+const (
+	cmdRequest byte = 1 + iota // key, requester, want, nonce
+	cmdFinish                  // key, proc id, acks
+)
+
+func newDirectory(ks *Keyspace, id wire.NodeID) *directory {
+	d := &directory{ks: ks, id: id, rows: make(map[string]*dirRow)}
+	d.g = rsm.New(ks.group, d)
+	return d
+}
+
+// start replays the group's log (rsm has no snapshots: every replica
+// rebuilds its rows from the commands).
+func (d *directory) start(e env.Env) {
+	d.g.Start(e)
+	d.settle(e)
+}
+
+// settle runs after every input the group took: it notices a change of
+// leadership and proposes what Apply or the leader queued.
+func (d *directory) settle(e env.Env) {
+	d.checkLeader(e)
+	for len(d.outbox) > 0 {
+		cmd := d.outbox[0]
+		d.outbox = d.outbox[1:]
+		// Lost if no leader is known: the frontend resends its request
+		// and the leader's timer proposes cmdFinish again.
+		_ = d.g.Propose(e, cmd, 0)
+		d.checkLeader(e)
+	}
+}
+
+// row returns key's entry, created the first time a command or request
+// names it. Preloaded rows are Modified at the loader (seed 002 §5); every
+// replica reads the same load record, so every replica starts the row
+// alike.
 func (d *directory) row(e env.Env, key string) *dirRow {
 	if r, ok := d.rows[key]; ok {
 		return r
 	}
 	r := &dirRow{leases: make(map[wire.NodeID]int64)}
-	if rec, ok := get(e, dirKey(key)); ok {
-		dec := wire.NewDecoder(rec.Value)
-		r.state, r.owner = decodeState(dec), wire.NodeID(dec.Varint())
-		r.epoch, r.dataEpoch = dec.Uvarint(), dec.Uvarint()
-		r.sources, r.sharers = decodeNodes(dec), decodeNodes(dec)
-		if dec.Err() != nil {
-			env.Invariant(e, false, "sc: directory row %q undecodable: %v", key, dec.Err())
-		}
-	} else if _, ok := loaded(e, key); ok {
-		// Preloaded rows are Modified at the loader (seed 002 §5).
+	if _, ok := loaded(e, key); ok {
 		r.state, r.owner, r.epoch, r.dataEpoch = Modified, d.ks.loader(), loadEpoch, loadEpoch
 		r.sources = []wire.NodeID{d.ks.loader()}
-	}
-	for _, s := range r.sharers {
-		r.leases[s] = d.boot + int64(d.ks.cfg.stretchedLease())
 	}
 	d.rows[key] = r
 	return r
 }
 
-func (d *directory) save(e env.Env, key string, r *dirRow) bool {
-	b := []byte{byte(r.state)}
-	b = wire.AppendVarint(b, int64(r.owner))
-	b = wire.AppendUvarint(b, r.epoch)
-	b = wire.AppendUvarint(b, r.dataEpoch)
-	b = appendNodes(b, r.sources)
-	b = appendNodes(b, r.sharers)
-	return put(e, dirKey(key), store.Record{Value: b})
-}
-
-// onRequest is Alg. 4.2 with its gaps closed (doc.go, rules D1–D6).
-func (d *directory) onRequest(e env.Env, from wire.NodeID, m *Request) {
-	r := d.row(e, m.Key)
-	if p := r.proc; p != nil {
-		if p.requester == from && p.want == m.Want {
-			p.nonce = m.Nonce // a resend: answer the latest
-			return
-		}
-		e.Send(from, &Busy{Key: m.Key, Nonce: m.Nonce}) // Alg. 4.2 line 6
+// checkLeader notices this replica becoming the leader and resumes every
+// Processing row: its invalidations are sent again and its acks collected
+// afresh (rule D7). Called after every input the group took.
+func (d *directory) checkLeader(e env.Env) {
+	was := d.leader
+	d.leader = d.g.IsLeader()
+	if !d.leader || was {
 		return
 	}
-	p := &proc{requester: from, want: m.Want, nonce: m.Nonce, epoch: r.epoch,
-		acks: make(map[wire.NodeID]*InvalAck), ackedAt: make(map[wire.NodeID]int64)}
+	for _, key := range slices.Sorted(maps.Keys(d.rows)) {
+		if r := d.rows[key]; r.proc != nil {
+			d.drive(e, key, r, true)
+		}
+	}
+}
+
+// onRequest takes a frontend's request. A leader answers busy at once for
+// a row Processing another request (Alg. 4.2 line 6: busy is only advice,
+// safe from any state); everything else is a command. A follower proposes
+// it too: rsm forwards it to the leader.
+func (d *directory) onRequest(e env.Env, from wire.NodeID, m *Request) {
+	if d.g.IsLeader() {
+		if p := d.row(e, m.Key).proc; p != nil && (p.requester != from || p.want != m.Want) {
+			e.Send(from, &Busy{Key: m.Key, Nonce: m.Nonce})
+			return
+		}
+	}
+	b := []byte{cmdRequest}
+	b = wire.AppendString(b, m.Key)
+	b = wire.AppendVarint(b, int64(from))
+	b = wire.AppendUvarint(b, uint64(m.Want))
+	b = wire.AppendUvarint(b, m.Nonce)
+	d.outbox = append(d.outbox, b)
+	d.settle(e)
+}
+
+// Apply implements rsm.StateMachine: one command, in log order, on every
+// replica.
+func (d *directory) Apply(e env.Env, index uint64, cmd []byte) []byte {
+	if len(cmd) == 0 {
+		env.Invariant(e, false, "sc: directory command %d is empty", index)
+		return nil
+	}
+	dec := wire.NewDecoder(cmd[1:])
+	switch cmd[0] {
+	case cmdRequest:
+		key, from := dec.String(), wire.NodeID(dec.Varint())
+		want, nonce := State(dec.Uvarint()), dec.Uvarint()
+		if dec.Err() == nil {
+			d.applyRequest(e, index, key, from, want, nonce)
+		}
+	case cmdFinish:
+		key, id := dec.String(), dec.Uvarint()
+		n := dec.Uvarint()
+		acks := map[wire.NodeID]ack{}
+		for i := uint64(0); i < n && dec.Err() == nil; i++ {
+			node := wire.NodeID(dec.Varint())
+			acks[node] = ack{dataEpoch: dec.Uvarint(), kept: dec.Bool()}
+		}
+		if dec.Err() == nil {
+			if r := d.row(e, key); r.proc != nil && r.proc.id == id {
+				d.finish(e, key, r, acks)
+			} // else: finished already (by another leader's proposal)
+		}
+	default:
+		env.Invariant(e, false, "sc: directory command %d has unknown kind %d", index, cmd[0])
+	}
+	if dec.Err() != nil {
+		env.Invariant(e, false, "sc: directory command %d undecodable: %v", index, dec.Err())
+	}
+	return nil
+}
+
+// Applied implements rsm.StateMachine: the directory needs no notice (the
+// leader acts on what it applies).
+func (d *directory) Applied(env.Env, uint64, []byte) {}
+
+// Readable implements rsm.StateMachine: the directory never reads.
+func (d *directory) Readable(env.Env, uint64) {}
+
+// applyRequest is Alg. 4.2 with its gaps closed (doc.go, rules D1–D6).
+func (d *directory) applyRequest(e env.Env, index uint64, key string, from wire.NodeID, want State, nonce uint64) {
+	r := d.row(e, key)
+	lead := d.g.IsLeader()
+	if p := r.proc; p != nil {
+		if p.requester == from && p.want == want {
+			p.nonce = nonce // a resend: answer the latest
+			return
+		}
+		if lead {
+			e.Send(from, &Busy{Key: key, Nonce: nonce}) // Alg. 4.2 line 6
+		}
+		return
+	}
+	p := &proc{id: index, requester: from, want: want, nonce: nonce, epoch: r.epoch}
 	switch {
-	case m.Want == Modified && r.state == Modified && r.owner == from:
+	case want == Modified && r.state == Modified && r.owner == from:
 		// The owner lost its grant (or this is a stale copy of its
 		// request): the same grant again, same epoch (rule D2).
-		e.Send(from, &Grant{Key: m.Key, Want: Modified, Nonce: m.Nonce, Epoch: r.epoch,
-			DataEpoch: r.dataEpoch, Sources: without(r.sources, from)})
+		if lead {
+			d.grant(e, from, &Grant{Key: key, Want: Modified, Nonce: nonce, Epoch: r.epoch,
+				DataEpoch: r.dataEpoch, Sources: without(r.sources, from)})
+		}
 		return
-	case m.Want == Modified && r.state == Shared:
+	case want == Modified && r.state == Shared:
 		// The requester is left out of its own invalidation set (rule D6).
 		p.to, p.waiting = Invalid, without(r.sharers, from)
-	case m.Want == Modified && r.state == Modified:
+	case want == Modified && r.state == Modified:
 		p.to, p.waiting = Invalid, []wire.NodeID{r.owner}
-	case m.Want == Shared && r.state == Modified:
+	case want == Shared && r.state == Modified:
 		// Downgrade the owner, even when it is the requester: it may
 		// have taken the grant after all (rule D6).
 		p.to, p.waiting = Shared, []wire.NodeID{r.owner}
 	}
-	// Shared or Modified requested of an Invalid row, or Shared of a
-	// Shared one, needs no invalidation (rule D1).
 	r.proc = p
-	d.invalidate(e, m.Key, r)
+	if len(p.waiting) == 0 {
+		// Shared or Modified requested of an Invalid row, or Shared of
+		// a Shared one, needs no invalidation (rule D1).
+		d.finish(e, key, r, nil)
+		return
+	}
+	if lead {
+		d.drive(e, key, r, true)
+	}
 }
 
-// invalidate sends the pending invalidations, drops sharers whose lease is
-// over, and completes the request when nothing is left to wait for.
-func (d *directory) invalidate(e env.Env, key string, r *dirRow) {
+// drive has the leader work on a Processing row: (re)send the pending
+// invalidations, drop sharers whose lease is over, and propose cmdFinish
+// when nothing is left to wait for. fresh starts over: every invalidation
+// pending, no ack known.
+func (d *directory) drive(e env.Env, key string, r *dirRow, fresh bool) {
 	p := r.proc
+	if fresh {
+		e.CancelTimer(p.timer)
+		p.driving, p.finishing = true, false
+		p.pending, p.acks = slices.Clone(p.waiting), make(map[wire.NodeID]ack)
+	}
 	now := e.Now()
 	next := int64(d.ks.cfg.ResendInterval)
-	p.waiting = slices.DeleteFunc(p.waiting, func(n wire.NodeID) bool {
+	p.pending = slices.DeleteFunc(p.pending, func(n wire.NodeID) bool {
 		end, leased := r.leases[n]
 		if r.state == Shared && leased && now >= end {
 			return true // its lease is over: no need to hear from it
@@ -154,68 +283,104 @@ func (d *directory) invalidate(e env.Env, key string, r *dirRow) {
 		e.Send(n, &Inval{Key: key, To: p.to, Epoch: p.epoch})
 		return false
 	})
-	if len(p.waiting) == 0 || d.ks.cfg.noInvalidationWait {
-		d.finish(e, key, r)
+	if len(p.pending) == 0 || d.ks.cfg.noInvalidationWait {
+		d.proposeFinish(e, key, r)
 		return
 	}
 	e.CancelTimer(p.timer)
-	p.timer = e.SetTimer(max(time.Duration(next), 1), dirTimer{key})
+	p.timer = e.SetTimer(max(time.Duration(next), 1), dirTimer{key, p.id})
+}
+
+// proposeFinish proposes the end of Processing with the acks collected;
+// the timer proposes it again should the proposal be lost.
+func (d *directory) proposeFinish(e env.Env, key string, r *dirRow) {
+	p := r.proc
+	p.finishing = true
+	b := []byte{cmdFinish}
+	b = wire.AppendString(b, key)
+	b = wire.AppendUvarint(b, p.id)
+	b = wire.AppendUvarint(b, uint64(len(p.acks)))
+	for _, n := range slices.Sorted(maps.Keys(p.acks)) {
+		a := p.acks[n]
+		b = wire.AppendVarint(b, int64(n))
+		b = wire.AppendUvarint(b, a.dataEpoch)
+		b = wire.AppendBool(b, a.kept)
+	}
+	e.CancelTimer(p.timer)
+	p.timer = e.SetTimer(d.ks.cfg.ResendInterval, dirTimer{key, p.id})
+	d.outbox = append(d.outbox, b)
 }
 
 func (d *directory) onTimer(e env.Env, t dirTimer) {
-	if r := d.rows[t.key]; r != nil && r.proc != nil {
-		d.invalidate(e, t.key, r)
+	r := d.rows[t.key]
+	if r == nil || r.proc == nil || r.proc.id != t.id || !r.proc.driving {
+		return
 	}
+	if !d.g.IsLeader() {
+		r.proc.driving = false // a new leader drives it (rule D7)
+		return
+	}
+	if r.proc.finishing {
+		d.proposeFinish(e, t.key, r)
+	} else {
+		d.drive(e, t.key, r, false)
+	}
+	d.settle(e)
 }
 
 func (d *directory) onAck(e env.Env, from wire.NodeID, m *InvalAck) {
-	r := d.row(e, m.Key)
-	p := r.proc
-	if p == nil || m.Epoch != p.epoch || !slices.Contains(p.waiting, from) {
+	r := d.rows[m.Key]
+	if r == nil || r.proc == nil {
 		return
 	}
-	p.acks[from] = m
-	p.ackedAt[from] = e.Now()
-	p.waiting = without(p.waiting, from)
-	if len(p.waiting) == 0 {
-		e.CancelTimer(p.timer)
-		d.finish(e, m.Key, r)
+	p := r.proc
+	if !p.driving || p.finishing || m.Epoch != p.epoch || !slices.Contains(p.pending, from) {
+		return
+	}
+	p.acks[from] = ack{dataEpoch: m.DataEpoch, kept: m.Kept}
+	p.pending = without(p.pending, from)
+	if len(p.pending) == 0 {
+		d.proposeFinish(e, m.Key, r)
+		d.settle(e)
 	}
 }
 
-// finish ends Processing: it works out who holds the current data (rule
-// D5), takes the new state under a new epoch, persists it and grants.
-func (d *directory) finish(e env.Env, key string, r *dirRow) {
+// finish ends Processing (cmdFinish applied, or a request that needs no
+// invalidation): it works out who holds the current data (rule D5) and
+// takes the new state under a new epoch; the leader grants.
+func (d *directory) finish(e env.Env, key string, r *dirRow, acks map[wire.NodeID]ack) {
 	p := r.proc
 	r.proc = nil
+	e.CancelTimer(p.timer)
 	dataEpoch, sources := r.dataEpoch, slices.Clone(r.sources)
 	keep := func(n wire.NodeID) {
 		if !slices.Contains(sources, n) {
 			sources = append(sources, n)
 		}
 	}
-	var owner *InvalAck
+	owner, ownerAcked := acks[r.owner]
 	if r.state == Modified {
-		owner = p.acks[r.owner]
 		switch {
-		case owner != nil && owner.DataEpoch == r.epoch,
-			owner == nil && d.ks.cfg.noInvalidationWait:
+		case ownerAcked && owner.dataEpoch == r.epoch,
+			!ownerAcked && d.ks.cfg.noInvalidationWait:
 			// The owner took its grant: its copy is the current data.
 			dataEpoch, sources = r.epoch, []wire.NodeID{r.owner}
-		case owner != nil && owner.DataEpoch == dataEpoch:
+		case ownerAcked && owner.dataEpoch == dataEpoch:
 			keep(r.owner)
 		}
 	}
-	for _, n := range slices.Sorted(maps.Keys(p.acks)) {
-		if a := p.acks[n]; a.DataEpoch == dataEpoch {
+	for _, n := range slices.Sorted(maps.Keys(acks)) {
+		if acks[n].dataEpoch == dataEpoch {
 			keep(n)
 		}
 	}
 	prev, prevOwner := r.state, r.owner
 	r.epoch++
 	r.dataEpoch, r.sources = dataEpoch, sources
-	now := e.Now()
-	stretched := int64(d.ks.cfg.stretchedLease())
+	// Leases run from now, when this replica applies the grant: after
+	// the requester sent its request and after the downgraded owner
+	// acknowledged, whichever replica drove them (rule D4).
+	leaseEnd := e.Now() + int64(d.ks.cfg.stretchedLease())
 	switch p.want {
 	case Modified:
 		r.state, r.owner, r.sharers = Modified, p.requester, nil
@@ -225,19 +390,19 @@ func (d *directory) finish(e env.Env, key string, r *dirRow) {
 			r.sharers = nil
 			clear(r.leases)
 		}
-		if prev == Modified && prevOwner != p.requester && owner != nil && owner.Kept && owner.DataEpoch == dataEpoch {
+		if prev == Modified && prevOwner != p.requester && ownerAcked && owner.kept && owner.dataEpoch == dataEpoch {
 			// The downgraded owner keeps reading under a lease from its
 			// ack (rule D4).
 			r.sharers = append(r.sharers, prevOwner)
-			r.leases[prevOwner] = p.ackedAt[prevOwner] + stretched
+			r.leases[prevOwner] = leaseEnd
 		}
 		if !slices.Contains(r.sharers, p.requester) {
 			r.sharers = append(r.sharers, p.requester)
 		}
-		r.leases[p.requester] = now + stretched
+		r.leases[p.requester] = leaseEnd
 		r.state, r.owner = Shared, 0
 	}
-	if !d.save(e, key, r) {
+	if !d.g.IsLeader() {
 		return
 	}
 	src := without(sources, p.requester)
@@ -246,7 +411,14 @@ func (d *directory) finish(e env.Env, key string, r *dirRow) {
 			src = append(src, n) // unconfirmed: the requester checks
 		}
 	}
-	e.Send(p.requester, &Grant{Key: key, Want: p.want, Nonce: p.nonce, Epoch: r.epoch, DataEpoch: dataEpoch, Sources: src})
+	d.grant(e, p.requester, &Grant{Key: key, Want: p.want, Nonce: p.nonce, Epoch: r.epoch, DataEpoch: dataEpoch, Sources: src})
+}
+
+func (d *directory) grant(e env.Env, to wire.NodeID, g *Grant) {
+	if d.ks.cfg.probe != nil {
+		d.ks.cfg.probe(e, g)
+	}
+	e.Send(to, g)
 }
 
 func without(ns []wire.NodeID, n wire.NodeID) []wire.NodeID {

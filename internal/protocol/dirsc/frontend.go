@@ -21,6 +21,10 @@ type frontend struct {
 	seen    map[fwdKey]int64
 	nextOp  uint64
 	scratch []wire.NodeID
+	// dir is the directory replica requests go to: the last one heard
+	// from (grants, busy answers and invalidations come from the
+	// leader), the next one after a request went unanswered (F7).
+	dir int
 }
 
 type fwdKey struct {
@@ -238,7 +242,14 @@ func (f *frontend) request(e env.Env, key string, r *feRow, want State) {
 	nonce := e.Rand().Uint64()
 	r.req = &outReq{want: want, nonce: nonce, sentAt: e.Now(),
 		timer: e.SetTimer(f.ks.cfg.ResendInterval, reqTimer{key, nonce})}
-	e.Send(f.ks.directory, &Request{Key: key, Want: want, Nonce: nonce})
+	e.Send(f.ks.directories[f.dir], &Request{Key: key, Want: want, Nonce: nonce})
+}
+
+// heard notes that directory replica n acts as the leader (rule F7).
+func (f *frontend) heard(n wire.NodeID) {
+	if i := slices.Index(f.ks.directories, n); i >= 0 {
+		f.dir = i
+	}
 }
 
 func (f *frontend) step(e env.Env, from wire.NodeID, m wire.Msg) {
@@ -246,10 +257,13 @@ func (f *frontend) step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *Fwd:
 		f.onFwd(e, from, m)
 	case *Busy:
+		f.heard(from)
 		f.onBusy(e, m)
 	case *Grant:
+		f.heard(from)
 		f.onGrant(e, m)
 	case *Inval:
+		f.heard(from)
 		f.onInval(e, from, m)
 	case *SyncResp:
 		f.onSyncResp(e, m)
@@ -452,6 +466,9 @@ func (f *frontend) onTimer(e env.Env, payload any) {
 			return
 		}
 		r.req = nil
+		// No answer: the replica asked may be down or cut off; ask the
+		// next (a follower forwards the request to its leader).
+		f.dir = (f.dir + 1) % len(f.ks.directories)
 		f.pump(e, p.key, r)
 	case retryTimer:
 		r := f.row(e, p.key)

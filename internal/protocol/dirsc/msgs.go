@@ -3,6 +3,7 @@ package dirsc
 import (
 	"fmt"
 
+	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -176,7 +177,7 @@ func (*FwdReply) Kind() string { return "sc.fwd_reply" }
 
 // MessageTypes lists the protocol's messages for the network codec.
 func MessageTypes() []wire.MsgType {
-	return []wire.MsgType{
+	return append([]wire.MsgType{
 		{Kind: "sc.request", New: func() wire.Encodable { return new(Request) }},
 		{Kind: "sc.busy", New: func() wire.Encodable { return new(Busy) }},
 		{Kind: "sc.grant", New: func() wire.Encodable { return new(Grant) }},
@@ -186,7 +187,7 @@ func MessageTypes() []wire.MsgType {
 		{Kind: "sc.sync_resp", New: func() wire.Encodable { return new(SyncResp) }},
 		{Kind: "sc.fwd", New: func() wire.Encodable { return new(Fwd) }},
 		{Kind: "sc.fwd_reply", New: func() wire.Encodable { return new(FwdReply) }},
-	}
+	}, rsm.MessageTypes()...)
 }
 
 // AppendPayload implements wire.Encodable.

@@ -45,8 +45,8 @@ func (k registered) ClockBound() time.Duration { return 0 }
 
 func (k registered) Describe() string {
 	c := k.Config()
-	return fmt.Sprintf("sc (directory-based SC) directory=%s share_lease=%s max_drift=%gppm guarantee=linearizable",
-		c.DirectoryRegion, c.ShareLease, c.MaxDriftPPM)
+	return fmt.Sprintf("sc (directory-based SC) directory=%dx%v share_lease=%s max_drift=%gppm guarantee=linearizable",
+		c.DirectoryReplicas, c.DirectoryRegions, c.ShareLease, c.MaxDriftPPM)
 }
 
 // Floor: a hit is local; a miss needs the directory (and, for a read, a
@@ -56,7 +56,7 @@ func (k registered) Floor(region int, op protocol.Op, oneWay func(a, b int) time
 }
 
 // Load: preloaded rows are stored as load records, read by the loader
-// frontend (Modified) and the directory.
+// frontend (Modified) and every directory replica.
 func (k registered) Load(key string, rec store.Record) (string, store.Record) {
 	return loadKey(key), rec
 }

@@ -15,14 +15,15 @@ func (k *Keyspace) Factory() env.Factory {
 
 // Replica is one node of an SC keyspace. Every node is a gateway that hands
 // its clients' requests to its region's frontend; a region's first node is
-// also the frontend, and one node also hosts the directory. Each role keeps
-// its own state and handlers.
+// also the frontend, and the directory's replicas (Keyspace.Directories)
+// each run a member of the directory's group. Each role keeps its own
+// state and handlers.
 type Replica struct {
 	ks  *Keyspace
 	id  wire.NodeID
 	gw  *gateway
 	fe  *frontend  // nil unless this node is its region's frontend
-	dir *directory // nil unless this node hosts the directory
+	dir *directory // nil unless this node is a directory replica
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -30,15 +31,16 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	if ks.Frontend(id) == id {
 		r.fe = newFrontend(ks, id)
 	}
-	if ks.directory == id {
+	if ks.isDirectory(id) {
 		r.dir = newDirectory(ks, id)
 	}
 	return r
 }
 
-// Start implements env.Replica. Everything a role must keep is in the store;
-// what is only in memory (queued client operations, leases, Processing) is
-// safe to lose (doc.go, rules D3, D4 and "Guarantee").
+// Start implements env.Replica. Everything a role must keep is in the store
+// (the directory's in its group's log); what is only in memory (queued
+// client operations, leases, the leader's progress on Processing rows) is
+// safe to lose (doc.go, rules D4, D7 and "Guarantee").
 func (r *Replica) Start(e env.Env) {
 	r.gw.start(e)
 	if r.fe != nil {
@@ -64,6 +66,10 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 
 // Step implements env.Replica.
 func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
+	if r.dir != nil && r.dir.g.Step(e, from, m) {
+		r.dir.settle(e)
+		return
+	}
 	switch m := m.(type) {
 	case *FwdReply:
 		r.gw.onReply(e, m)
@@ -90,6 +96,10 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 
 // Timer implements env.Replica.
 func (r *Replica) Timer(e env.Env, payload any) {
+	if r.dir != nil && r.dir.g.Timer(e, payload) {
+		r.dir.settle(e)
+		return
+	}
 	switch p := payload.(type) {
 	case gwTimer:
 		r.gw.onTimer(e, p)
@@ -125,11 +135,10 @@ func put(e env.Env, key string, rec store.Record) bool {
 	return true
 }
 
-// Store keys: a frontend's row, the directory's entry, and a preloaded
-// record (read by the loader frontend and the directory until each writes
-// its own).
+// Store keys: a frontend's row and a preloaded record (read by the loader
+// frontend until it writes its own, and by every directory replica). The
+// directory's group keeps its log under "rsm/sc.dir/".
 func feKey(k string) string   { return "sc/f/" + k }
-func dirKey(k string) string  { return "sc/d/" + k }
 func loadKey(k string) string { return "sc/load/" + k }
 
 // loadEpoch is the epoch of preloaded data: the loader holds it Modified

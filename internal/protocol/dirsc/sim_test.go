@@ -58,6 +58,20 @@ func config(t testing.TB, seed uint64) scenario.Config {
 		RandomFaults: true,
 		Check:        "auto",
 	}
+	// The directory: one node (the thesis's), or a group of three in the
+	// directory region and a client region, or spread over all three,
+	// with election timeouts short enough to fail over within a run.
+	set := c.Settings.(*dirsc.Config)
+	switch r.IntN(3) {
+	case 0:
+		set.DirectoryReplicas = 1
+	case 1:
+		set.DirectoryReplicas, set.DirectoryRegions = 3, []string{"dir", "dir", "a"}
+	case 2:
+		set.DirectoryReplicas, set.DirectoryRegions = 3, []string{"dir", "a", "b"}
+	}
+	set.DirectoryTick = time.Duration(10+r.IntN(15)) * time.Millisecond
+	set.DirectoryElectionTicks = 5 + r.IntN(6)
 	if r.IntN(2) == 0 {
 		c.Net = scenario.Net{Loss: r.Float64() * 0.05, Duplicate: r.Float64() * 0.05, Reorder: r.Float64() * 0.1}
 	}
