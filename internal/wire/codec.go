@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/lightcone/lightcone/internal/hlc"
@@ -40,7 +41,14 @@ func NewCodec(types ...[]MsgType) (*Codec, error) {
 	c := &Codec{types: make(map[string]func() Encodable)}
 	for _, ts := range types {
 		for _, t := range ts {
-			if _, dup := c.types[t.Kind]; dup {
+			if prev, dup := c.types[t.Kind]; dup {
+				// Protocols that embed one library (rsm's Raft messages)
+				// each list its types: the same kind with the same Go type
+				// is one registration; another type under the kind is a
+				// clash.
+				if reflect.TypeOf(prev()) == reflect.TypeOf(t.New()) {
+					continue
+				}
 				return nil, fmt.Errorf("wire: message kind %q registered twice", t.Kind)
 			}
 			if got := registeredKind(t.New()); got != t.Kind {

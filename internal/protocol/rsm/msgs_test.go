@@ -23,3 +23,15 @@ func TestMsgRoundTrip(t *testing.T) {
 		t.Errorf("Kind of a MsgApp = %q; want rsm.app", k)
 	}
 }
+
+// TestSharedMessageTypes: two protocols that both embed rsm list its
+// message types; a codec over both registers them once instead of failing.
+func TestSharedMessageTypes(t *testing.T) {
+	c, err := wire.NewCodec(rsm.MessageTypes(), rsm.MessageTypes())
+	if err != nil {
+		t.Fatalf("codec over rsm's types twice: %v", err)
+	}
+	if got, want := len(c.Kinds()), len(rsm.MessageTypes()); got != want {
+		t.Errorf("%d kinds; want %d", got, want)
+	}
+}
