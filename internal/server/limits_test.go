@@ -23,10 +23,13 @@ import (
 
 // Bounds TestMemoryBoundedUnderHostileClient asserts. On the server
 // before the limits, the same test measured 1303 MiB over idle and a p99
-// of 2.9 s; with them, about 210 MiB and 50-160 ms (docs/limits.md).
+// of 2.9 s; with them, about 210 MiB and 50-160 ms on an idle machine
+// (docs/limits.md), and a p99 of up to 0.92 s while other tests loaded
+// both cores: the latency bound leaves room for that, and still fails on
+// the old server.
 const (
 	rssOverIdleMaxBytes = 256 << 20
-	otherClientP99Max   = 500 * time.Millisecond
+	otherClientP99Max   = 1500 * time.Millisecond
 )
 
 // TestMemoryBoundedUnderHostileClient: one connection sends two 400 MiB
