@@ -109,6 +109,10 @@ const (
 	MetricReadP99   = "read_p99_ms"
 	MetricWriteP50  = "write_p50_ms"
 	MetricWriteP99  = "write_p99_ms"
+	MetricReadP90   = "read_p90_ms"
+	MetricReadP95   = "read_p95_ms"
+	MetricWriteP90  = "write_p90_ms"
+	MetricWriteP95  = "write_p95_ms"
 	MetricMean      = "mean_ms" // all operations
 	MetricReadMean  = "read_mean_ms"
 	MetricWriteMean = "write_mean_ms"
@@ -118,7 +122,29 @@ const (
 	// step, in seconds (stabiliseSeconds): none when the read p99 did not
 	// settle below 100 ms.
 	MetricStabiliseS = "stabilise_s"
+	// MetricPerOpMean is the mean of all measured operations divided by the
+	// run's batch (scenario.Config.Batch): the time per workload operation
+	// when each hold runs a batch of them.
+	MetricPerOpMean = "per_op_mean_ms"
 )
+
+// MetricIn names metric m restricted to the clients of one region
+// ("read_mean_ms@dc1"): seed 002 reports its loader-side and remote
+// clients apart. Only the latency metrics (read_*, write_*, mean_ms,
+// per_op_mean_ms) have a regional form.
+func MetricIn(region, m string) string { return m + "@" + region }
+
+// inRegion splits a MetricIn name.
+func inRegion(name string) (m, region string) {
+	if i := strings.LastIndexByte(name, '@'); i > 0 {
+		return name[:i], name[i+1:]
+	}
+	return name, ""
+}
+
+// regional lists the metrics MetricIn accepts.
+var regional = []string{MetricReadP50, MetricReadP90, MetricReadP95, MetricReadP99, MetricWriteP50, MetricWriteP90, MetricWriteP95,
+	MetricWriteP99, MetricMean, MetricReadMean, MetricWriteMean, MetricPerOpMean}
 
 // MetricAboveMs names the share of all operations slower than ms, in %
 // (a fixed threshold, unlike MetricAbove's per-run one).
@@ -140,17 +166,21 @@ func aboveMs(name string) (float64, bool) {
 
 // Metrics lists every metric name (and the pattern of MetricAboveMs).
 func Metrics() []string {
-	out := []string{MetricAbove, MetricP50, MetricP99, MetricReadP50, MetricReadP99, MetricWriteP50, MetricWriteP99,
-		MetricMean, MetricReadMean, MetricWriteMean, MetricMsgsPerOp, MetricStabiliseS}
+	out := []string{MetricAbove, MetricP50, MetricP99, MetricReadP50, MetricReadP90, MetricReadP95, MetricReadP99,
+		MetricWriteP50, MetricWriteP90, MetricWriteP95, MetricWriteP99,
+		MetricMean, MetricReadMean, MetricWriteMean, MetricPerOpMean, MetricMsgsPerOp, MetricStabiliseS}
 	var kinds []string
 	for name := range kindMetrics {
 		kinds = append(kinds, name)
 	}
 	slices.Sort(kinds)
-	return append(append(out, kinds...), "above_<ms>ms")
+	return append(append(out, kinds...), "above_<ms>ms", "<latency metric>@<region>")
 }
 
 func validMetric(name string) bool {
+	if m, region := inRegion(name); region != "" {
+		return slices.Contains(regional, m)
+	}
 	_, ok := aboveMs(name)
 	return ok || slices.Contains(Metrics(), name)
 }

@@ -25,9 +25,11 @@ func metric(res *scenario.Result, name string) (float64, bool) {
 	if res == nil {
 		return 0, false
 	}
+	name, region := inRegion(name)
 	var reads, ops int64
 	for _, r := range res.Rows {
 		switch {
+		case region != "":
 		case r.Region == "all":
 			ops = r.Count
 			switch name {
@@ -94,18 +96,18 @@ func metric(res *scenario.Result, name string) (float64, bool) {
 	}
 	var kinds []string
 	switch name {
-	case MetricReadP50, MetricReadP99, MetricReadMean:
+	case MetricReadP50, MetricReadP90, MetricReadP95, MetricReadP99, MetricReadMean:
 		kinds = []string{"read"}
-	case MetricWriteP50, MetricWriteP99, MetricWriteMean:
+	case MetricWriteP50, MetricWriteP90, MetricWriteP95, MetricWriteP99, MetricWriteMean:
 		kinds = []string{"update", "insert"}
-	case MetricMean:
+	case MetricMean, MetricPerOpMean:
 		kinds = []string{"read", "update", "insert", "scan", "rmw"}
 	default:
 		return 0, false
 	}
 	h := hdrhistogram.New(1, 3_600_000_000, 3)
 	for _, r := range res.Rows {
-		if r.Region != "all" && slices.Contains(kinds, r.Op) {
+		if r.Region != "all" && (region == "" || r.Region == region) && slices.Contains(kinds, r.Op) {
 			if src := res.Histograms[r.Region+"/"+r.Op]; src != nil {
 				h.Merge(src)
 			}
@@ -115,8 +117,14 @@ func metric(res *scenario.Result, name string) (float64, bool) {
 		return 0, false
 	}
 	switch {
+	case name == MetricPerOpMean:
+		return h.Mean() / 1e3 / float64(max(1, res.Batch)), true
 	case strings.HasSuffix(name, "mean_ms"):
 		return h.Mean() / 1e3, true
+	case strings.HasSuffix(name, "p90_ms"):
+		return float64(h.ValueAtQuantile(90)) / 1e3, true
+	case strings.HasSuffix(name, "p95_ms"):
+		return float64(h.ValueAtQuantile(95)) / 1e3, true
 	case strings.HasSuffix(name, "p99_ms"):
 		return float64(h.ValueAtQuantile(99)) / 1e3, true
 	}
@@ -478,7 +486,20 @@ func contains(xs []string, x string) bool {
 }
 
 func metricTitle(m string) string {
+	if base, region := inRegion(m); region != "" {
+		return metricTitle(base) + ", " + region + " clients"
+	}
 	switch m {
+	case MetricReadP90:
+		return "read p90 (ms)"
+	case MetricReadP95:
+		return "read p95 (ms)"
+	case MetricWriteP90:
+		return "write p90 (ms)"
+	case MetricWriteP95:
+		return "write p95 (ms)"
+	case MetricPerOpMean:
+		return "mean per batched operation (ms)"
 	case MetricAbove:
 		return "share above threshold (%)"
 	case MetricP50:

@@ -37,6 +37,7 @@ func Overrides() map[string]string {
 		"clients":             "number of clients (simulator)",
 		"rate":                "total requests/s (simulator; 0: closed loop)",
 		"records":             "records loaded before the run",
+		"ops_per_client":      "operations each client runs, then the run ends (simulator; 0: run for duration)",
 		"threshold_ms":        "latency threshold of the 'above' share",
 		"read":                "read consistency level of every series",
 		"write":               "write consistency level of every series",
@@ -123,6 +124,12 @@ func applyOverrides(c *scenario.Config, ov map[string]string) error {
 			if err := setWorkloadField(c, "record_count", n); err != nil {
 				return err
 			}
+		case "ops_per_client":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return bad("a whole number ≥ 0")
+			}
+			c.OpsPerClient = n
 		case "threshold_ms":
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || f <= 0 {

@@ -63,6 +63,19 @@ type Config struct {
 	RateSteps []RateStep `yaml:"rate_steps"`
 	// Duration is how long clients send requests, simulated. Default 60s.
 	Duration time.Duration `yaml:"duration"`
+	// OpsPerClient, if > 0, is how many operations each client starts
+	// (YCSB's operationcount per client thread, as seed 002 ran "5,000
+	// operations from each of two clients"); the run ends when every client
+	// has finished them, or at Duration if that comes first. Default 0: no
+	// limit, clients run for Duration.
+	OpsPerClient int `yaml:"ops_per_client"`
+	// Batch, for protocols whose clients hold keys (protocol.Definition.
+	// Locking), is how many workload operations a client runs in one hold:
+	// one acquire, Batch operations on the first operation's key, one
+	// release (seed 002 Fig. 5.6, a batched workload F). The batch is one
+	// measured operation, of its first operation's kind; Result.Batch
+	// divides it back to a time per operation. Default 1.
+	Batch int `yaml:"batch"`
 	// Warmup is the first part of Duration that is not measured: operations
 	// started before it are left out of the latency rows, histograms and
 	// operation count, and messages sent before it out of the message
@@ -201,6 +214,9 @@ func (c *Config) EnsureDefaults() {
 	if c.Check == "" {
 		c.Check = "auto"
 	}
+	if c.Batch == 0 {
+		c.Batch = 1
+	}
 }
 
 // resolved is a validated Config turned into the objects a run needs.
@@ -231,6 +247,12 @@ func resolve(c Config) (*resolved, error) {
 	r.topo = topo.NewTopology(w)
 	if c.Clients < 1 {
 		return nil, fmt.Errorf("clients: %d; must be at least 1", c.Clients)
+	}
+	if c.OpsPerClient < 0 {
+		return nil, fmt.Errorf("ops_per_client: %d; must be >= 0 (0: no limit)", c.OpsPerClient)
+	}
+	if c.Batch < 1 {
+		return nil, fmt.Errorf("batch: %d; must be at least 1", c.Batch)
 	}
 	if c.Rate < 0 {
 		return nil, fmt.Errorf("rate: %g; must be >= 0 requests/s (0: closed loop)", c.Rate)
@@ -270,6 +292,9 @@ func resolve(c Config) (*resolved, error) {
 	var err error
 	if r.def, r.proto, err = newProtocol(c, r.topo); err != nil {
 		return nil, err
+	}
+	if c.Batch > 1 && !r.def.Locking {
+		return nil, fmt.Errorf("batch: %d; only protocols whose clients acquire keys batch operations (%s does not)", c.Batch, r.def.Name)
 	}
 	if r.workload, err = c.workloadSpec(); err != nil {
 		return nil, err

@@ -37,6 +37,8 @@ type Result struct {
 	ThresholdMs   float64         `json:"threshold_ms"`
 	Rows          []Row           `json:"rows"`
 	Messages      []sim.KindCount `json:"messages"`
+	// Batch is Config.Batch: workload operations per measured operation.
+	Batch int `json:"batch,omitempty"`
 	// Nodes is the number of nodes, and MessageSeconds the simulated time
 	// Messages were counted over (the run after the warm-up, drain
 	// included), for per-node message rates.
@@ -116,8 +118,13 @@ func (rn *runner) result() *Result {
 		Seed: c.Seed, Clients: c.Clients, Rate: c.Rate, RateSteps: c.RateSteps, SimSeconds: c.Duration.Seconds(),
 		Ops: rn.ops, Events: rn.s.Steps(), TraceHash: fmt.Sprintf("%016x", rn.s.TraceHash()),
 		ThresholdMs: c.ThresholdMs, Messages: sinceWarmup(rn.s.MessageCounts(), rn.warmMsgs), Errors: rn.errs,
-		WarmupSeconds: c.Warmup.Seconds(),
-		Nodes:         len(rn.r.topo.Nodes), MessageSeconds: (c.Duration - c.Warmup + c.ClientTimeout + time.Second).Seconds(),
+		WarmupSeconds: c.Warmup.Seconds(), Batch: c.Batch,
+		Nodes: len(rn.r.topo.Nodes), MessageSeconds: (c.Duration - c.Warmup + c.ClientTimeout + time.Second).Seconds(),
+	}
+	if rn.stopped > 0 {
+		// Every client finished its OpsPerClient operations early.
+		res.SimSeconds = time.Duration(rn.stopped).Seconds()
+		res.MessageSeconds = time.Duration(rn.stopped - rn.warmup).Seconds()
 	}
 	w := rn.r.world
 	base := func(a, b int) time.Duration { return w.BaseDelay(a, b) }

@@ -86,16 +86,17 @@ type client struct {
 	rng     *rand.Rand
 	session wire.ClientID
 
-	queue    []int64 // arrival times of operations not yet started (open loop)
-	busy     bool
-	class    opClass
-	intended int64 // arrival time of the running operation
-	started  int64 // when its first request left
-	steps    []step
-	reqID    wire.RequestID
-	call     int64 // when the current request left
-	value    string
-	failed   bool
+	queue      []int64 // arrival times of operations not yet started (open loop)
+	busy       bool
+	class      opClass
+	intended   int64 // arrival time of the running operation
+	started    int64 // when its first request left
+	steps      []step
+	reqID      wire.RequestID
+	call       int64 // when the current request left
+	value      string
+	failed     bool
+	opsStarted int // operations started (Config.OpsPerClient)
 }
 
 type runner struct {
@@ -107,6 +108,9 @@ type runner struct {
 	nextSess wire.ClientID
 	end      int64 // clients start no operation after this
 	warmup   int64 // operations started before this are not measured
+	// stopped is when every client had run Config.OpsPerClient operations
+	// (0: the run went to Duration).
+	stopped int64
 	// warmMsgs are the message counts when the warm-up ended.
 	warmMsgs []sim.KindCount
 	record   bool
@@ -201,9 +205,30 @@ func (r *resolved) run() *Result {
 			rn.s.At(0, func() { rn.startOp(cl, rn.s.Now()) })
 		}
 	}
-	// Drain: let in-flight requests finish or time out.
-	rn.s.Run(int64(c.Duration + c.ClientTimeout + time.Second))
+	// Drain: let in-flight requests finish or time out. With a per-client
+	// operation count, stop as soon as every client is done with its own.
+	limit := int64(c.Duration + c.ClientTimeout + time.Second)
+	if c.OpsPerClient > 0 {
+		for t := int64(time.Second); t < limit && !rn.allDone(); t += int64(time.Second) {
+			rn.s.Run(t)
+		}
+		if rn.allDone() {
+			rn.stopped = rn.s.Now()
+			return rn.result()
+		}
+	}
+	rn.s.Run(limit)
 	return rn.result()
+}
+
+// allDone says every client has finished its Config.OpsPerClient operations.
+func (rn *runner) allDone() bool {
+	for _, cl := range rn.clients {
+		if cl.busy || cl.opsStarted < rn.r.cfg.OpsPerClient {
+			return false
+		}
+	}
+	return true
 }
 
 func (rn *runner) newSession(cl *client) {
@@ -245,9 +270,10 @@ func (rn *runner) scheduleArrival(cl *client, from int64) {
 // startOp begins the client's next operation, which arrived at intended.
 func (rn *runner) startOp(cl *client, intended int64) {
 	now := rn.s.Now()
-	if now >= rn.end {
+	if now >= rn.end || (rn.r.cfg.OpsPerClient > 0 && cl.opsStarted >= rn.r.cfg.OpsPerClient) {
 		return
 	}
+	cl.opsStarted++
 	op := rn.gen.Next(cl.rng)
 	cl.busy, cl.class, cl.intended, cl.started, cl.failed = true, classOf(op.Kind), intended, now, false
 	cl.steps = cl.steps[:0]
@@ -263,6 +289,19 @@ func (rn *runner) startOp(cl *client, intended int64) {
 		// sequential reads of consecutive records.
 		for _, k := range rn.gen.ScanKeys(op) {
 			cl.steps = append(cl.steps, step{wire.OpGet, k})
+		}
+	}
+	for i := 1; i < rn.r.cfg.Batch; i++ {
+		// The rest of the hold's batch: the generator's next operations,
+		// on the batch's key (resolve allows Batch > 1 only with Locking).
+		next := rn.gen.Next(cl.rng)
+		switch next.Kind {
+		case workload.Read, workload.Scan:
+			cl.steps = append(cl.steps, step{wire.OpGet, op.Key})
+		case workload.Update, workload.Insert:
+			cl.steps = append(cl.steps, step{wire.OpPut, op.Key})
+		case workload.ReadModifyWrite:
+			cl.steps = append(cl.steps, step{wire.OpGet, op.Key}, step{wire.OpPut, op.Key})
 		}
 	}
 	if rn.r.def.Locking {
