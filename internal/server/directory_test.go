@@ -9,7 +9,12 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
+	"github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
 	"github.com/lightcone/lightcone/internal/check"
 )
 
@@ -217,6 +222,54 @@ func TestDirectoryProtocolsOnRealServers(t *testing.T) {
 		t.Logf("b acquired the disconnected holder's row after %v", took.Round(10*time.Millisecond))
 		if took >= 3*time.Second {
 			t.Errorf("b acquired the row %v after its holder disconnected; want well under hold_timeout (4s): closing a connection releases its holds", took)
+		}
+	})
+
+	t.Run("rc over gRPC", func(t *testing.T) {
+		kv := func(n string) lightconev1.KVClient {
+			cc, err := grpc.NewClient(c.procs[n].grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cc.Close() })
+			return lightconev1.NewKVClient(cc)
+		}
+		a, b := kv("a-0"), kv("b-0")
+		key := []byte("g")
+		acq, err := a.Acquire(ctx, &lightconev1.AcquireRequest{Keyspace: "rc", Key: key})
+		if err != nil || acq.Session == 0 {
+			t.Fatalf("Acquire = %v, %v; want a session", acq, err)
+		}
+		if _, err := a.Put(ctx, &lightconev1.PutRequest{Keyspace: "rc", Key: key, Value: []byte("grpc"), Session: acq.Session}); err != nil {
+			t.Fatalf("Put in the session: %v", err)
+		}
+		_, err = a.Get(ctx, &lightconev1.GetRequest{Keyspace: "rc", Key: key})
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "acquire it first") {
+			t.Errorf("Get without the session: %v; want InvalidArgument saying to acquire first", err)
+		}
+		if _, err := a.Release(ctx, &lightconev1.ReleaseRequest{Keyspace: "rc", Key: key}); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("Release without a session: %v; want InvalidArgument", err)
+		}
+		if _, err := a.Release(ctx, &lightconev1.ReleaseRequest{Keyspace: "rc", Key: key, Session: acq.Session}); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		_, err = a.Release(ctx, &lightconev1.ReleaseRequest{Keyspace: "rc", Key: key, Session: acq.Session})
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "without a hold") {
+			t.Errorf("second Release: %v; want InvalidArgument saying there is no hold", err)
+		}
+		if _, err := a.Acquire(ctx, &lightconev1.AcquireRequest{Keyspace: "nope", Key: key}); status.Code(err) != codes.NotFound {
+			t.Errorf("Acquire in an unknown keyspace: %v; want NotFound", err)
+		}
+		bs, err := b.Acquire(ctx, &lightconev1.AcquireRequest{Keyspace: "rc", Key: key})
+		if err != nil {
+			t.Fatalf("Acquire from b: %v", err)
+		}
+		got, err := b.Get(ctx, &lightconev1.GetRequest{Keyspace: "rc", Key: key, Session: bs.Session})
+		if err != nil || string(got.Value) != "grpc" {
+			t.Fatalf("Get from b after a's release = %v, %v; want grpc", got, err)
+		}
+		if _, err := b.Release(ctx, &lightconev1.ReleaseRequest{Keyspace: "rc", Key: key, Session: bs.Session}); err != nil {
+			t.Fatalf("Release from b: %v", err)
 		}
 	})
 }
