@@ -21,6 +21,10 @@ func init() {
 		Build:        build,
 		MessageTypes: MessageTypes(),
 		Locking:      true,
+		Demo: []protocol.Preset{
+			{Label: "directory RC", Settings: "{}",
+				Note: "each operation is LC.ACQUIRE, the access, LC.RELEASE (measured together); an acquire asks the directory (in the last region) unless the region already holds the row"},
+		},
 	})
 }
 
