@@ -22,7 +22,7 @@ func init() {
 		MessageTypes: MessageTypes(),
 		Locking:      true,
 		Demo: []protocol.Preset{
-			{Label: "directory RC", Settings: "{}",
+			{Label: "directory RC", Settings: "{acquire_timeout: 15s}",
 				Note: "each operation is LC.ACQUIRE, the access, LC.RELEASE (measured together); an acquire asks the directory (in the last region) unless the region already holds the row"},
 		},
 	})

@@ -20,7 +20,7 @@ func init() {
 		NewSettings: func() any { return new(Config) },
 		Build:       build,
 		Demo: []protocol.Preset{
-			{Label: "directory SC", Settings: "{}",
+			{Label: "directory SC", Settings: "{op_timeout: 15s}",
 				Note: "each row is served by one frontend at a time: the directory (in the last region) moves it, invalidating shared readers, so a region's first access to a row crosses the WAN"},
 		},
 		MessageTypes: MessageTypes(),
