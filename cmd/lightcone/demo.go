@@ -20,7 +20,7 @@ func demoCmd() *cobra.Command {
 WAN emulation holding every message for the world's inter-region delay; loads data;
 drives YCSB clients in every region against their region's node, once per keyspace
 configuration; and prints per-region latency tables side by side with the floor.
-It takes about 80 s by default and removes its processes and data when done
+It takes about 90 s by default and removes its processes and data when done
 (or interrupted).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
