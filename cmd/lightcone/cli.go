@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,7 +30,7 @@ func cliCmd() *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "cli",
-		Short: "Talk to a running Lightcone node: get, put, del, migrate, status",
+		Short: "Talk to a running Lightcone node: get, put, del, migrate, hold, status",
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&addr, "addr", server.DefaultRESPAddr, "the node's RESP address")
@@ -146,8 +148,143 @@ answers UNAVAILABLE, and migrate retries until --timeout.`,
 			return nil
 		}}
 	migrate.Flags().StringVar(&keyspace, "keyspace", "", "the key's keyspace (default: the node's default keyspace)")
-	cmd.AddCommand(get, put, del, migrate, status)
+	var holdKeyspace string
+	hold := &cobra.Command{Use: "hold KEY... [-- COMMAND [ARG...]]",
+		Short: "Acquire keys (rc keyspaces), run commands while holding them, release them",
+		Long: `hold takes the hold on every KEY (LC.ACQUIRE, in sorted order) on one connection,
+runs commands on that connection, and releases the keys (LC.RELEASE) when done.
+In keyspaces whose protocol has holds (rc), reads and writes of a key are refused
+outside a hold; other protocols refuse the acquire.
+
+With "-- COMMAND ARG...", it runs that one RESP command (for example "-- get k" or
+"-- set k v") and fails if it does. Without it, it reads commands from stdin, one
+per line, arguments separated by spaces (no quoting), and prints each reply; an
+error reply is printed as "(error) ..." and the next line runs. That is also an
+interactive session when stdin is a terminal: the keys stay held until end of
+input (Ctrl-D), as long as a command arrives at least every hold_timeout (the
+keyspace's setting; a silent holder is released for it).
+
+If hold exits without releasing (killed), closing its connection releases the keys.`,
+		Example: `  lightcone cli hold --keyspace rc k -- set k v
+  lightcone cli hold --keyspace rc k -- get k
+  printf 'get a\nset b 1\n' | lightcone cli hold --keyspace rc a b`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			keys, command := args, []string(nil)
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				keys, command = args[:dash], args[dash:]
+				if len(keys) == 0 {
+					return errors.New("hold: name the keys to hold before --")
+				}
+				if len(command) == 0 {
+					return errors.New("hold: no command after --")
+				}
+			}
+			c := client()
+			defer c.Close()
+			conn := c.Conn()
+			defer conn.Close()
+			return holdKeys(context.Background(), timeout, conn, holdKeyspace, keys, command, cmd.InOrStdin(), cmd.OutOrStdout())
+		}}
+	hold.Flags().StringVar(&holdKeyspace, "keyspace", "", "the keys' keyspace (default: the node's default keyspace)")
+	cmd.AddCommand(get, put, del, migrate, hold, status)
 	return cmd
+}
+
+// holdKeys acquires keys in keyspace ks ("" for the connection's default)
+// on conn, runs command (or, if it is empty, each line of in), writing
+// replies to out, and releases the keys. Each request gets its own
+// timeout: an interactive session may last longer than one.
+func holdKeys(ctx context.Context, timeout time.Duration, conn *redis.Conn, ks string, keys, command []string, in io.Reader, out io.Writer) (err error) {
+	do := func(args ...any) *redis.Cmd {
+		cx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return conn.Do(cx, args...)
+	}
+	if ks != "" {
+		if err := do("LC.KEYSPACE", ks).Err(); err != nil {
+			return fmt.Errorf("keyspace %q: %w", ks, err)
+		}
+	}
+	keys = slices.Clone(keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	var held []string
+	defer func() {
+		for _, k := range held {
+			if rerr := do("LC.RELEASE", k).Err(); rerr != nil && err == nil {
+				err = fmt.Errorf("release %q: %s (the hold ended before: writes made after it ended were refused)", k, strings.TrimPrefix(rerr.Error(), "ERR "))
+			}
+		}
+	}()
+	for _, k := range keys {
+		if err := do("LC.ACQUIRE", k).Err(); err != nil {
+			msg := strings.TrimPrefix(err.Error(), "ERR ")
+			if strings.Contains(msg, "unknown operation acquire") {
+				if ks == "" {
+					ks, _ = do("LC.KEYSPACE").Text()
+				}
+				return fmt.Errorf("acquire %q: keyspace %q: its protocol has no holds (only rc keyspaces do)", k, ks)
+			}
+			return fmt.Errorf("acquire %q: %s", k, msg)
+		}
+		held = append(held, k)
+	}
+	run := func(words []string) error {
+		args := make([]any, len(words))
+		for i, w := range words {
+			args[i] = w
+		}
+		v, err := do(args...).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		printReply(out, v, "")
+		return nil
+	}
+	if len(command) > 0 {
+		if err := run(command); err != nil {
+			return fmt.Errorf("%s: %s", strings.Join(command, " "), strings.TrimPrefix(err.Error(), "ERR "))
+		}
+		return nil
+	}
+	sc := bufio.NewScanner(in)
+	failed := 0
+	for sc.Scan() {
+		words := strings.Fields(sc.Text())
+		if len(words) == 0 {
+			continue
+		}
+		if err := run(words); err != nil {
+			fmt.Fprintf(out, "(error) %s\n", strings.TrimPrefix(err.Error(), "ERR "))
+			failed++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("hold: reading commands: %w", err)
+	}
+	if failed > 0 {
+		return fmt.Errorf("hold: %d command(s) failed", failed)
+	}
+	return nil
+}
+
+// printReply writes a RESP reply as redis-cli does, roughly: a nil reply
+// as (nil), an array one element a line.
+func printReply(out io.Writer, v any, indent string) {
+	switch v := v.(type) {
+	case nil:
+		fmt.Fprintln(out, indent+"(nil)")
+	case []any:
+		if len(v) == 0 {
+			fmt.Fprintln(out, indent+"(empty array)")
+		}
+		for _, e := range v {
+			printReply(out, e, indent+"  ")
+		}
+	default:
+		fmt.Fprintf(out, "%s%v\n", indent, v)
+	}
 }
 
 // migrateRetry is how long migrate waits before asking again after a

@@ -12,7 +12,8 @@ import (
 )
 
 // startServer runs a standalone server (one node, region "local") in the
-// test's process: a quorum default keyspace and a lease keyspace "glob".
+// test's process: a quorum default keyspace, a lease keyspace "glob" and
+// an rc keyspace "rc".
 // It returns the RESP address.
 func startServer(t *testing.T) string {
 	t.Helper()
@@ -20,7 +21,7 @@ func startServer(t *testing.T) string {
 	ready := make(chan server.Addrs, 1)
 	done := make(chan error, 1)
 	cfg := server.Config{DataDir: t.TempDir(), RESPAddr: "127.0.0.1:0", GRPCAddr: "off", HTTPAddr: "off",
-		Keyspaces: []server.KeyspacePolicy{{Name: "glob", Protocol: "lease"}},
+		Keyspaces: []server.KeyspacePolicy{{Name: "glob", Protocol: "lease"}, {Name: "rc", Protocol: "rc"}},
 		Log:       slog.New(slog.DiscardHandler), Ready: func(a server.Addrs) { ready <- a }}
 	go func() { done <- server.Run(ctx, cfg) }()
 	t.Cleanup(func() {
@@ -42,11 +43,18 @@ func startServer(t *testing.T) string {
 
 // runCLI runs `lightcone cli args...` against addr and returns its output.
 func runCLI(addr string, args ...string) (string, error) {
+	return runCLIIn(addr, "", args...)
+}
+
+// runCLIIn is runCLI with stdin.
+func runCLIIn(addr, stdin string, args ...string) (string, error) {
 	cmd := cliCmd()
+	cmd.SetIn(strings.NewReader(stdin))
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
-	cmd.SetArgs(append(args, "--addr", addr, "--timeout", "10s"))
+	// The connection flags go first: after "--" they would be a command's.
+	cmd.SetArgs(append([]string{"--addr", addr, "--timeout", "10s"}, args...))
 	err := cmd.Execute()
 	return out.String(), err
 }
@@ -87,5 +95,43 @@ func TestCLIPutUpdateMode(t *testing.T) {
 	}
 	if _, err := runCLI(addr, "put", "k", "v", "--update", "lazy"); err == nil || !strings.Contains(err.Error(), `unknown update mode "lazy"`) {
 		t.Errorf("put --update lazy = %v; want an unknown-update-mode error", err)
+	}
+}
+
+// TestCLIHold: `cli hold` acquires keys of an rc keyspace, runs one
+// command or the lines of stdin on the holding connection, and releases
+// them; bad input is refused with a clear error.
+func TestCLIHold(t *testing.T) {
+	addr := startServer(t)
+	for _, tc := range []struct {
+		args      []string
+		stdin     string
+		want      string
+		wantErr   string
+		wantOutIn string
+	}{
+		{args: []string{"hold", "--keyspace", "rc", "k", "--", "set", "k", "v1"}, want: "OK\n"},
+		{args: []string{"hold", "--keyspace", "rc", "k", "--", "get", "k"}, want: "v1\n"},
+		{args: []string{"hold", "--keyspace", "rc", "k", "--", "get", "absent"}, wantErr: `get absent: rc: get of "absent" outside a hold: acquire it first`},
+		{args: []string{"hold", "--keyspace", "rc", "b", "a"}, stdin: "set a 1\n\nget a\nget b\nmget a b\n", want: "OK\n1\n(nil)\n  1\n  (nil)\n"},
+		{args: []string{"hold", "--keyspace", "rc", "a"}, stdin: "get zz\nget a\n", wantErr: "hold: 1 command(s) failed", wantOutIn: "(error) rc: get of \"zz\" outside a hold"},
+		{args: []string{"hold", "--keyspace", "nope", "k", "--", "get", "k"}, wantErr: `acquire "k": keyspace: unknown keyspace "nope"`},
+		{args: []string{"hold", "k", "--", "get", "k"}, wantErr: `acquire "k": keyspace "default": its protocol has no holds (only rc keyspaces do)`},
+		{args: []string{"hold", "--keyspace", "rc", "k", "--"}, wantErr: "hold: no command after --"},
+		{args: []string{"hold", "--keyspace", "rc", "--", "get", "k"}, wantErr: "hold: name the keys to hold before --"},
+	} {
+		name := strings.Join(tc.args, " ")
+		out, err := runCLIIn(addr, tc.stdin, tc.args...)
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s = %q, %v; want an error containing %q", name, out, err, tc.wantErr)
+			}
+			if !strings.Contains(out, tc.wantOutIn) {
+				t.Errorf("%s printed %q; want it to contain %q", name, out, tc.wantOutIn)
+			}
+		case err != nil || out != tc.want:
+			t.Errorf("%s = %q, %v; want %q", name, out, err, tc.want)
+		}
 	}
 }

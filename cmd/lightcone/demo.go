@@ -20,7 +20,7 @@ func demoCmd() *cobra.Command {
 WAN emulation holding every message for the world's inter-region delay; loads data;
 drives YCSB clients in every region against their region's node, once per keyspace
 configuration; and prints per-region latency tables side by side with the floor.
-It takes under a minute by default and removes its processes and data when done
+It takes about 90 s by default and removes its processes and data when done
 (or interrupted).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -33,7 +33,7 @@ It takes under a minute by default and removes its processes and data when done
 	f := cmd.Flags()
 	f.StringVar(&o.World, "world", "globlease4", "world preset or YAML file")
 	f.IntVar(&o.NodesPerRegion, "nodes-per-region", 1, "server processes per region")
-	f.DurationVar(&o.PhaseDuration, "duration", 0, "how long each configuration runs (default 15s)")
+	f.DurationVar(&o.PhaseDuration, "duration", 0, "how long each configuration runs (default 10s)")
 	f.IntVar(&o.ClientsPerRegion, "clients", 4, "clients per region")
 	f.Float64Var(&o.RatePerClient, "rate", 20, "requests/s per client (Poisson)")
 	f.StringVar(&o.Workload, "workload", "b", "YCSB core workload (a-f)")

@@ -29,7 +29,7 @@ import (
 type Options struct {
 	World            string        // preset or file; default globlease4
 	NodesPerRegion   int           // default 1: one process per region
-	PhaseDuration    time.Duration // per configuration; default 15s
+	PhaseDuration    time.Duration // per configuration; default 10s
 	ClientsPerRegion int           // default 4
 	RatePerClient    float64       // requests/s per client; default 20 (GlobLease Table II's range)
 	Workload         string        // YCSB preset; default b (95% reads)
@@ -79,7 +79,7 @@ func (o *Options) ensureDefaults() error {
 		o.NodesPerRegion = 1
 	}
 	if o.PhaseDuration == 0 {
-		o.PhaseDuration = 15 * time.Second
+		o.PhaseDuration = 10 * time.Second
 	}
 	if o.ClientsPerRegion == 0 {
 		o.ClientsPerRegion = 4
@@ -168,6 +168,7 @@ func Run(ctx context.Context, o Options) error {
 			World: w, Workload: spec, ClientsPerRegion: o.ClientsPerRegion, RatePerClient: o.RatePerClient,
 			Duration: o.PhaseDuration, Seed: uint64(i + 1), Progress: out,
 			Keyspace: ph.keyspace, Policy: built[i].Describe(), Floor: built[i].Floor, PrimeReads: ph.Protocol.PrimeReads,
+			Locking: ph.Protocol.Locking,
 		}
 		fmt.Fprintf(out, "%s: keyspace %s: %s\n", ph.Name, ph.keyspace, built[i].Describe())
 		res, hists, err := realrun.Run(ctx, c, rs)

@@ -34,7 +34,7 @@ func TestDemoRunsAndCleansUp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"cluster up: 3 nodes connected", "quorum ONE/ALL p50", "quorum QUORUM/QUORUM p50", "GlobLease p50", "MeteorShower M2 p50", "a  write", "primed: read 100 records once in each of 3 regions"} {
+	for _, want := range []string{"cluster up: 3 nodes connected", "quorum ONE/ALL p50", "quorum QUORUM/QUORUM p50", "GlobLease p50", "MeteorShower M2 p50", "directory SC p50", "directory RC p50", "a  write", "primed: read 100 records once in each of 3 regions"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
 		}
@@ -55,8 +55,17 @@ func TestDemoRunsAndCleansUp(t *testing.T) {
 			t.Errorf("%s: %.1f%% of reads at local latency; want %g–%g%%", phase, v, want[0], want[1])
 		}
 	}
-	if strings.Contains(out.String(), "errors\n") && !strings.Contains(out.String(), " 0 errors") {
-		t.Errorf("demo reported errors:\n%s", out.String())
+	// Every phase ran operations without errors, the directory protocols
+	// included (rc's operations are bracketed by LC.ACQUIRE / LC.RELEASE).
+	for _, ph := range Phases() {
+		m := regexp.MustCompile(`\n\s*` + regexp.QuoteMeta(ph.Name) + `: (\d+) operations, (\d+) errors`).FindStringSubmatch(out.String())
+		if m == nil {
+			t.Errorf("demo output lacks the summary of %s:\n%s", ph.Name, out.String())
+			continue
+		}
+		if m[1] == "0" || m[2] != "0" {
+			t.Errorf("%s: %s operations, %s errors; want some operations and no errors", ph.Name, m[1], m[2])
+		}
 	}
 	// No server process of this binary survives.
 	if ps, _ := exec.Command("pgrep", "-f", bin+" server").Output(); len(bytes.TrimSpace(ps)) > 0 {

@@ -22,6 +22,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,6 +84,12 @@ type Spec struct {
 	// its lease on a key's first read there; priming measures the run as a
 	// long-running cluster would see it, with leases held.
 	PrimeReads bool
+	// Locking brackets every operation with LC.ACQUIRE and LC.RELEASE of
+	// its keys, on a connection of the client's own (protocols whose
+	// Definition.Locking is set, such as rc: reads and writes need a
+	// hold). The records are then not loaded (a load would need a hold
+	// per record): reads of a record not yet written find nothing.
+	Locking bool
 	// Progress receives a line every 5s, or a progress bar if it is a
 	// terminal, and the load's summary. Default: discarded.
 	Progress io.Writer
@@ -208,7 +215,10 @@ func Run(ctx context.Context, c *localcluster.Cluster, s Spec) (*scenario.Result
 	stop := context.AfterFunc(ctx, r.close)
 	defer stop()
 
-	if !s.SkipLoad {
+	if s.Locking && !s.SkipLoad {
+		fmt.Fprintf(r.s.Progress, "not loading records: every access to this keyspace needs a hold (LC.ACQUIRE); reads of unwritten records find nothing\n")
+	}
+	if !s.SkipLoad && !s.Locking {
 		if err := r.load(ctx); err != nil {
 			if ctx.Err() != nil {
 				res, hists := r.result(0)
@@ -411,6 +421,13 @@ func (r *runner) drive(ctx context.Context) time.Duration {
 func (r *runner) client(ctx context.Context, rc *redis.Client, region int, rng *rand.Rand, start, end time.Time) {
 	open := r.s.RatePerClient > 0
 	arrival := start
+	var d doer = rc
+	if r.s.Locking {
+		// A hold belongs to the connection that took it.
+		cn := rc.Conn()
+		defer cn.Close()
+		d = cn
+	}
 	var timer *time.Timer
 	for {
 		if open {
@@ -441,7 +458,7 @@ func (r *runner) client(ctx context.Context, rc *redis.Client, region int, rng *
 			intended = arrival
 		}
 		class, steps := r.next(rng)
-		if !r.do(ctx, rc, steps) {
+		if !r.do(ctx, d, steps) {
 			continue
 		}
 		done := time.Now()
@@ -492,9 +509,47 @@ func (r *runner) next(rng *rand.Rand) (int, []step) {
 	return classOf(workload.Read), []step{{key: op.Key}}
 }
 
+// doer sends one command: a *redis.Client, or a *redis.Conn when holds
+// must stay on one connection.
+type doer interface {
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
 // do sends an operation's requests in order and reports whether all
 // succeeded; it counts the first failure by its code, unless ctx ended.
-func (r *runner) do(ctx context.Context, rc *redis.Client, steps []step) bool {
+// With Locking it acquires the operation's keys first, in sorted order (two
+// clients never wait for each other's holds in a cycle), and releases them
+// after.
+func (r *runner) do(ctx context.Context, rc doer, steps []step) bool {
+	fail := func(err error) bool {
+		if ctx.Err() == nil {
+			r.failed.Add(1)
+			r.mu.Lock()
+			r.errs[errorCode(err)]++
+			r.mu.Unlock()
+		}
+		return false
+	}
+	if r.s.Locking {
+		var keys []string
+		for _, st := range steps {
+			keys = append(keys, st.key)
+		}
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+		var held []string
+		defer func() {
+			for _, k := range held {
+				_ = rc.Do(ctx, "LC.RELEASE", k).Err() // a refused release means the hold already ended
+			}
+		}()
+		for _, k := range keys {
+			if err := rc.Do(ctx, "LC.ACQUIRE", k).Err(); err != nil {
+				return fail(err)
+			}
+			held = append(held, k)
+		}
+	}
 	for _, st := range steps {
 		var err error
 		if st.write {
@@ -513,13 +568,7 @@ func (r *runner) do(ctx context.Context, rc *redis.Client, steps []step) bool {
 		if err == nil || errors.Is(err, redis.Nil) {
 			continue
 		}
-		if ctx.Err() == nil {
-			r.failed.Add(1)
-			r.mu.Lock()
-			r.errs[errorCode(err)]++
-			r.mu.Unlock()
-		}
-		return false
+		return fail(err)
 	}
 	return true
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lightcone/lightcone/internal/check"
 )
 
 // cluster starts one process per node of the local3 world (regions a, b, c;
@@ -243,4 +246,47 @@ func TestMeteorKeyspaceOnRealServers(t *testing.T) {
 	if v, err := clients["c-0"].Get(ctx, "m").Result(); err != nil || v != "two" {
 		t.Fatalf("GET m at c-0 after its own write = %q, %v; want two", v, err)
 	}
+}
+
+// pollUntil calls f until it returns nil, failing t if it still errs after
+// limit.
+func pollUntil(t *testing.T, what string, limit time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still failing after %v: %v", what, limit, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// setRead fills op, a read, from a GET's result: absent, failed or a value.
+func setRead(op *check.Op, v string, err error) {
+	op.Kind = check.Read
+	switch {
+	case errors.Is(err, redis.Nil):
+	case err != nil:
+		op.Outcome = check.Failed
+	default:
+		op.Value, op.Found = v, true
+	}
+}
+
+// completed counts h's reads and writes that completed OK.
+func completed(h check.History) (reads, writes int) {
+	for _, o := range h.Ops {
+		switch {
+		case o.Outcome != check.OK:
+		case o.Kind == check.Read:
+			reads++
+		default:
+			writes++
+		}
+	}
+	return reads, writes
 }

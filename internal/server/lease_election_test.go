@@ -39,20 +39,9 @@ func TestLeaseElectionOnRealServers(t *testing.T) {
 		return cl
 	}
 	x, y := client(others[0]), client(others[1])
-	// until polls f, with a bound, until it reports success.
 	until := func(what string, limit time.Duration, f func() error) {
 		t.Helper()
-		deadline := time.Now().Add(limit)
-		for {
-			err := f()
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: still failing after %v: %v", what, limit, err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		pollUntil(t, what, limit, f)
 	}
 	want := func(cl *redis.Client, v string) func() error {
 		return func() error {

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -85,14 +84,8 @@ func TestMeteorHistoryOnRealServers(t *testing.T) {
 					}
 				} else {
 					v, err := cl.Get(ctx, key).Result()
-					op.Kind, op.Return = check.Read, int64(time.Since(start))
-					switch {
-					case errors.Is(err, redis.Nil):
-					case err != nil:
-						op.Outcome = check.Failed
-					default:
-						op.Value, op.Found = v, true
-					}
+					op.Return = int64(time.Since(start))
+					setRead(&op, v, err)
 				}
 				mu.Lock()
 				hist.Ops = append(hist.Ops, op)
@@ -101,16 +94,7 @@ func TestMeteorHistoryOnRealServers(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	reads, writes := 0, 0
-	for _, o := range hist.Ops {
-		if o.Outcome == check.OK {
-			if o.Kind == check.Read {
-				reads++
-			} else {
-				writes++
-			}
-		}
-	}
+	reads, writes := completed(hist)
 	if reads < 100 || writes < 50 {
 		t.Fatalf("only %d reads and %d writes completed: too little to check", reads, writes)
 	}

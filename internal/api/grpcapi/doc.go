@@ -5,7 +5,7 @@
 //
 // NewServer returns a *grpc.Server with three services registered:
 //
-//	lightcone.v1.KV        Get, Put, Delete, BatchGet, Status, Migrate
+//	lightcone.v1.KV        Get, Put, Delete, BatchGet, Status, Migrate, Acquire, Release
 //	grpc.health.v1.Health  SERVING for "" and "lightcone.v1.KV"
 //	grpc.reflection.v1     (and v1alpha), so grpcurl needs no .proto
 //
@@ -19,6 +19,14 @@
 // Migrate moves a key's write mastership to a region (wire.OpMigrate, as
 // RESP's LC.MIGRATE) and returns the new master's region; keyspaces whose
 // protocol has no per-key masters refuse it with INVALID_ARGUMENT.
+//
+// Acquire and Release take and give back a hold on a key (wire.OpAcquire,
+// wire.OpRelease, as RESP's LC.ACQUIRE and LC.RELEASE; protocol rc). Calls
+// share one client ID, so a hold belongs to a session instead: a client ID
+// Acquire issues (from Backend.NewClientID) when its request names none,
+// and that Get, Put, Delete and Release then name. A session is never
+// closed: the protocol releases the holds of one that sends nothing for its
+// hold_timeout.
 //
 // Every call is one backend request, except BatchGet, which submits one get
 // per key, all at once, and answers when every reply is in: the batch is

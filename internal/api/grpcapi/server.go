@@ -191,7 +191,7 @@ func (s *service) Get(ctx context.Context, in *lightconev1.GetRequest) (*lightco
 	if err := s.checkKey(in.GetKey()); err != nil {
 		return nil, err
 	}
-	r, err := s.do(ctx, &wire.Request{Keyspace: ks, Op: wire.OpGet, Key: string(in.GetKey()), Level: lvl})
+	r, err := s.do(ctx, &wire.Request{Client: wire.ClientID(in.GetSession()), Keyspace: ks, Op: wire.OpGet, Key: string(in.GetKey()), Level: lvl})
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +215,7 @@ func (s *service) Put(ctx context.Context, in *lightconev1.PutRequest) (*lightco
 	if v == nil {
 		v = []byte{}
 	}
-	r, err := s.do(ctx, &wire.Request{Keyspace: ks, Op: wire.OpPut, Key: string(in.GetKey()), Value: v, Level: lvl, Update: updateMode(in.GetUpdate())})
+	r, err := s.do(ctx, &wire.Request{Client: wire.ClientID(in.GetSession()), Keyspace: ks, Op: wire.OpPut, Key: string(in.GetKey()), Value: v, Level: lvl, Update: updateMode(in.GetUpdate())})
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func (s *service) Delete(ctx context.Context, in *lightconev1.DeleteRequest) (*l
 	if err := s.checkKey(in.GetKey()); err != nil {
 		return nil, err
 	}
-	r, err := s.do(ctx, &wire.Request{Keyspace: ks, Op: wire.OpDelete, Key: string(in.GetKey()), Level: lvl, Update: updateMode(in.GetUpdate())})
+	r, err := s.do(ctx, &wire.Request{Client: wire.ClientID(in.GetSession()), Keyspace: ks, Op: wire.OpDelete, Key: string(in.GetKey()), Level: lvl, Update: updateMode(in.GetUpdate())})
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +281,7 @@ func (s *service) BatchGet(ctx context.Context, in *lightconev1.BatchGetRequest)
 	}
 	out := &lightconev1.BatchGetResponse{Results: make([]*lightconev1.GetResponse, len(keys))}
 	for i, r := range replies {
-		if err := s.check(wire.OpGet, ids[i], r); err != nil {
+		if err := s.check(&wire.Request{Op: wire.OpGet, ID: ids[i], Client: s.client}, r); err != nil {
 			if len(keys) > 1 {
 				st := status.Convert(err)
 				return nil, status.Errorf(st.Code(), "keys[%d]: %s", i, st.Message())
@@ -311,6 +311,44 @@ func (s *service) Migrate(ctx context.Context, in *lightconev1.MigrateRequest) (
 		return nil, err
 	}
 	return &lightconev1.MigrateResponse{Region: string(r.Value)}, nil
+}
+
+// Acquire takes a hold on a key (wire.OpAcquire) for a session: the one the
+// request names, or a new client ID of the backend's.
+func (s *service) Acquire(ctx context.Context, in *lightconev1.AcquireRequest) (*lightconev1.AcquireResponse, error) {
+	ks, _, err := s.common(in.GetKeyspace(), lightconev1.Consistency_CONSISTENCY_DEFAULT)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkKey(in.GetKey()); err != nil {
+		return nil, err
+	}
+	session := wire.ClientID(in.GetSession())
+	if session == 0 {
+		session = s.b.NewClientID()
+	}
+	if _, err := s.do(ctx, &wire.Request{Client: session, Keyspace: ks, Op: wire.OpAcquire, Key: string(in.GetKey())}); err != nil {
+		return nil, err
+	}
+	return &lightconev1.AcquireResponse{Session: uint64(session)}, nil
+}
+
+// Release gives back a session's hold on a key (wire.OpRelease).
+func (s *service) Release(ctx context.Context, in *lightconev1.ReleaseRequest) (*lightconev1.ReleaseResponse, error) {
+	ks, _, err := s.common(in.GetKeyspace(), lightconev1.Consistency_CONSISTENCY_DEFAULT)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkKey(in.GetKey()); err != nil {
+		return nil, err
+	}
+	if in.GetSession() == 0 {
+		return nil, status.Error(codes.InvalidArgument, "session is required: the one Acquire returned")
+	}
+	if _, err := s.do(ctx, &wire.Request{Client: wire.ClientID(in.GetSession()), Keyspace: ks, Op: wire.OpRelease, Key: string(in.GetKey())}); err != nil {
+		return nil, err
+	}
+	return &lightconev1.ReleaseResponse{}, nil
 }
 
 func (s *service) Status(ctx context.Context, _ *lightconev1.StatusRequest) (*lightconev1.StatusResponse, error) {
@@ -347,9 +385,12 @@ func (s *service) checkKey(k []byte) error {
 	return nil
 }
 
-// stamp gives req the server's client ID and a fresh request ID.
+// stamp gives req a fresh request ID and, unless it names a session, the
+// server's client ID.
 func (s *service) stamp(req *wire.Request) {
-	req.Client = s.client
+	if req.Client == 0 {
+		req.Client = s.client
+	}
 	req.ID = wire.RequestID(s.nextID.Add(1))
 }
 
@@ -370,7 +411,7 @@ func (s *service) do(ctx context.Context, req *wire.Request) (*wire.Reply, error
 	})
 	select {
 	case r := <-ch:
-		if err := s.check(req.Op, req.ID, r); err != nil {
+		if err := s.check(req, r); err != nil {
 			return nil, err
 		}
 		return r, nil
@@ -380,12 +421,13 @@ func (s *service) do(ctx context.Context, req *wire.Request) (*wire.Reply, error
 }
 
 // check turns a reply into the call's error, nil on success.
-func (s *service) check(op wire.Op, id wire.RequestID, r *wire.Reply) error {
+func (s *service) check(req *wire.Request, r *wire.Reply) error {
+	op, id := req.Op, req.ID
 	switch {
 	case r == nil:
 		s.cfg.Log.Error("grpcapi: backend replied nil", "op", op, "id", id)
 		return status.Error(codes.Internal, "backend replied nothing")
-	case r.ID != id || r.Client != s.client:
+	case r.ID != id || r.Client != req.Client:
 		s.cfg.Log.Error("grpcapi: backend replied to another request",
 			"op", op, "id", id, "reply_id", r.ID, "reply_client", r.Client)
 		return status.Error(codes.Internal, "backend replied to another request")

@@ -1428,7 +1428,8 @@ func cmdLCOp(c *conn, args [][]byte) {
 
 // cmdLCHold implements LC.ACQUIRE key and LC.RELEASE key: take or give
 // back the connection's hold on key (wire.OpAcquire, wire.OpRelease;
-// protocol rc), replying +OK.
+// protocol rc), replying +OK. The connection remembers its holds and
+// releases them when it closes.
 func cmdLCHold(c *conn, args [][]byte) {
 	key, ok := c.key(args[1])
 	if !ok {
@@ -1438,8 +1439,20 @@ func cmdLCHold(c *conn, args [][]byte) {
 	if strings.EqualFold(string(args[0]), "lc.release") {
 		op = wire.OpRelease
 	}
-	c.await([]*wire.Request{{Op: op, Key: key}}, func(w *Writer, reps []*wire.Reply) {
-		if r := reps[0]; r.Err != nil {
+	h := hold{keyspace: c.keyspace, key: key}
+	c.await([]*wire.Request{{Op: op, Key: key, Keyspace: h.keyspace}}, func(w *Writer, reps []*wire.Reply) {
+		r := reps[0]
+		switch {
+		case op == wire.OpRelease:
+			// Refused or not, the row is no longer this connection's.
+			delete(c.holds, h)
+		case r.Err == nil:
+			if c.holds == nil {
+				c.holds = make(map[hold]struct{})
+			}
+			c.holds[h] = struct{}{}
+		}
+		if r.Err != nil {
 			w.WriteError(backendError(r.Err))
 		} else {
 			w.WriteSimple("OK")

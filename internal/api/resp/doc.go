@@ -114,7 +114,10 @@
 //	    wire.OpRelease) in protocols with holds (rc: reads and writes of a
 //	    key need a hold; a release without one, or after the hold was
 //	    released for an idle client, is an ERR saying so). Others reply
-//	    "ERR <protocol>: unknown operation acquire".
+//	    "ERR <protocol>: unknown operation acquire". Closing the
+//	    connection releases the rows it holds; a client that stays
+//	    connected but silent is released by the protocol (rc's
+//	    hold_timeout).
 //	LC.MIGRATE key region              → region
 //	    Moves key's write mastership to region (wire.OpMigrate) in this
 //	    connection's keyspace, and replies the region of its master after

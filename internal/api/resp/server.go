@@ -484,7 +484,16 @@ type conn struct {
 	// backend in one hand-off before the connection waits for any reply.
 	unsent []*wire.Request
 	quit   bool // QUIT received or the server is closing: stop after writing
+
+	// holds are the rows this connection acquired (LC.ACQUIRE) and has not
+	// released: closing the connection releases them (releaseHolds), so a
+	// client that disconnects frees its rows at once instead of after the
+	// protocol's hold timeout.
+	holds map[hold]struct{}
 }
+
+// hold is one row held by a connection: a key in a keyspace.
+type hold struct{ keyspace, key string }
 
 // pending is one command's reply: awaiting the backend replies of calls,
 // then written by write.
@@ -563,6 +572,7 @@ func (c *conn) serve() {
 		c.mu.Lock()
 		c.gone = true
 		c.mu.Unlock()
+		c.releaseHolds()
 		c.release()
 		c.s.buffered.Add(-c.rd.TakeCommandBytes())
 		c.s.nconns.Add(-1)
@@ -603,6 +613,19 @@ func (c *conn) serve() {
 		c.exec(args)
 	}
 	c.flush()
+}
+
+// releaseHolds gives back, when the connection ends, every row it still
+// holds (without waiting for the replies: nobody is left to read them). A
+// release the protocol refuses (the hold had already timed out) is
+// harmless.
+func (c *conn) releaseHolds() {
+	for h := range c.holds {
+		c.nextReq++
+		req := &wire.Request{ID: c.nextReq, Client: c.id, Keyspace: h.keyspace, Op: wire.OpRelease, Key: h.key}
+		c.s.b.Submit(req, func(*wire.Reply) {})
+	}
+	clear(c.holds)
 }
 
 // replySize is what a reply costs the output budgets.

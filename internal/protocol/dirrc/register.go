@@ -21,6 +21,17 @@ func init() {
 		Build:        build,
 		MessageTypes: MessageTypes(),
 		Locking:      true,
+		Demo: []protocol.Preset{
+			// The demo's default world has 500 ms one-way links: a
+			// frontend's hold is servable for hold_lease from sending the
+			// message the directory answered (doc.go, rule 6), so
+			// hold_lease must well exceed the round trip to the directory
+			// (the default 1s does not: holds would lapse as they are
+			// granted); resends wait longer than a round trip; contended
+			// rows queue for several round trips.
+			{Label: "directory RC", Settings: "{hold_lease: 5s, acquire_timeout: 15s, resend_interval: 1500ms}",
+				Note: "each operation is LC.ACQUIRE, the access, LC.RELEASE (measured together); an acquire asks the directory (in the last region) unless the region already holds the row"},
+		},
 	})
 }
 

@@ -14,11 +14,18 @@ const Name = "sc"
 
 func init() {
 	protocol.Register(protocol.Definition{
-		Name:         Name,
-		Title:        "directory-based SC (seed 002)",
-		Summary:      "one frontend per region holds rows Modified/Shared/Invalid under a central directory that invalidates; linearizable per key",
-		NewSettings:  func() any { return new(Config) },
-		Build:        build,
+		Name:        Name,
+		Title:       "directory-based SC (seed 002)",
+		Summary:     "one frontend per region holds rows Modified/Shared/Invalid under a central directory that invalidates; linearizable per key",
+		NewSettings: func() any { return new(Config) },
+		Build:       build,
+		Demo: []protocol.Preset{
+			// The demo's default world has 500 ms one-way links: resends
+			// wait longer than a round trip, and a row's queue may take
+			// several round trips to reach an operation.
+			{Label: "directory SC", Settings: "{op_timeout: 15s, resend_interval: 1500ms}",
+				Note: "each row is served by one frontend at a time: the directory (in the last region) moves it, invalidating shared readers, so a region's first access to a row crosses the WAN"},
+		},
 		MessageTypes: MessageTypes(),
 	})
 }

@@ -238,7 +238,10 @@ type GetRequest struct {
 	// Key to read; at most the server's key limit (default 64 KiB).
 	Key []byte `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
 	// Consistency level of this read.
-	Consistency   Consistency `protobuf:"varint,3,opt,name=consistency,proto3,enum=lightcone.v1.Consistency" json:"consistency,omitempty"`
+	Consistency Consistency `protobuf:"varint,3,opt,name=consistency,proto3,enum=lightcone.v1.Consistency" json:"consistency,omitempty"`
+	// Session holding the key (from AcquireResponse), in keyspaces whose
+	// protocol has holds; zero otherwise.
+	Session       uint64 `protobuf:"varint,4,opt,name=session,proto3" json:"session,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -292,6 +295,13 @@ func (x *GetRequest) GetConsistency() Consistency {
 		return x.Consistency
 	}
 	return Consistency_CONSISTENCY_DEFAULT
+}
+
+func (x *GetRequest) GetSession() uint64 {
+	if x != nil {
+		return x.Session
+	}
+	return 0
 }
 
 // GetResponse is the result of one read.
@@ -375,7 +385,10 @@ type PutRequest struct {
 	Consistency Consistency `protobuf:"varint,4,opt,name=consistency,proto3,enum=lightcone.v1.Consistency" json:"consistency,omitempty"`
 	// Update mode of this write, where the keyspace's protocol has them
 	// (GlobLease: active or passive update); other protocols ignore it.
-	Update        UpdateMode `protobuf:"varint,5,opt,name=update,proto3,enum=lightcone.v1.UpdateMode" json:"update,omitempty"`
+	Update UpdateMode `protobuf:"varint,5,opt,name=update,proto3,enum=lightcone.v1.UpdateMode" json:"update,omitempty"`
+	// Session holding the key (from AcquireResponse), in keyspaces whose
+	// protocol has holds; zero otherwise.
+	Session       uint64 `protobuf:"varint,6,opt,name=session,proto3" json:"session,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -445,6 +458,13 @@ func (x *PutRequest) GetUpdate() UpdateMode {
 	return UpdateMode_UPDATE_MODE_DEFAULT
 }
 
+func (x *PutRequest) GetSession() uint64 {
+	if x != nil {
+		return x.Session
+	}
+	return 0
+}
+
 // PutResponse acknowledges a write.
 type PutResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -502,7 +522,10 @@ type DeleteRequest struct {
 	// Consistency level of this delete.
 	Consistency Consistency `protobuf:"varint,3,opt,name=consistency,proto3,enum=lightcone.v1.Consistency" json:"consistency,omitempty"`
 	// Update mode of this delete (see PutRequest.update).
-	Update        UpdateMode `protobuf:"varint,4,opt,name=update,proto3,enum=lightcone.v1.UpdateMode" json:"update,omitempty"`
+	Update UpdateMode `protobuf:"varint,4,opt,name=update,proto3,enum=lightcone.v1.UpdateMode" json:"update,omitempty"`
+	// Session holding the key (from AcquireResponse), in keyspaces whose
+	// protocol has holds; zero otherwise.
+	Session       uint64 `protobuf:"varint,5,opt,name=session,proto3" json:"session,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -563,6 +586,13 @@ func (x *DeleteRequest) GetUpdate() UpdateMode {
 		return x.Update
 	}
 	return UpdateMode_UPDATE_MODE_DEFAULT
+}
+
+func (x *DeleteRequest) GetSession() uint64 {
+	if x != nil {
+		return x.Session
+	}
+	return 0
 }
 
 // DeleteResponse acknowledges a delete.
@@ -1021,6 +1051,219 @@ func (x *MigrateResponse) GetRegion() string {
 	return ""
 }
 
+// AcquireRequest takes a hold on one key.
+type AcquireRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Keyspace holding the key. Empty: the server's default keyspace
+	// (normally "default").
+	Keyspace string `protobuf:"bytes,1,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	// Key to hold; at most the server's key limit.
+	Key []byte `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// Session taking the hold: zero for a new one, which the server issues.
+	Session       uint64 `protobuf:"varint,3,opt,name=session,proto3" json:"session,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcquireRequest) Reset() {
+	*x = AcquireRequest{}
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcquireRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcquireRequest) ProtoMessage() {}
+
+func (x *AcquireRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcquireRequest.ProtoReflect.Descriptor instead.
+func (*AcquireRequest) Descriptor() ([]byte, []int) {
+	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *AcquireRequest) GetKeyspace() string {
+	if x != nil {
+		return x.Keyspace
+	}
+	return ""
+}
+
+func (x *AcquireRequest) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *AcquireRequest) GetSession() uint64 {
+	if x != nil {
+		return x.Session
+	}
+	return 0
+}
+
+// AcquireResponse grants a hold.
+type AcquireResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session the hold belongs to: pass it to Get, Put, Delete and Release.
+	Session       uint64 `protobuf:"varint,1,opt,name=session,proto3" json:"session,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcquireResponse) Reset() {
+	*x = AcquireResponse{}
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcquireResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcquireResponse) ProtoMessage() {}
+
+func (x *AcquireResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcquireResponse.ProtoReflect.Descriptor instead.
+func (*AcquireResponse) Descriptor() ([]byte, []int) {
+	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *AcquireResponse) GetSession() uint64 {
+	if x != nil {
+		return x.Session
+	}
+	return 0
+}
+
+// ReleaseRequest gives back one hold.
+type ReleaseRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Keyspace holding the key. Empty: the server's default keyspace
+	// (normally "default").
+	Keyspace string `protobuf:"bytes,1,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	// Key to release.
+	Key []byte `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// Session that holds the key; required.
+	Session       uint64 `protobuf:"varint,3,opt,name=session,proto3" json:"session,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseRequest) Reset() {
+	*x = ReleaseRequest{}
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseRequest) ProtoMessage() {}
+
+func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
+func (*ReleaseRequest) Descriptor() ([]byte, []int) {
+	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ReleaseRequest) GetKeyspace() string {
+	if x != nil {
+		return x.Keyspace
+	}
+	return ""
+}
+
+func (x *ReleaseRequest) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *ReleaseRequest) GetSession() uint64 {
+	if x != nil {
+		return x.Session
+	}
+	return 0
+}
+
+// ReleaseResponse acknowledges a release.
+type ReleaseResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseResponse) Reset() {
+	*x = ReleaseResponse{}
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseResponse) ProtoMessage() {}
+
+func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
+func (*ReleaseResponse) Descriptor() ([]byte, []int) {
+	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{17}
+}
+
 var File_lightcone_v1_lightcone_proto protoreflect.FileDescriptor
 
 const file_lightcone_v1_lightcone_proto_rawDesc = "" +
@@ -1030,30 +1273,33 @@ const file_lightcone_v1_lightcone_proto_rawDesc = "" +
 	"\n" +
 	"wall_nanos\x18\x01 \x01(\x03R\twallNanos\x12\x18\n" +
 	"\alogical\x18\x02 \x01(\rR\alogical\x12\x12\n" +
-	"\x04node\x18\x03 \x01(\x05R\x04node\"w\n" +
+	"\x04node\x18\x03 \x01(\x05R\x04node\"\x91\x01\n" +
 	"\n" +
 	"GetRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\fR\x03key\x12;\n" +
-	"\vconsistency\x18\x03 \x01(\x0e2\x19.lightcone.v1.ConsistencyR\vconsistency\"j\n" +
+	"\vconsistency\x18\x03 \x01(\x0e2\x19.lightcone.v1.ConsistencyR\vconsistency\x12\x18\n" +
+	"\asession\x18\x04 \x01(\x04R\asession\"j\n" +
 	"\vGetResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\x12/\n" +
-	"\aversion\x18\x03 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"\xbf\x01\n" +
+	"\aversion\x18\x03 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"\xd9\x01\n" +
 	"\n" +
 	"PutRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\fR\x03key\x12\x14\n" +
 	"\x05value\x18\x03 \x01(\fR\x05value\x12;\n" +
 	"\vconsistency\x18\x04 \x01(\x0e2\x19.lightcone.v1.ConsistencyR\vconsistency\x120\n" +
-	"\x06update\x18\x05 \x01(\x0e2\x18.lightcone.v1.UpdateModeR\x06update\">\n" +
+	"\x06update\x18\x05 \x01(\x0e2\x18.lightcone.v1.UpdateModeR\x06update\x12\x18\n" +
+	"\asession\x18\x06 \x01(\x04R\asession\">\n" +
 	"\vPutResponse\x12/\n" +
-	"\aversion\x18\x01 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"\xac\x01\n" +
+	"\aversion\x18\x01 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"\xc6\x01\n" +
 	"\rDeleteRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\fR\x03key\x12;\n" +
 	"\vconsistency\x18\x03 \x01(\x0e2\x19.lightcone.v1.ConsistencyR\vconsistency\x120\n" +
-	"\x06update\x18\x04 \x01(\x0e2\x18.lightcone.v1.UpdateModeR\x06update\"A\n" +
+	"\x06update\x18\x04 \x01(\x0e2\x18.lightcone.v1.UpdateModeR\x06update\x12\x18\n" +
+	"\asession\x18\x05 \x01(\x04R\asession\"A\n" +
 	"\x0eDeleteResponse\x12/\n" +
 	"\aversion\x18\x01 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"~\n" +
 	"\x0fBatchGetRequest\x12\x1a\n" +
@@ -1081,7 +1327,18 @@ const file_lightcone_v1_lightcone_proto_rawDesc = "" +
 	"\x03key\x18\x02 \x01(\fR\x03key\x12\x16\n" +
 	"\x06region\x18\x03 \x01(\tR\x06region\")\n" +
 	"\x0fMigrateResponse\x12\x16\n" +
-	"\x06region\x18\x01 \x01(\tR\x06region*\xea\x01\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\"X\n" +
+	"\x0eAcquireRequest\x12\x1a\n" +
+	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\fR\x03key\x12\x18\n" +
+	"\asession\x18\x03 \x01(\x04R\asession\"+\n" +
+	"\x0fAcquireResponse\x12\x18\n" +
+	"\asession\x18\x01 \x01(\x04R\asession\"X\n" +
+	"\x0eReleaseRequest\x12\x1a\n" +
+	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\fR\x03key\x12\x18\n" +
+	"\asession\x18\x03 \x01(\x04R\asession\"\x11\n" +
+	"\x0fReleaseResponse*\xea\x01\n" +
 	"\vConsistency\x12\x17\n" +
 	"\x13CONSISTENCY_DEFAULT\x10\x00\x12\x13\n" +
 	"\x0fCONSISTENCY_ONE\x10\x01\x12\x13\n" +
@@ -1096,14 +1353,16 @@ const file_lightcone_v1_lightcone_proto_rawDesc = "" +
 	"UpdateMode\x12\x17\n" +
 	"\x13UPDATE_MODE_DEFAULT\x10\x00\x12\x16\n" +
 	"\x12UPDATE_MODE_ACTIVE\x10\x01\x12\x17\n" +
-	"\x13UPDATE_MODE_PASSIVE\x10\x022\x99\x03\n" +
+	"\x13UPDATE_MODE_PASSIVE\x10\x022\xa9\x04\n" +
 	"\x02KV\x12:\n" +
 	"\x03Get\x12\x18.lightcone.v1.GetRequest\x1a\x19.lightcone.v1.GetResponse\x12:\n" +
 	"\x03Put\x12\x18.lightcone.v1.PutRequest\x1a\x19.lightcone.v1.PutResponse\x12C\n" +
 	"\x06Delete\x12\x1b.lightcone.v1.DeleteRequest\x1a\x1c.lightcone.v1.DeleteResponse\x12I\n" +
 	"\bBatchGet\x12\x1d.lightcone.v1.BatchGetRequest\x1a\x1e.lightcone.v1.BatchGetResponse\x12C\n" +
 	"\x06Status\x12\x1b.lightcone.v1.StatusRequest\x1a\x1c.lightcone.v1.StatusResponse\x12F\n" +
-	"\aMigrate\x12\x1c.lightcone.v1.MigrateRequest\x1a\x1d.lightcone.v1.MigrateResponseBMZKgithub.com/lightcone/lightcone/internal/api/grpcapi/lightconev1;lightconev1b\x06proto3"
+	"\aMigrate\x12\x1c.lightcone.v1.MigrateRequest\x1a\x1d.lightcone.v1.MigrateResponse\x12F\n" +
+	"\aAcquire\x12\x1c.lightcone.v1.AcquireRequest\x1a\x1d.lightcone.v1.AcquireResponse\x12F\n" +
+	"\aRelease\x12\x1c.lightcone.v1.ReleaseRequest\x1a\x1d.lightcone.v1.ReleaseResponseBMZKgithub.com/lightcone/lightcone/internal/api/grpcapi/lightconev1;lightconev1b\x06proto3"
 
 var (
 	file_lightcone_v1_lightcone_proto_rawDescOnce sync.Once
@@ -1118,7 +1377,7 @@ func file_lightcone_v1_lightcone_proto_rawDescGZIP() []byte {
 }
 
 var file_lightcone_v1_lightcone_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lightcone_v1_lightcone_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_lightcone_v1_lightcone_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_lightcone_v1_lightcone_proto_goTypes = []any{
 	(Consistency)(0),         // 0: lightcone.v1.Consistency
 	(UpdateMode)(0),          // 1: lightcone.v1.UpdateMode
@@ -1136,7 +1395,11 @@ var file_lightcone_v1_lightcone_proto_goTypes = []any{
 	(*StatusResponse)(nil),   // 13: lightcone.v1.StatusResponse
 	(*MigrateRequest)(nil),   // 14: lightcone.v1.MigrateRequest
 	(*MigrateResponse)(nil),  // 15: lightcone.v1.MigrateResponse
-	nil,                      // 16: lightcone.v1.KeyspaceStatus.CountersEntry
+	(*AcquireRequest)(nil),   // 16: lightcone.v1.AcquireRequest
+	(*AcquireResponse)(nil),  // 17: lightcone.v1.AcquireResponse
+	(*ReleaseRequest)(nil),   // 18: lightcone.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),  // 19: lightcone.v1.ReleaseResponse
+	nil,                      // 20: lightcone.v1.KeyspaceStatus.CountersEntry
 }
 var file_lightcone_v1_lightcone_proto_depIdxs = []int32{
 	0,  // 0: lightcone.v1.GetRequest.consistency:type_name -> lightcone.v1.Consistency
@@ -1149,7 +1412,7 @@ var file_lightcone_v1_lightcone_proto_depIdxs = []int32{
 	2,  // 7: lightcone.v1.DeleteResponse.version:type_name -> lightcone.v1.Version
 	0,  // 8: lightcone.v1.BatchGetRequest.consistency:type_name -> lightcone.v1.Consistency
 	4,  // 9: lightcone.v1.BatchGetResponse.results:type_name -> lightcone.v1.GetResponse
-	16, // 10: lightcone.v1.KeyspaceStatus.counters:type_name -> lightcone.v1.KeyspaceStatus.CountersEntry
+	20, // 10: lightcone.v1.KeyspaceStatus.counters:type_name -> lightcone.v1.KeyspaceStatus.CountersEntry
 	12, // 11: lightcone.v1.StatusResponse.keyspaces:type_name -> lightcone.v1.KeyspaceStatus
 	3,  // 12: lightcone.v1.KV.Get:input_type -> lightcone.v1.GetRequest
 	5,  // 13: lightcone.v1.KV.Put:input_type -> lightcone.v1.PutRequest
@@ -1157,14 +1420,18 @@ var file_lightcone_v1_lightcone_proto_depIdxs = []int32{
 	9,  // 15: lightcone.v1.KV.BatchGet:input_type -> lightcone.v1.BatchGetRequest
 	11, // 16: lightcone.v1.KV.Status:input_type -> lightcone.v1.StatusRequest
 	14, // 17: lightcone.v1.KV.Migrate:input_type -> lightcone.v1.MigrateRequest
-	4,  // 18: lightcone.v1.KV.Get:output_type -> lightcone.v1.GetResponse
-	6,  // 19: lightcone.v1.KV.Put:output_type -> lightcone.v1.PutResponse
-	8,  // 20: lightcone.v1.KV.Delete:output_type -> lightcone.v1.DeleteResponse
-	10, // 21: lightcone.v1.KV.BatchGet:output_type -> lightcone.v1.BatchGetResponse
-	13, // 22: lightcone.v1.KV.Status:output_type -> lightcone.v1.StatusResponse
-	15, // 23: lightcone.v1.KV.Migrate:output_type -> lightcone.v1.MigrateResponse
-	18, // [18:24] is the sub-list for method output_type
-	12, // [12:18] is the sub-list for method input_type
+	16, // 18: lightcone.v1.KV.Acquire:input_type -> lightcone.v1.AcquireRequest
+	18, // 19: lightcone.v1.KV.Release:input_type -> lightcone.v1.ReleaseRequest
+	4,  // 20: lightcone.v1.KV.Get:output_type -> lightcone.v1.GetResponse
+	6,  // 21: lightcone.v1.KV.Put:output_type -> lightcone.v1.PutResponse
+	8,  // 22: lightcone.v1.KV.Delete:output_type -> lightcone.v1.DeleteResponse
+	10, // 23: lightcone.v1.KV.BatchGet:output_type -> lightcone.v1.BatchGetResponse
+	13, // 24: lightcone.v1.KV.Status:output_type -> lightcone.v1.StatusResponse
+	15, // 25: lightcone.v1.KV.Migrate:output_type -> lightcone.v1.MigrateResponse
+	17, // 26: lightcone.v1.KV.Acquire:output_type -> lightcone.v1.AcquireResponse
+	19, // 27: lightcone.v1.KV.Release:output_type -> lightcone.v1.ReleaseResponse
+	20, // [20:28] is the sub-list for method output_type
+	12, // [12:20] is the sub-list for method input_type
 	12, // [12:12] is the sub-list for extension type_name
 	12, // [12:12] is the sub-list for extension extendee
 	0,  // [0:12] is the sub-list for field type_name
@@ -1181,7 +1448,7 @@ func file_lightcone_v1_lightcone_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lightcone_v1_lightcone_proto_rawDesc), len(file_lightcone_v1_lightcone_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   15,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

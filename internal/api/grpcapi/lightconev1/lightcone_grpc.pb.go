@@ -32,6 +32,8 @@ const (
 	KV_BatchGet_FullMethodName = "/lightcone.v1.KV/BatchGet"
 	KV_Status_FullMethodName   = "/lightcone.v1.KV/Status"
 	KV_Migrate_FullMethodName  = "/lightcone.v1.KV/Migrate"
+	KV_Acquire_FullMethodName  = "/lightcone.v1.KV/Acquire"
+	KV_Release_FullMethodName  = "/lightcone.v1.KV/Release"
 )
 
 // KVClient is the client API for KV service.
@@ -73,6 +75,21 @@ type KVClient interface {
 	// the valid ones). UNAVAILABLE means the key is busy (a write, an
 	// election or another migration in progress): retry.
 	Migrate(ctx context.Context, in *MigrateRequest, opts ...grpc.CallOption) (*MigrateResponse, error)
+	// Acquire takes a hold on a key, in keyspaces whose protocol has holds
+	// (rc, release consistency): Get, Put and Delete of the key must carry
+	// the session the hold belongs to, until Release. The first Acquire
+	// leaves session zero and the server issues one (AcquireResponse);
+	// later calls of the same client pass it. A session is valid only at the
+	// node that issued it. A session that sends no request for the
+	// keyspace's hold_timeout loses its holds (its later requests fail with
+	// INVALID_ARGUMENT saying so), so a client that vanishes cannot wedge a
+	// key. Other protocols fail with INVALID_ARGUMENT ("unknown
+	// operation"); UNAVAILABLE means the hold was not granted within the
+	// keyspace's acquire_timeout.
+	Acquire(ctx context.Context, in *AcquireRequest, opts ...grpc.CallOption) (*AcquireResponse, error)
+	// Release gives back a hold taken with Acquire. Releasing a key the
+	// session does not hold fails with INVALID_ARGUMENT.
+	Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error)
 }
 
 type kVClient struct {
@@ -143,6 +160,26 @@ func (c *kVClient) Migrate(ctx context.Context, in *MigrateRequest, opts ...grpc
 	return out, nil
 }
 
+func (c *kVClient) Acquire(ctx context.Context, in *AcquireRequest, opts ...grpc.CallOption) (*AcquireResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AcquireResponse)
+	err := c.cc.Invoke(ctx, KV_Acquire_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *kVClient) Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReleaseResponse)
+	err := c.cc.Invoke(ctx, KV_Release_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // KVServer is the server API for KV service.
 // All implementations must embed UnimplementedKVServer
 // for forward compatibility.
@@ -182,6 +219,21 @@ type KVServer interface {
 	// the valid ones). UNAVAILABLE means the key is busy (a write, an
 	// election or another migration in progress): retry.
 	Migrate(context.Context, *MigrateRequest) (*MigrateResponse, error)
+	// Acquire takes a hold on a key, in keyspaces whose protocol has holds
+	// (rc, release consistency): Get, Put and Delete of the key must carry
+	// the session the hold belongs to, until Release. The first Acquire
+	// leaves session zero and the server issues one (AcquireResponse);
+	// later calls of the same client pass it. A session is valid only at the
+	// node that issued it. A session that sends no request for the
+	// keyspace's hold_timeout loses its holds (its later requests fail with
+	// INVALID_ARGUMENT saying so), so a client that vanishes cannot wedge a
+	// key. Other protocols fail with INVALID_ARGUMENT ("unknown
+	// operation"); UNAVAILABLE means the hold was not granted within the
+	// keyspace's acquire_timeout.
+	Acquire(context.Context, *AcquireRequest) (*AcquireResponse, error)
+	// Release gives back a hold taken with Acquire. Releasing a key the
+	// session does not hold fails with INVALID_ARGUMENT.
+	Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error)
 	mustEmbedUnimplementedKVServer()
 }
 
@@ -209,6 +261,12 @@ func (UnimplementedKVServer) Status(context.Context, *StatusRequest) (*StatusRes
 }
 func (UnimplementedKVServer) Migrate(context.Context, *MigrateRequest) (*MigrateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Migrate not implemented")
+}
+func (UnimplementedKVServer) Acquire(context.Context, *AcquireRequest) (*AcquireResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Acquire not implemented")
+}
+func (UnimplementedKVServer) Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Release not implemented")
 }
 func (UnimplementedKVServer) mustEmbedUnimplementedKVServer() {}
 func (UnimplementedKVServer) testEmbeddedByValue()            {}
@@ -339,6 +397,42 @@ func _KV_Migrate_Handler(srv interface{}, ctx context.Context, dec func(interfac
 	return interceptor(ctx, in, info, handler)
 }
 
+func _KV_Acquire_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AcquireRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).Acquire(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_Acquire_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).Acquire(ctx, req.(*AcquireRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _KV_Release_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReleaseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).Release(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_Release_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).Release(ctx, req.(*ReleaseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // KV_ServiceDesc is the grpc.ServiceDesc for KV service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -369,6 +463,14 @@ var KV_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Migrate",
 			Handler:    _KV_Migrate_Handler,
+		},
+		{
+			MethodName: "Acquire",
+			Handler:    _KV_Acquire_Handler,
+		},
+		{
+			MethodName: "Release",
+			Handler:    _KV_Release_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -4,4 +4,4 @@ package lightconev1
 
 // ProtoSHA256 is the SHA-256 of proto/lightcone/v1/lightcone.proto, carriage
 // returns removed, that the code in this package was generated from.
-const ProtoSHA256 = "3c6e6a10b9f2e7f1bcf0cc2f78513a280de6de42f2fa6e1a7074948a62bfe6d0"
+const ProtoSHA256 = "87fec595222fc48e216b9bd366f85a8a0eab7431b708a4f8d1a93e052aa4c48c"
