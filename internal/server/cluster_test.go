@@ -35,10 +35,15 @@ func newCluster(t *testing.T, wan bool, extraYAML ...string) *cluster {
 // newClusterIn is newCluster in another world (a preset or a file) whose
 // nodes are a-0, b-0 and c-0.
 func newClusterIn(t *testing.T, world string, wan bool, extraYAML ...string) *cluster {
+	return newClusterOf(t, world, []string{"a-0", "b-0", "c-0"}, wan, extraYAML...)
+}
+
+// newClusterOf is newClusterIn in a world whose nodes are nodes.
+func newClusterOf(t *testing.T, world string, nodes []string, wan bool, extraYAML ...string) *cluster {
 	c := &cluster{t: t, bin: buildBinary(t), dir: t.TempDir(), procs: map[string]*proc{}, addrs: map[string][3]string{}}
 	var b strings.Builder
 	fmt.Fprintf(&b, "cluster:\n  name: test\n  world: %q\n  wan_emulation: %v\n  nodes:\n", world, wan)
-	for _, n := range []string{"a-0", "b-0", "c-0"} {
+	for _, n := range nodes {
 		a := [3]string{freeAddr(t), freeAddr(t), freeAddr(t)}
 		c.addrs[n] = a
 		fmt.Fprintf(&b, "    %s: {peer: %q, resp: %q, http: %q}\n", n, a[0], a[1], a[2])

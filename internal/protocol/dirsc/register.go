@@ -67,3 +67,15 @@ func (k registered) Floor(region int, op protocol.Op, oneWay func(a, b int) time
 func (k registered) Load(key string, rec store.Record) (string, store.Record) {
 	return loadKey(key), rec
 }
+
+// Counters implements protocol.Counted: the gauge directory_leader is 1 on
+// the node that leads the directory's group (as it knows it), else 0.
+func (r *Replica) Counters(int64) []protocol.Counter {
+	lead := 0
+	if r.dir != nil && r.dir.g.IsLeader() {
+		lead = 1
+	}
+	return []protocol.Counter{
+		protocol.Gauge("directory_leader", "1 if this node leads the directory's replica group, else 0.", lead),
+	}
+}

@@ -1,0 +1,267 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lightcone/lightcone/internal/check"
+)
+
+// The settings of TestDirectoryFailoverOnRealServers, from which its
+// resume bound is derived.
+const (
+	foOneWay        = 30 * time.Millisecond // between regions
+	foTick          = 20 * time.Millisecond // directory_tick
+	foElectionTicks = 10                    // directory_election_ticks (E)
+	foResend        = 200 * time.Millisecond
+	foShareLease    = time.Second
+	foDriftPPM      = 100
+	// foSlack covers what the settings do not: process scheduling and
+	// fsyncs of six processes on a shared CI machine.
+	foSlack = 500 * time.Millisecond
+)
+
+// foResumeBound is how long after the directory leader's death a write
+// miss must succeed again: a follower campaigns within 2·E·tick (the
+// longest election timeout, counted from the last heartbeat, at most a
+// tick before the crash), a frontend's request reaches a live replica
+// within 2·resend_interval (it first retries the dead leader's address),
+// the new leader may wait out a sharer's stretched lease
+// L·(1+ρ)/(1−ρ) (rule D4), and the election, forwarding, invalidation and
+// grant take at most 4 WAN round trips; plus foSlack. The same bound as
+// the simulator's TestFailover (dirsc doc.go).
+func foResumeBound() time.Duration {
+	rho := float64(foDriftPPM) / 1e6
+	stretched := time.Duration(float64(foShareLease) * (1 + rho) / (1 - rho))
+	return 2*foElectionTicks*foTick + 2*foResend + stretched + 4*2*foOneWay + foSlack
+}
+
+// foWorld: three regions of two nodes each, foOneWay apart. Each region's
+// first node is its frontend; the directory's three replicas go on the
+// second nodes (a-1, b-1, c-1: non-frontend nodes first), so killing the
+// directory leader kills no frontend.
+var foWorld = fmt.Sprintf(`name: wan3x2
+description: three regions of two nodes, %[1]d ms apart one way (tests)
+nodes_per_region: 2
+regions:
+  - {name: a, provider: local, lat: 0, long: 0}
+  - {name: b, provider: local, lat: 0, long: 0}
+  - {name: c, provider: local, lat: 0, long: 0}
+intra:
+  one_way_ms: 0.05
+  jitter: {dist: none}
+links:
+  - {from: a, to: b, one_way_ms: %[1]d, jitter: {dist: none}}
+  - {from: a, to: c, one_way_ms: %[1]d, jitter: {dist: none}}
+  - {from: b, to: c, one_way_ms: %[1]d, jitter: {dist: none}}
+`, foOneWay.Milliseconds())
+
+// TestDirectoryFailoverOnRealServers (issue 13): six real processes with
+// WAN emulation and an sc keyspace whose directory has three replicas in
+// three regions. Clients in regions a and b read and write while the
+// directory's leader (found by its directory_leader gauge on /status) is
+// killed with -9. A write miss from region a (a row region b holds
+// Modified, which needs the directory) must succeed within foResumeBound
+// of the kill, another replica must lead, and the whole history must be
+// linearizable.
+func TestDirectoryFailoverOnRealServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	worldFile := filepath.Join(t.TempDir(), "wan3x2.yaml")
+	if err := os.WriteFile(worldFile, []byte(foWorld), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dirNodes := []string{"a-1", "b-1", "c-1"}
+	c := newClusterOf(t, worldFile, []string{"a-0", "a-1", "b-0", "b-1", "c-0", "c-1"}, true, fmt.Sprintf(
+		"keyspaces:\n  - {name: sc, protocol: sc, directory_regions: [a, b, c], directory_replicas: 3, "+
+			"directory_tick: %v, directory_election_ticks: %d, resend_interval: %v, share_lease: %v, max_drift_ppm: %d}\n",
+		foTick, foElectionTicks, foResend, foShareLease, foDriftPPM))
+	ctx := context.Background()
+	conn := func(n string) *redis.Client {
+		cl := redis.NewClient(&redis.Options{Addr: c.addrs[n][1], Protocol: 2, MaxRetries: -1, PoolSize: 1, ReadTimeout: 10 * time.Second})
+		t.Cleanup(func() { cl.Close() })
+		if err := cl.Do(ctx, "LC.KEYSPACE", "sc").Err(); err != nil {
+			t.Fatalf("%s: LC.KEYSPACE sc: %v", n, err)
+		}
+		return cl
+	}
+	// leaders returns the nodes among ns whose directory_leader gauge is 1.
+	leaders := func(ns []string) []string {
+		var out []string
+		for _, n := range ns {
+			var st struct {
+				Keyspaces []struct {
+					Name     string
+					Counters map[string]float64
+				}
+			}
+			if err := json.Unmarshal([]byte(httpBody(t, "http://"+c.addrs[n][2]+"/status")), &st); err != nil {
+				t.Fatalf("%s /status: %v", n, err)
+			}
+			for _, k := range st.Keyspaces {
+				if k.Name == "sc" && k.Counters["directory_leader"] == 1 {
+					out = append(out, n)
+				}
+			}
+		}
+		return out
+	}
+	pa, pb := conn("a-0"), conn("b-0")
+	for n, cl := range map[string]*redis.Client{"a-0": pa, "b-0": pb} {
+		pollUntil(t, n+" serves sc", 20*time.Second, func() error {
+			if err := cl.Get(ctx, "warm").Err(); err != redis.Nil {
+				return fmt.Errorf("GET warm = %v; want nil", err)
+			}
+			return nil
+		})
+	}
+	var leader string
+	pollUntil(t, "one directory leader", 10*time.Second, func() error {
+		ls := leaders(dirNodes)
+		if len(ls) != 1 {
+			return fmt.Errorf("directory_leader is 1 on %v; want one of %v", ls, dirNodes)
+		}
+		leader = ls[0]
+		return nil
+	})
+	if fe := leaders([]string{"a-0", "b-0", "c-0"}); len(fe) != 0 {
+		t.Fatalf("frontends %v report leading the directory; want its replicas on a-1, b-1, c-1", fe)
+	}
+
+	start := time.Now()
+	var (
+		mu   sync.Mutex
+		hist check.History
+		wg   sync.WaitGroup
+		stop atomic.Bool
+	)
+	record := func(op check.Op) {
+		mu.Lock()
+		hist.Ops = append(hist.Ops, op)
+		mu.Unlock()
+	}
+	// write records a SET of key to v by session *sess and reports whether
+	// it was acknowledged; a write that errs may still take effect, so the
+	// client's later operations form a new session.
+	write := func(cl *redis.Client, sess *int64, key, v string) bool {
+		op := check.Op{Client: *sess, Key: key, Kind: check.Write, Value: v, Found: true, Call: int64(time.Since(start)), Outcome: check.OK}
+		err := cl.Set(ctx, key, v, 0).Err()
+		op.Return = int64(time.Since(start))
+		if err != nil {
+			op.Outcome, op.Return = check.Unknown, check.Never
+			*sess += 1000
+		}
+		record(op)
+		return err == nil
+	}
+	keys := []string{"x", "y"}
+	for i, n := range []string{"a-0", "b-0", "a-0", "b-0"} {
+		cl := conn(n)
+		wg.Go(func() {
+			sess := int64(i)
+			for seq := 0; !stop.Load(); seq++ {
+				key := keys[seq%len(keys)]
+				if (seq+i)%3 == 0 {
+					write(cl, &sess, key, fmt.Sprintf("c%d-%d", i, seq))
+					continue
+				}
+				op := check.Op{Client: sess, Key: key, Call: int64(time.Since(start)), Outcome: check.OK}
+				v, err := cl.Get(ctx, key).Result()
+				op.Return = int64(time.Since(start))
+				setRead(&op, v, err)
+				record(op)
+			}
+		})
+	}
+	defer func() { stop.Store(true); wg.Wait() }()
+
+	// The probe row p is Modified at b's frontend before the kill, so a
+	// write from a needs a grant from the directory; a has not asked for p
+	// before the kill, so an acknowledged write from a proves a grant by
+	// a leader elected after it.
+	sessA, sessB := int64(100), int64(101)
+	pollUntil(t, "b writes p", 10*time.Second, func() error {
+		if !write(pb, &sessB, "p", "b") {
+			return fmt.Errorf("SET p from b failed")
+		}
+		return nil
+	})
+	// Kill mid-run: once the workload has completed some writes.
+	pollUntil(t, "the workload writes", 20*time.Second, func() error {
+		mu.Lock()
+		_, w := completed(hist)
+		mu.Unlock()
+		if w < 20 {
+			return fmt.Errorf("%d writes completed; want 20 before the kill", w)
+		}
+		return nil
+	})
+	c.kill(leader)
+	killed := time.Now()
+	bound := foResumeBound()
+	var resumed time.Duration
+	for i := 0; ; i++ {
+		if write(pa, &sessA, "p", fmt.Sprintf("a%d", i)) {
+			resumed = time.Since(killed)
+			break
+		}
+		if time.Since(killed) > bound+5*time.Second {
+			t.Fatalf("no write miss succeeded within %v of killing the directory leader %s", time.Since(killed), leader)
+		}
+	}
+	var others []string
+	for _, n := range dirNodes {
+		if n != leader {
+			others = append(others, n)
+		}
+	}
+	newLeader := leaders(others)
+	t.Logf("killed directory leader %s; a write miss from a succeeded %v later (bound %v); new leader %v",
+		leader, resumed.Round(time.Millisecond), bound, newLeader)
+	if resumed > bound {
+		t.Errorf("a write miss succeeded %v after the directory leader's kill; want within %v "+
+			"(2·E·tick + 2·resend_interval + stretched lease + 4 RTT + %v slack)", resumed, bound, foSlack)
+	}
+	if len(newLeader) != 1 {
+		t.Errorf("after the failover directory_leader is 1 on %v; want one of %v", newLeader, others)
+	}
+	// And back: b's write miss, then a few more seconds of the workload.
+	if !write(pb, &sessB, "p", "b-after") {
+		t.Errorf("SET p from b after the failover failed")
+	}
+	resume := time.Now()
+	for time.Since(resume) < time.Second {
+		record(readOp(pa, start, sessA, "p"))
+	}
+	stop.Store(true)
+	wg.Wait()
+
+	reads, writes := completed(hist)
+	if reads < 20 || writes < 10 {
+		t.Fatalf("only %d reads and %d writes completed: too little to check", reads, writes)
+	}
+	res := check.Linearizable(hist, 30*time.Second)
+	t.Logf("%d operations (%d reads, %d writes completed): %s %s", len(hist.Ops), reads, writes, res.Model, res.Verdict)
+	if res.Verdict != check.Pass {
+		t.Fatalf("linearizability: %s: %s", res.Verdict, res.Detail)
+	}
+}
+
+// readOp performs and returns a GET of key by session sess.
+func readOp(cl *redis.Client, start time.Time, sess int64, key string) check.Op {
+	op := check.Op{Client: sess, Key: key, Call: int64(time.Since(start)), Outcome: check.OK}
+	v, err := cl.Get(context.Background(), key).Result()
+	op.Return = int64(time.Since(start))
+	setRead(&op, v, err)
+	return op
+}
