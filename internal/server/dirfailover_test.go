@@ -33,16 +33,18 @@ const (
 // foResumeBound is how long after the directory leader's death a write
 // miss must succeed again: a follower campaigns within 2·E·tick (the
 // longest election timeout, counted from the last heartbeat, at most a
-// tick before the crash), a frontend's request reaches a live replica
+// tick before the crash), and again within another 2·E·tick if the two
+// survivors split their votes; a frontend's request reaches a live replica
 // within 2·resend_interval (it first retries the dead leader's address),
 // the new leader may wait out a sharer's stretched lease
 // L·(1+ρ)/(1−ρ) (rule D4), and the election, forwarding, invalidation and
-// grant take at most 4 WAN round trips; plus foSlack. The same bound as
-// the simulator's TestFailover (dirsc doc.go).
+// grant take at most 4 WAN round trips; plus foSlack. It is the
+// simulator's TestFailover bound (dirsc doc.go) plus one split vote and
+// the slack: 2.94s with these settings.
 func foResumeBound() time.Duration {
 	rho := float64(foDriftPPM) / 1e6
 	stretched := time.Duration(float64(foShareLease) * (1 + rho) / (1 - rho))
-	return 2*foElectionTicks*foTick + 2*foResend + stretched + 4*2*foOneWay + foSlack
+	return 4*foElectionTicks*foTick + 2*foResend + stretched + 4*2*foOneWay + foSlack
 }
 
 // foWorld: three regions of two nodes each, foOneWay apart. Each region's
@@ -175,11 +177,7 @@ func TestDirectoryFailoverOnRealServers(t *testing.T) {
 					write(cl, &sess, key, fmt.Sprintf("c%d-%d", i, seq))
 					continue
 				}
-				op := check.Op{Client: sess, Key: key, Call: int64(time.Since(start)), Outcome: check.OK}
-				v, err := cl.Get(ctx, key).Result()
-				op.Return = int64(time.Since(start))
-				setRead(&op, v, err)
-				record(op)
+				record(readOp(cl, start, sess, key))
 			}
 		})
 	}
@@ -230,7 +228,7 @@ func TestDirectoryFailoverOnRealServers(t *testing.T) {
 		leader, resumed.Round(time.Millisecond), bound, newLeader)
 	if resumed > bound {
 		t.Errorf("a write miss succeeded %v after the directory leader's kill; want within %v "+
-			"(2·E·tick + 2·resend_interval + stretched lease + 4 RTT + %v slack)", resumed, bound, foSlack)
+			"(2·2·E·tick + 2·resend_interval + stretched lease + 4 RTT + %v slack)", resumed, bound, foSlack)
 	}
 	if len(newLeader) != 1 {
 		t.Errorf("after the failover directory_leader is 1 on %v; want one of %v", newLeader, others)
