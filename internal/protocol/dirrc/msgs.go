@@ -2,6 +2,7 @@ package dirrc
 
 import (
 	"fmt"
+	"github.com/lightcone/lightcone/internal/protocol/rsm"
 
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -115,7 +116,7 @@ func (*FwdReply) Kind() string     { return "rc.fwd_reply" }
 
 // MessageTypes lists the protocol's messages for the network codec.
 func MessageTypes() []wire.MsgType {
-	return []wire.MsgType{
+	return append([]wire.MsgType{
 		{Kind: "rc.fe_acquire", New: func() wire.Encodable { return new(FeAcquire) }},
 		{Kind: "rc.fe_release", New: func() wire.Encodable { return new(FeRelease) }},
 		{Kind: "rc.grant", New: func() wire.Encodable { return new(Grant) }},
@@ -125,7 +126,7 @@ func MessageTypes() []wire.MsgType {
 		{Kind: "rc.sync_resp", New: func() wire.Encodable { return new(SyncResp) }},
 		{Kind: "rc.fwd", New: func() wire.Encodable { return new(Fwd) }},
 		{Kind: "rc.fwd_reply", New: func() wire.Encodable { return new(FwdReply) }},
-	}
+	}, rsm.MessageTypes()...)
 }
 
 // maxList bounds decoded lists: a corrupt length cannot allocate without
