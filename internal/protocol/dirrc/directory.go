@@ -30,6 +30,9 @@ type dirRow struct {
 	// deadline is the head's forced release on this replica's clock:
 	// only the leader's is used (memory only, rules 7, R4).
 	deadline int64
+	// forcing is the epoch this replica, as leader, proposed to force
+	// out: it renews that head no more (rule R3).
+	forcing uint64
 }
 
 // maxChain bounds a row's sync chain. The chain only grows past one entry
@@ -43,6 +46,7 @@ const (
 	cmdRelease                 // key, frontend, nonce, epoch, current: fe_release
 	cmdConfirm                 // key, frontend, nonce, epoch: a heartbeat reported the copy current
 	cmdForce                   // key, epoch: the leader's forced release (rule 7)
+	cmdBarrier                 // "", replica, nonce: a new leader's first command (rule R4)
 )
 
 // directory is one replica of the central directory (thesis §4.3.1: a
@@ -63,6 +67,11 @@ type directory struct {
 	// may still answer (rule R4).
 	leaseFloor int64
 	forced     uint64 // forced releases applied as leader (counter)
+	// barrier is the nonce of this leader's cmdBarrier; ready, that it
+	// was applied: every command of earlier leaders (a forced release
+	// among them) is applied, and heartbeats may be answered (rule R4).
+	barrier uint64
+	ready   bool
 }
 
 func newDirectory(ks *Keyspace, id wire.NodeID) *directory {
@@ -97,6 +106,7 @@ func (d *directory) row(key string) *dirRow {
 // can be forced out, and its grant is sent again (a lost or never-sent
 // grant; the frontend ignores one it already took).
 func (d *directory) resume(e env.Env) {
+	d.proposeBarrier(e)
 	d.leaseFloor = e.Now() + int64(d.ks.cfg.HoldLease+d.ks.resumeGrace())
 	for _, key := range slices.Sorted(maps.Keys(d.rows)) {
 		r := d.rows[key]
@@ -106,6 +116,14 @@ func (d *directory) resume(e env.Env) {
 		r.deadline = max(r.deadline, d.leaseFloor)
 		d.sendGrant(e, key, r)
 	}
+}
+
+// proposeBarrier queues a new leader's first command: heartbeats wait for
+// it to be applied (rule R4).
+func (d *directory) proposeBarrier(e env.Env) {
+	d.ready, d.barrier = false, e.Rand().Uint64()|1
+	b := wire.AppendString([]byte{cmdBarrier}, "")
+	d.prop.Queue(wire.AppendUvarint(wire.AppendVarint(b, int64(d.id)), d.barrier))
 }
 
 func (d *directory) propose(e env.Env, cmd []byte) {
@@ -180,6 +198,11 @@ func (d *directory) Apply(e env.Env, index uint64, cmd []byte) []byte {
 		}
 		d.dequeueHead(r)
 		d.grantNext(e, key, r)
+	case cmdBarrier:
+		from, nonce := wire.NodeID(dec.Varint()), dec.Uvarint()
+		if dec.Err() == nil && from == d.id && nonce == d.barrier {
+			d.ready = true
+		}
 	default:
 		env.Invariant(e, false, "rc: directory command %d has unknown kind %d", index, cmd[0])
 	}
@@ -275,13 +298,13 @@ func (d *directory) event(e env.Env, what string) {
 // copy reported current becomes a command. A follower does not answer: it
 // cannot renew the leader's deadlines (the frontend moves on, rule R5).
 func (d *directory) onHeartbeat(e env.Env, from wire.NodeID, m *Heartbeat) {
-	if !d.g.IsLeader() {
+	if !d.g.IsLeader() || !d.ready {
 		return
 	}
 	ack := &HeartbeatAck{Seq: m.Seq}
 	for _, h := range m.Holds {
 		r := d.rows[h.Key]
-		if r == nil || len(r.queue) == 0 || r.queue[0] != (entry{from, h.Nonce}) || h.Epoch != r.epoch {
+		if r == nil || len(r.queue) == 0 || r.queue[0] != (entry{from, h.Nonce}) || h.Epoch != r.epoch || r.forcing == r.epoch {
 			continue
 		}
 		r.deadline = max(r.deadline, e.Now()+int64(d.ks.cfg.HoldLease))
@@ -304,9 +327,13 @@ func (d *directory) tick(e env.Env) {
 	if !d.g.IsLeader() {
 		return
 	}
+	if !d.ready {
+		d.proposeBarrier(e) // the last one may have been lost
+	}
 	now := e.Now()
 	for _, k := range slices.Sorted(maps.Keys(d.rows)) {
 		if r := d.rows[k]; len(r.queue) > 0 && r.deadline <= now {
+			r.forcing = r.epoch
 			d.prop.Queue(wire.AppendUvarint(wire.AppendString([]byte{cmdForce}, k), r.epoch))
 		}
 	}

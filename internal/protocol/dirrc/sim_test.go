@@ -146,6 +146,7 @@ func TestTeethNoSyncAtAcquire(t *testing.T) {
 // TestRegressionSeeds replays every seed that once found a bug.
 func TestRegressionSeeds(t *testing.T) {
 	simtest.Regressions(t, swarmConfig,
+		514, 949, // a new leader renewed a head that an earlier leader's forced release, still unapplied, was about to end (fix: a leader answers heartbeats only after its barrier command, and not for a head it proposed to force out)
 		628, // a duplicated fe_acquire queued a released nonce again; a duplicated heartbeat then confirmed a grant never served, and the next head skipped the real last writer (fix: holds and releases name their epoch)
 	)
 }
