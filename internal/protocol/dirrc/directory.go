@@ -232,6 +232,9 @@ func (d *directory) applyAcquire(e env.Env, key string, from wire.NodeID, nonce 
 		if len(r.queue) == 1 {
 			d.grantHead(e, key, r)
 		}
+	case staleNonce(nonce, r.queue[i].Nonce):
+		// An older attempt of the same incarnation, reordered or
+		// forwarded late: the frontend gave it up for the queued one.
 	case r.queue[i].Nonce == nonce:
 		if i == 0 && d.g.IsLeader() { // the grant was lost: send it again
 			d.sendGrant(e, key, r)
@@ -244,6 +247,10 @@ func (d *directory) applyAcquire(e env.Env, key string, from wire.NodeID, nonce 
 		r.queue[i].Nonce = nonce
 	}
 }
+
+// staleNonce says fe_acquire nonce n comes from the same frontend
+// incarnation as queued nonce q (high 32 bits) and is older.
+func staleNonce(n, q uint64) bool { return n>>32 == q>>32 && n < q }
 
 // dequeueHead removes the head and records it as the newest sync source:
 // alone if it reported its copy current, else ahead of the older sources

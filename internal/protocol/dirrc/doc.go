@@ -23,7 +23,10 @@
 //     enqueues, fe_release dequeues the head (§4.3.1). Each fe_acquire
 //     carries a fresh nonce; one from a frontend already queued under
 //     another nonce gives up its old place (it lapsed or restarted): if it
-//     was the head, that is its release, and it goes to the back.
+//     was the head, that is its release, and it goes to the back. Nonces
+//     count up within a frontend's incarnation (random high bits): an
+//     older one of the same incarnation (reordered, or forwarded late by
+//     a directory follower) is ignored.
 //  4. A new head is granted the row at a new epoch, with the sync chain:
 //     the former holders to sync from, newest first (the thesis names the
 //     last releaser).
@@ -56,26 +59,26 @@
 // The directory is replicated (seed 002 A.3, "State machine replication
 // can be used"; internal/protocol/rsm):
 //
-//  R1. fe_acquire, fe_release, a heartbeat's report that the head's copy
-//      is current, and a forced release (naming the epoch it ends) are
-//      commands of the group, applied in log order on every replica: the
-//      queues, epochs, confirmations and chains of rules 3–5 are the same
-//      on every replica. A follower's proposal goes to the leader.
-//  R2. The leader sends each grant as it applies it: the command is in a
-//      majority's durable logs, so persist before send holds.
-//  R3. Heartbeat deadlines (rule 7) are the leader's, in memory: only the
-//      leader answers heartbeats and renews; its timer proposes a forced
-//      release for an expired head, and from then on it renews that head
-//      no more.
-//  R4. A new leader first proposes a barrier command and answers no
-//      heartbeat until it has applied it (so every forced release an
-//      earlier leader proposed is applied first); it gives every head
-//      hold_lease plus (2E+1) ticks, stretched by ρ, before it may force
-//      it out (a deposed leader may answer heartbeats until rsm steps it
-//      down, rsm rule 5); and it sends every head's grant again.
-//  R5. A frontend sends to the replica it last heard a grant or heartbeat
-//      answer from, and moves to the next after resend_interval +
-//      heartbeat_interval without a word while it has rows outstanding.
+//	R1. fe_acquire, fe_release, a heartbeat's report that the head's copy
+//	    is current, and a forced release (naming the epoch it ends) are
+//	    commands of the group, applied in log order on every replica: the
+//	    queues, epochs, confirmations and chains of rules 3–5 are the same
+//	    on every replica. A follower's proposal goes to the leader.
+//	R2. The leader sends each grant as it applies it: the command is in a
+//	    majority's durable logs, so persist before send holds.
+//	R3. Heartbeat deadlines (rule 7) are the leader's, in memory: only the
+//	    leader answers heartbeats and renews; its timer proposes a forced
+//	    release for an expired head, and from then on it renews that head
+//	    no more.
+//	R4. A new leader first proposes a barrier command and answers no
+//	    heartbeat until it has applied it (so every forced release an
+//	    earlier leader proposed is applied first); it gives every head
+//	    hold_lease plus (2E+1) ticks, stretched by ρ, before it may force
+//	    it out (a deposed leader may answer heartbeats until rsm steps it
+//	    down, rsm rule 5); and it sends every head's grant again.
+//	R5. A frontend sends to the replica it last heard a grant or heartbeat
+//	    answer from, and moves to the next after resend_interval +
+//	    heartbeat_interval without a word while it has rows outstanding.
 //
 // A forced release (rule 7) keeps what the evicted holder wrote: the next
 // head syncs from it (rule 5) — it waits for the evicted frontend to

@@ -69,6 +69,11 @@ type frontend struct {
 	// outstanding (rule R5). heardAt is when it was last heard from.
 	dir     dirgroup.Tracker
 	heardAt int64
+	// inc and seq make fe_acquire nonces: inc (random per incarnation) in
+	// the high 32 bits, seq counting up in the low, so the directory can
+	// tell a stale fe_acquire of this incarnation (reordered, or a
+	// proposal forwarded late) from a newer one (rule 3).
+	inc, seq uint64
 	// counters
 	evictions, lapses, syncs uint64
 }
@@ -79,6 +84,7 @@ func newFrontend(ks *Keyspace, id wire.NodeID) *frontend {
 
 func (f *frontend) start(e env.Env) {
 	f.heardAt = e.Now()
+	f.inc, f.seq = e.Rand().Uint64()>>32, 0
 	e.SetTimer(f.ks.cfg.HeartbeatInterval, feTick{})
 }
 
@@ -180,7 +186,8 @@ func (f *frontend) request(e env.Env, c client, id wire.RequestID, op wire.Op, k
 // startAcquire sends fe_acquire under a fresh nonce (rule 3).
 func (f *frontend) startAcquire(e env.Env, key string, r *feRow) {
 	now := e.Now()
-	r.state, r.nonce, r.base, r.lastSend, r.wanted = acquiring, e.Rand().Uint64()|1, now, now, false
+	f.seq++
+	r.state, r.nonce, r.base, r.lastSend, r.wanted = acquiring, f.inc<<32|f.seq&(1<<32-1)|1<<31, now, now, false
 	e.Send(f.dir.Target(), &FeAcquire{Key: key, Nonce: r.nonce})
 }
 
