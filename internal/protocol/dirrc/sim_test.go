@@ -147,7 +147,7 @@ func TestTeethNoSyncAtAcquire(t *testing.T) {
 func TestRegressionSeeds(t *testing.T) {
 	simtest.Regressions(t, swarmConfig,
 		514, 949, // a new leader renewed a head that an earlier leader's forced release, still unapplied, was about to end (fix: a leader answers heartbeats only after its barrier command, and not for a head it proposed to force out)
-		710,      // a frontend's stale fe_acquire (a reordered, forwarded proposal) was applied after its newer one and, as "a new nonce of the head", released the hold the frontend was serving (fix: nonces count up within an incarnation; an older one is ignored)
+		710, // a frontend's stale fe_acquire (a reordered, forwarded proposal) was applied after its newer one and, as "a new nonce of the head", released the hold the frontend was serving (fix: nonces count up within an incarnation; an older one is ignored)
 		628, // a duplicated fe_acquire queued a released nonce again; a duplicated heartbeat then confirmed a grant never served, and the next head skipped the real last writer (fix: holds and releases name their epoch)
 	)
 }
