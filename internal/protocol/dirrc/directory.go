@@ -33,6 +33,10 @@ type dirRow struct {
 	// forcing is the epoch this replica, as leader, proposed to force
 	// out: it renews that head no more (rule R3).
 	forcing uint64
+	forceAt int64 // when forcing was last proposed
+	// confirming is the epoch a cmdConfirm was proposed for, and when.
+	confirming   uint64
+	confirmingAt int64
 }
 
 // maxChain bounds a row's sync chain. The chain only grows past one entry
@@ -132,12 +136,17 @@ func (d *directory) propose(e env.Env, cmd []byte) {
 }
 
 // onAcquire: fe_acquire becomes a command; a follower's proposal goes to
-// the leader. A resent fe_acquire of the current head is answered by the
-// leader at once (its grant was lost).
+// the leader. A resent fe_acquire the leader has queued already is
+// answered at once (the head's grant was lost) or dropped (it waits).
 func (d *directory) onAcquire(e env.Env, from wire.NodeID, m *FeAcquire) {
-	if r := d.rows[m.Key]; r != nil && d.g.IsLeader() && len(r.queue) > 0 && r.queue[0] == (entry{from, m.Nonce}) {
-		d.sendGrant(e, m.Key, r)
-		return
+	if r := d.rows[m.Key]; r != nil && d.g.IsLeader() {
+		switch i := slices.Index(r.queue, entry{from, m.Nonce}); {
+		case i == 0:
+			d.sendGrant(e, m.Key, r)
+			return
+		case i > 0:
+			return // queued already: no log entry for a waiting frontend's resend
+		}
 	}
 	b := wire.AppendString([]byte{cmdAcquire}, m.Key)
 	b = wire.AppendUvarint(wire.AppendVarint(b, int64(from)), m.Nonce)
@@ -315,7 +324,8 @@ func (d *directory) onHeartbeat(e env.Env, from wire.NodeID, m *Heartbeat) {
 			continue
 		}
 		r.deadline = max(r.deadline, e.Now()+int64(d.ks.cfg.HoldLease))
-		if h.Current && !r.confirmed {
+		if h.Current && !r.confirmed && (r.confirming != r.epoch || e.Now()-r.confirmingAt >= int64(d.ks.cfg.ResendInterval)) {
+			r.confirming, r.confirmingAt = r.epoch, e.Now()
 			b := wire.AppendString([]byte{cmdConfirm}, h.Key)
 			b = wire.AppendUvarint(wire.AppendVarint(b, int64(from)), h.Nonce)
 			d.prop.Queue(wire.AppendUvarint(b, h.Epoch))
@@ -340,7 +350,10 @@ func (d *directory) tick(e env.Env) {
 	now := e.Now()
 	for _, k := range slices.Sorted(maps.Keys(d.rows)) {
 		if r := d.rows[k]; len(r.queue) > 0 && r.deadline <= now {
-			r.forcing = r.epoch
+			if r.forcing == r.epoch && now-r.forceAt < int64(d.ks.cfg.ResendInterval) {
+				continue // proposed already; again should it be lost
+			}
+			r.forcing, r.forceAt = r.epoch, now
 			d.prop.Queue(wire.AppendUvarint(wire.AppendString([]byte{cmdForce}, k), r.epoch))
 		}
 	}
