@@ -25,8 +25,7 @@ type Config struct {
 	// DirectoryReplicas is how many nodes run the directory as one
 	// replicated state machine group (internal/protocol/rsm, Raft); it
 	// tolerates the loss of (n−1)/2 of them. 1 is the thesis's single
-	// directory. Default: 3, or as many nodes as DirectoryRegions have if
-	// fewer.
+	// directory. Default: 1 for now (see doc.go, "Replicated directory").
 	DirectoryReplicas int `yaml:"directory_replicas"`
 	// DirectoryTick is the directory group's tick (rsm
 	// Config.TickInterval): heartbeats every tick. Default 50ms.
@@ -71,6 +70,11 @@ type Config struct {
 
 // EnsureDefaults fills unset fields.
 func (c *Config) EnsureDefaults(w *topo.World) {
+	if c.DirectoryReplicas == 0 {
+		// One replica until a replicated RC directory keeps holds alive
+		// through storage faults (see doc.go, "Replicated directory").
+		c.DirectoryReplicas = 1
+	}
 	pl := c.placement()
 	pl.EnsureDefaults(w)
 	c.setPlacement(pl)
