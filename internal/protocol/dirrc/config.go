@@ -25,7 +25,8 @@ type Config struct {
 	// DirectoryReplicas is how many nodes run the directory as one
 	// replicated state machine group (internal/protocol/rsm, Raft); it
 	// tolerates the loss of (n−1)/2 of them. 1 is the thesis's single
-	// directory. Default: 1 for now (see doc.go, "Replicated directory").
+	// directory. Default: 1 (doc.go, "Crashes": a group of 3 loses its
+	// majority too often under storage faults).
 	DirectoryReplicas int `yaml:"directory_replicas"`
 	// DirectoryTick is the directory group's tick (rsm
 	// Config.TickInterval): heartbeats every tick. Default 50ms.
@@ -71,8 +72,8 @@ type Config struct {
 // EnsureDefaults fills unset fields.
 func (c *Config) EnsureDefaults(w *topo.World) {
 	if c.DirectoryReplicas == 0 {
-		// One replica until a replicated RC directory keeps holds alive
-		// through storage faults (see doc.go, "Replicated directory").
+		// One replica: under storage faults a group of 3 loses its
+		// majority too often (doc.go, "Crashes").
 		c.DirectoryReplicas = 1
 	}
 	pl := c.placement()

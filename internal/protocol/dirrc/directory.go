@@ -118,7 +118,7 @@ func (d *directory) resume(e env.Env) {
 			continue
 		}
 		r.deadline = max(r.deadline, d.leaseFloor)
-		d.sendGrant(e, key, r)
+		d.sendGrant(e, key, r, 0)
 	}
 }
 
@@ -142,7 +142,17 @@ func (d *directory) onAcquire(e env.Env, from wire.NodeID, m *FeAcquire) {
 	if r := d.rows[m.Key]; r != nil && d.g.IsLeader() {
 		switch i := slices.Index(r.queue, entry{from, m.Nonce}); {
 		case i == 0:
-			d.sendGrant(e, m.Key, r)
+			// The head asks again: its grant was lost or came too late
+			// to serve. A leader that knows every earlier leader's
+			// forced releases (ready) and is not forcing this head out
+			// renews it and echoes this fe_acquire, so the head's lease
+			// counts from it (rules 6, 7, R3).
+			sent := int64(0)
+			if d.ready && r.forcing != r.epoch {
+				r.deadline = max(r.deadline, e.Now()+int64(d.ks.cfg.HoldLease))
+				sent = m.Sent
+			}
+			d.sendGrant(e, m.Key, r, sent)
 			return
 		case i > 0:
 			return // queued already: no log entry for a waiting frontend's resend
@@ -150,7 +160,7 @@ func (d *directory) onAcquire(e env.Env, from wire.NodeID, m *FeAcquire) {
 	}
 	b := wire.AppendString([]byte{cmdAcquire}, m.Key)
 	b = wire.AppendUvarint(wire.AppendVarint(b, int64(from)), m.Nonce)
-	d.propose(e, b)
+	d.propose(e, wire.AppendVarint(b, m.Sent))
 }
 
 // onRelease: fe_release becomes a command (stale ones are ignored when
@@ -173,9 +183,9 @@ func (d *directory) Apply(e env.Env, index uint64, cmd []byte) []byte {
 	key := dec.String()
 	switch cmd[0] {
 	case cmdAcquire:
-		from, nonce := wire.NodeID(dec.Varint()), dec.Uvarint()
+		from, nonce, sent := wire.NodeID(dec.Varint()), dec.Uvarint(), dec.Varint()
 		if dec.Err() == nil {
-			d.applyAcquire(e, key, from, nonce)
+			d.applyAcquire(e, key, from, nonce, sent)
 		}
 	case cmdRelease:
 		from, nonce, epoch, current := wire.NodeID(dec.Varint()), dec.Uvarint(), dec.Uvarint(), dec.Bool()
@@ -232,26 +242,26 @@ func (d *directory) Readable(env.Env, uint64) {}
 // under another nonce has given up that place (it released, lapsed or
 // restarted): if it was the head this is its release, and it goes to the
 // back of the queue.
-func (d *directory) applyAcquire(e env.Env, key string, from wire.NodeID, nonce uint64) {
+func (d *directory) applyAcquire(e env.Env, key string, from wire.NodeID, nonce uint64, sent int64) {
 	r := d.row(key)
 	i := slices.IndexFunc(r.queue, func(q entry) bool { return q.FE == from })
 	switch {
 	case i < 0:
 		r.queue = append(r.queue, entry{from, nonce})
 		if len(r.queue) == 1 {
-			d.grantHead(e, key, r)
+			d.grantHead(e, key, r, sent)
 		}
 	case staleNonce(nonce, r.queue[i].Nonce):
 		// An older attempt of the same incarnation, reordered or
 		// forwarded late: the frontend gave it up for the queued one.
 	case r.queue[i].Nonce == nonce:
 		if i == 0 && d.g.IsLeader() { // the grant was lost: send it again
-			d.sendGrant(e, key, r)
+			d.sendGrant(e, key, r, 0)
 		}
 	case i == 0:
 		d.dequeueHead(r)
 		r.queue = append(r.queue, entry{from, nonce})
-		d.grantHead(e, key, r)
+		d.grantHead(e, key, r, sent)
 	default:
 		r.queue[i].Nonce = nonce
 	}
@@ -280,27 +290,32 @@ func (d *directory) dequeueHead(r *dirRow) {
 
 func (d *directory) grantNext(e env.Env, key string, r *dirRow) {
 	if len(r.queue) > 0 {
-		d.grantHead(e, key, r)
+		d.grantHead(e, key, r, 0)
 	}
 }
 
 // grantHead grants the row to the head of the queue at a new epoch, naming
 // the sync chain (rule 4). Every replica takes the new epoch; the leader
 // sends the grant (rule R2): the command is in a majority's durable logs,
-// so persist before send holds.
-func (d *directory) grantHead(e env.Env, key string, r *dirRow) {
+// so persist before send holds. sent is the Sent of the fe_acquire command
+// that queued the head into an empty queue (0: another's release): it is
+// in the log, so every leader that applies the command echoes the same
+// value, and a forced release of this epoch follows a deadline set after
+// it was received.
+func (d *directory) grantHead(e env.Env, key string, r *dirRow, sent int64) {
 	r.epoch++
 	r.confirmed = false
 	r.deadline = max(e.Now()+int64(d.ks.cfg.HoldLease), d.leaseFloor)
 	if d.g.IsLeader() {
-		d.sendGrant(e, key, r)
+		d.sendGrant(e, key, r, sent)
 	}
 }
 
-func (d *directory) sendGrant(e env.Env, key string, r *dirRow) {
+// sendGrant sends the head its grant, echoing sent (Grant.Sent).
+func (d *directory) sendGrant(e env.Env, key string, r *dirRow, sent int64) {
 	h := r.queue[0]
 	d.event(e, "grant")
-	e.Send(h.FE, &Grant{Key: key, Nonce: h.Nonce, Epoch: r.epoch, Chain: slices.Clone(r.chain)})
+	e.Send(h.FE, &Grant{Key: key, Nonce: h.Nonce, Epoch: r.epoch, Chain: slices.Clone(r.chain), Sent: sent})
 }
 
 func (d *directory) event(e env.Env, what string) {

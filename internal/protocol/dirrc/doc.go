@@ -41,8 +41,12 @@
 //     reporting it (crashed, lapsed) is put in front of the older entries,
 //     because it may or may not have synced and written.
 //  6. A frontend serves a held row only within its lease: T·(1−ρ)/(1+ρ)
-//     on its clock from sending the fe_acquire that was granted, extended
-//     by each heartbeat the directory answers, measured from its sending.
+//     on its clock from sending the fe_acquire the grant echoes (Grant.Sent:
+//     one the directory received before it last set the head's deadline
+//     to T; none echoed: the attempt's first), extended by each heartbeat
+//     the directory answers, measured from its sending. A grant whose
+//     lease is over on arrival is not taken: the frontend's next resend
+//     of the same fe_acquire asks the leader to renew and echo it.
 //  7. Heartbeats: a frontend heartbeats its holds every
 //     heartbeat_interval; the directory renews a head's deadline to T
 //     (hold_lease) on its clock from receipt and forces the release of a
@@ -69,7 +73,11 @@
 //	R3. Heartbeat deadlines (rule 7) are the leader's, in memory: only the
 //	    leader answers heartbeats and renews; its timer proposes a forced
 //	    release for an expired head, and from then on it renews that head
-//	    no more.
+//	    no more. A grant echoes (rule 6) the Sent of the fe_acquire command
+//	    it applies (in the log: every leader echoes the same), or, resent
+//	    to a head that asks again, that fe_acquire's — only by a leader
+//	    that is ready (R4) and not forcing the head out, which renews the
+//	    head's deadline to T as it does for a heartbeat; else none.
 //	R4. A new leader first proposes a barrier command and answers no
 //	    heartbeat until it has applied it (so every forced release an
 //	    earlier leader proposed is applied first); it gives every head
@@ -120,7 +128,11 @@
 // The directory's rows live in its group's log (rsm; no snapshots: a
 // restarted replica replays the log): it is available while a majority
 // of its replicas is up and connected (with directory_replicas = 1, a
-// crashed directory is unavailable until it restarts). A new leader
+// crashed directory is unavailable until it restarts and elects itself).
+// The default is 1: under storage faults a group of 3 loses its majority
+// too often, since every log entry is a store write and a restart reads
+// the whole log (simtest's faulty seed 7: 20 fail-stops and 40 operations
+// with 3 replicas, 8 and 74 with 1). A new leader
 // gives every head a full hold_lease and more (rule R4). Frontends keep
 // holds, waiting clients and leases in memory only: a restart drops them,
 // the directory's heartbeat timeout or the frontend's next fe_acquire ends

@@ -188,7 +188,7 @@ func (f *frontend) startAcquire(e env.Env, key string, r *feRow) {
 	now := e.Now()
 	f.seq++
 	r.state, r.nonce, r.base, r.lastSend, r.wanted = acquiring, f.inc<<32|f.seq&(1<<32-1)|1<<31, now, now, false
-	e.Send(f.dir.Target(), &FeAcquire{Key: key, Nonce: r.nonce})
+	e.Send(f.dir.Target(), &FeAcquire{Key: key, Nonce: r.nonce, Sent: now})
 }
 
 // maybeRelease sends fe_release once the last client released (the
@@ -232,8 +232,21 @@ func (f *frontend) onGrant(e env.Env, from wire.NodeID, m *Grant) {
 	if r.state != acquiring {
 		return
 	}
+	// The lease counts from the fe_acquire the grant echoes, if it is one
+	// of this attempt's (rule 6), else from the attempt's first.
+	start, now := r.base, e.Now()
+	if m.Sent > r.base && m.Sent <= now {
+		start = m.Sent
+	}
+	if start+int64(f.ks.feLease()) <= now {
+		// Granted too late to serve (the directory was slow: an
+		// election, a queue): the next resend asks again under the same
+		// nonce, and the leader renews the head and echoes it. (Not at
+		// once: a leader that cannot renew yet would answer in a loop.)
+		return
+	}
 	r.state, r.epoch, r.chain, r.chainAt = syncing, m.Epoch, m.Chain, 0
-	r.leaseUntil = r.base + int64(f.ks.feLease())
+	r.leaseUntil = start + int64(f.ks.feLease())
 	f.advanceSync(e, m.Key, r)
 }
 
@@ -414,7 +427,7 @@ func (f *frontend) tick(e env.Env) {
 			f.maybeRelease(e, k, r)
 		case r.state == acquiring && now-r.lastSend >= int64(cfg.ResendInterval):
 			r.lastSend = now
-			e.Send(f.dir.Target(), &FeAcquire{Key: k, Nonce: r.nonce})
+			e.Send(f.dir.Target(), &FeAcquire{Key: k, Nonce: r.nonce, Sent: now})
 		case r.state == syncing && now >= r.leaseUntil:
 			f.lapse(e, k, r)
 		case r.state == syncing && now-r.lastSend >= int64(cfg.ResendInterval):
