@@ -97,7 +97,7 @@ func (in *Interaction) Handle(t *testing.T, td *datadriven.TestData) string {
 	switch td.Cmd {
 	case "cluster":
 		in.cluster(td)
-	case "put", "get":
+	case "put", "get", "acquire", "release":
 		in.request(td)
 	case "deliver", "drop", "dup":
 		in.deliverOrDrop(td)
@@ -232,6 +232,9 @@ func (in *Interaction) request(td *datadriven.TestData) {
 		}
 		req.Op, req.Value = wire.OpPut, []byte(td.CmdArgs[1].Vals[0])
 		call = "put " + req.Key + "=" + td.CmdArgs[1].Vals[0]
+	}
+	if op, ok := map[string]wire.Op{"acquire": wire.OpAcquire, "release": wire.OpRelease}[td.Cmd]; ok {
+		req.Op, call = op, td.Cmd+" "+req.Key
 	}
 	if level != "" {
 		l, err := wire.ParseLevel(level)

@@ -2,8 +2,12 @@ package dirrc
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
+	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -11,9 +15,26 @@ import (
 // Config is an RC keyspace's settings (`protocol: rc`): the YAML names are
 // the setting names, decoded strictly.
 type Config struct {
-	// DirectoryRegion names the region whose first node hosts the
-	// directory. Default: the world's last region (as protocol sc).
+	// DirectoryRegion names the region of the directory's first replica.
+	// Default: the world's last region (as protocol sc).
 	DirectoryRegion string `yaml:"directory_region"`
+	// DirectoryRegions lists the regions the directory's replicas are
+	// placed in, round robin (internal/protocol/dirgroup: a region's
+	// non-frontend nodes first). Default: [DirectoryRegion].
+	DirectoryRegions []string `yaml:"directory_regions"`
+	// DirectoryReplicas is how many nodes run the directory as one
+	// replicated state machine group (internal/protocol/rsm, Raft); it
+	// tolerates the loss of (n−1)/2 of them. 1 is the thesis's single
+	// directory. Default: 1 (doc.go, "Crashes": a group of 3 loses its
+	// majority too often under storage faults).
+	DirectoryReplicas int `yaml:"directory_replicas"`
+	// DirectoryTick is the directory group's tick (rsm
+	// Config.TickInterval): heartbeats every tick. Default 50ms.
+	DirectoryTick time.Duration `yaml:"directory_tick"`
+	// DirectoryElectionTicks is the directory group's election timeout in
+	// ticks (rsm Config.ElectionTicks): a replica that has not heard from
+	// a leader for a draw in [E, 2E) ticks campaigns. Default 10.
+	DirectoryElectionTicks int `yaml:"directory_election_ticks"`
 	// HoldLease (T) is how long the directory keeps a frontend at the head
 	// of a row's queue after it last heard from it (a grant or a
 	// heartbeat), on the directory's clock; then it forces the release
@@ -43,13 +64,21 @@ type Config struct {
 
 	// noSync grants without syncing from the last holder (teeth tests only).
 	noSync bool
+	// probe, if set, is told of every grant a directory replica sends,
+	// forced release and client eviction (tests only).
+	probe func(e env.Env, event string)
 }
 
 // EnsureDefaults fills unset fields.
 func (c *Config) EnsureDefaults(w *topo.World) {
-	if c.DirectoryRegion == "" && len(w.Regions) > 0 {
-		c.DirectoryRegion = w.Regions[len(w.Regions)-1].Name
+	if c.DirectoryReplicas == 0 {
+		// One replica: under storage faults a group of 3 loses its
+		// majority too often (doc.go, "Crashes").
+		c.DirectoryReplicas = 1
 	}
+	pl := c.placement()
+	pl.EnsureDefaults(w)
+	c.setPlacement(pl)
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -67,12 +96,9 @@ func (c *Config) EnsureDefaults(w *topo.World) {
 
 // Validate checks c against world w.
 func (c *Config) Validate(w *topo.World) error {
-	found := false
-	for _, r := range w.Regions {
-		found = found || r.Name == c.DirectoryRegion
-	}
-	if !found {
-		return fmt.Errorf("rc: directory_region %q is not a region of world %q", c.DirectoryRegion, w.Name)
+	pl := c.placement()
+	if err := pl.Validate(w); err != nil {
+		return fmt.Errorf("rc: %w", err)
 	}
 	for _, d := range []struct {
 		name string
@@ -92,12 +118,25 @@ func (c *Config) Validate(w *topo.World) error {
 	return nil
 }
 
+// placement is the directory group's settings.
+func (c *Config) placement() dirgroup.Placement {
+	return dirgroup.Placement{Region: c.DirectoryRegion, Regions: c.DirectoryRegions, Replicas: c.DirectoryReplicas,
+		Tick: c.DirectoryTick, ElectionTicks: c.DirectoryElectionTicks}
+}
+
+func (c *Config) setPlacement(p dirgroup.Placement) {
+	c.DirectoryRegion, c.DirectoryRegions, c.DirectoryReplicas = p.Region, p.Regions, p.Replicas
+	c.DirectoryTick, c.DirectoryElectionTicks = p.Tick, p.ElectionTicks
+}
+
 // Keyspace is a built RC keyspace: its settings and who plays which role.
 type Keyspace struct {
 	cfg       Config
 	topo      *topo.Topology
 	frontends []wire.NodeID // by region: the region's first node
-	directory wire.NodeID
+	// directories are the directory group's members, replica 0 first.
+	directories []wire.NodeID
+	group       rsm.Config
 }
 
 // NewKeyspace validates cfg against t and places the roles.
@@ -112,9 +151,11 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 			return nil, fmt.Errorf("rc: region %s has no node", t.World.Regions[r].Name)
 		}
 		ks.frontends = append(ks.frontends, ids[0])
-		if t.World.Regions[r].Name == cfg.DirectoryRegion {
-			ks.directory = ids[0]
-		}
+	}
+	pl := cfg.placement()
+	var err error
+	if ks.directories, ks.group, err = pl.Place(t, "rc.dir"); err != nil {
+		return nil, fmt.Errorf("rc: %w", err)
 	}
 	return ks, nil
 }
@@ -122,8 +163,17 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 // Config returns the keyspace's settings with defaults filled.
 func (k *Keyspace) Config() Config { return k.cfg }
 
-// Directory is the node hosting the directory.
-func (k *Keyspace) Directory() wire.NodeID { return k.directory }
+// Directories are the nodes of the directory's replicated group.
+func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.directories) }
+
+// resumeGrace is how much longer than hold_lease a new leader waits before
+// it may force a head's release: a deposed leader may still answer
+// heartbeats until it steps down (dirgroup.Placement.MaxStepDown; doc.go,
+// rule R4).
+func (k *Keyspace) resumeGrace() time.Duration {
+	pl := k.cfg.placement()
+	return pl.MaxStepDown(k.cfg.MaxDriftPPM * 1e-6)
+}
 
 // Frontend is the frontend of node n's region.
 func (k *Keyspace) Frontend(n wire.NodeID) wire.NodeID { return k.frontends[k.topo.RegionOf(n)] }

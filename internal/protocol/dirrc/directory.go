@@ -1,15 +1,17 @@
 package dirrc
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/lightcone/lightcone/internal/env"
-	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
+	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
-// dirTick is the directory's periodic timer: it forces the release of
-// heads whose holder stopped heartbeating (rule 7).
+// dirTick is a directory replica's periodic timer: the leader forces the
+// release of heads whose holder stopped heartbeating (rules 7, R3).
 type dirTick struct{}
 
 // entry is one frontend in a row's FIFO queue.
@@ -18,14 +20,23 @@ type entry struct {
 	Nonce uint64
 }
 
-// dirRow is the directory's state of one row. Everything but deadline is
-// persisted before any grant leaves (persist before send).
+// dirRow is one row at a directory replica. Every field but deadline is
+// the same on every replica that applied the same commands.
 type dirRow struct {
 	epoch     uint64   // of the newest grant
 	confirmed bool     // the head reported its copy current as of epoch
 	queue     []entry  // FIFO: queue[0] holds the row
 	chain     []source // where the head syncs from, newest first
-	deadline  int64    // head's forced release, directory clock (memory only)
+	// deadline is the head's forced release on this replica's clock:
+	// only the leader's is used (memory only, rules 7, R4).
+	deadline int64
+	// forcing is the epoch this replica, as leader, proposed to force
+	// out: it renews that head no more (rule R3).
+	forcing uint64
+	forceAt int64 // when forcing was last proposed
+	// confirming is the epoch a cmdConfirm was proposed for, and when.
+	confirming   uint64
+	confirmingAt int64
 }
 
 // maxChain bounds a row's sync chain. The chain only grows past one entry
@@ -33,108 +44,232 @@ type dirRow struct {
 // lapsed mid-sync); the oldest entries go first.
 const maxChain = 32
 
-// directory is the central directory (thesis §4.3.1: a FIFO queue per
-// row). It runs on one node and keeps its rows in that node's store: a
-// crash makes it unavailable until the node restarts (doc.go, "Crashes").
+// Commands of the directory group (rule R1).
+const (
+	cmdAcquire byte = 1 + iota // key, frontend, nonce: fe_acquire
+	cmdRelease                 // key, frontend, nonce, epoch, current: fe_release
+	cmdConfirm                 // key, frontend, nonce, epoch: a heartbeat reported the copy current
+	cmdForce                   // key, epoch: the leader's forced release (rule 7)
+	cmdBarrier                 // "", replica, nonce: a new leader's first command (rule R4)
+)
+
+// directory is one replica of the central directory (thesis §4.3.1: a
+// FIFO queue per row), a state machine of an rsm group (seed 002 A.3):
+// fe_acquire, fe_release, a heartbeat's report that a copy is current and
+// a forced release are commands applied in log order on every replica
+// (rule R1); the leader sends the grants as it applies them (R2), runs
+// the heartbeat deadlines and proposes forced releases (R3), and a new
+// leader resumes every row (R4).
 type directory struct {
-	ks     *Keyspace
-	id     wire.NodeID
-	rows   map[string]*dirRow
-	forced uint64 // forced releases (counter)
+	ks   *Keyspace
+	id   wire.NodeID
+	g    *rsm.Group
+	prop dirgroup.Proposer
+	rows map[string]*dirRow
+	// leaseFloor: no head's deadline ends before it (this replica's
+	// clock): a new leader's grace for the heartbeats its predecessor
+	// may still answer (rule R4).
+	leaseFloor int64
+	forced     uint64 // forced releases applied as leader (counter)
+	// barrier is the nonce of this leader's cmdBarrier; ready, that it
+	// was applied: every command of earlier leaders (a forced release
+	// among them) is applied, and heartbeats may be answered (rule R4).
+	barrier uint64
+	ready   bool
 }
 
 func newDirectory(ks *Keyspace, id wire.NodeID) *directory {
-	return &directory{ks: ks, id: id, rows: map[string]*dirRow{}}
+	d := &directory{ks: ks, id: id, rows: map[string]*dirRow{}}
+	d.g = rsm.New(ks.group, d)
+	d.prop.G = d.g
+	return d
 }
 
+// start replays the group's log (rsm has no snapshots: every replica
+// rebuilds its rows from the commands).
 func (d *directory) start(e env.Env) {
 	e.SetTimer(d.ks.cfg.HeartbeatInterval, dirTick{})
+	d.g.Start(e)
+	d.settle(e)
 }
 
-// row returns key's state, loading it from the store on first use after a
-// (re)start; a loaded head gets a full lease from now, since its holder may
-// have heartbeated just before the crash. nil: the store failed.
-func (d *directory) row(e env.Env, key string) *dirRow {
-	if r := d.rows[key]; r != nil {
-		return r
+// settle runs after every input the group took (dirgroup.Proposer).
+func (d *directory) settle(e env.Env) { d.prop.Settle(e, d.resume) }
+
+func (d *directory) row(key string) *dirRow {
+	r := d.rows[key]
+	if r == nil {
+		r = &dirRow{}
+		d.rows[key] = r
 	}
-	rec, found, ok := get(e, dirKey(key))
-	if !ok {
-		return nil
-	}
-	r := &dirRow{deadline: e.Now() + int64(d.ks.cfg.HoldLease)}
-	if found {
-		dec := wire.NewDecoder(rec.Value)
-		r.epoch, r.confirmed = dec.Uvarint(), dec.Bool()
-		n := listLen(dec)
-		for i := 0; i < n && dec.Err() == nil; i++ {
-			r.queue = append(r.queue, entry{FE: wire.NodeID(dec.Uvarint()), Nonce: dec.Uvarint()})
-		}
-		r.chain = decodeSources(dec)
-		if err := dec.Err(); err != nil {
-			e.FailStop(err)
-			return nil
-		}
-	}
-	d.rows[key] = r
 	return r
 }
 
-func (d *directory) persist(e env.Env, key string, r *dirRow) bool {
-	b := wire.AppendBool(wire.AppendUvarint(nil, r.epoch), r.confirmed)
-	b = wire.AppendUvarint(b, uint64(len(r.queue)))
-	for _, q := range r.queue {
-		b = wire.AppendUvarint(wire.AppendUvarint(b, uint64(q.FE)), q.Nonce)
+// resume runs when this replica becomes the leader (rule R4): every head
+// gets hold_lease plus the grace of a deposed leader's step-down before it
+// can be forced out, and its grant is sent again (a lost or never-sent
+// grant; the frontend ignores one it already took).
+func (d *directory) resume(e env.Env) {
+	d.proposeBarrier(e)
+	d.leaseFloor = e.Now() + int64(d.ks.cfg.HoldLease+d.ks.resumeGrace())
+	for _, key := range slices.Sorted(maps.Keys(d.rows)) {
+		r := d.rows[key]
+		if len(r.queue) == 0 {
+			continue
+		}
+		r.deadline = max(r.deadline, d.leaseFloor)
+		d.sendGrant(e, key, r, 0)
 	}
-	b = appendSources(b, r.chain)
-	return put(e, dirKey(key), store.Record{Value: b})
 }
 
-// onAcquire: fe_acquire enqueues the frontend (rule 3). A frontend already
-// queued under another nonce has given up that place (it released, lapsed
-// or restarted): if it was the head this is its release, and it goes to the
-// back of the queue.
+// proposeBarrier queues a new leader's first command: heartbeats wait for
+// it to be applied (rule R4).
+func (d *directory) proposeBarrier(e env.Env) {
+	d.ready, d.barrier = false, e.Rand().Uint64()|1
+	b := wire.AppendString([]byte{cmdBarrier}, "")
+	d.prop.Queue(wire.AppendUvarint(wire.AppendVarint(b, int64(d.id)), d.barrier))
+}
+
+func (d *directory) propose(e env.Env, cmd []byte) {
+	d.prop.Queue(cmd)
+	d.settle(e)
+}
+
+// onAcquire: fe_acquire becomes a command; a follower's proposal goes to
+// the leader. A resent fe_acquire the leader has queued already is
+// answered at once (the head's grant was lost) or dropped (it waits).
 func (d *directory) onAcquire(e env.Env, from wire.NodeID, m *FeAcquire) {
-	r := d.row(e, m.Key)
-	if r == nil {
-		return
+	if r := d.rows[m.Key]; r != nil && d.g.IsLeader() {
+		switch i := slices.Index(r.queue, entry{from, m.Nonce}); {
+		case i == 0:
+			// The head asks again: its grant was lost or came too late
+			// to serve. A leader that knows every earlier leader's
+			// forced releases (ready) and is not forcing this head out
+			// renews it and echoes this fe_acquire, so the head's lease
+			// counts from it (rules 6, 7, R3).
+			sent := int64(0)
+			if d.ready && r.forcing != r.epoch {
+				r.deadline = max(r.deadline, e.Now()+int64(d.ks.cfg.HoldLease))
+				sent = m.Sent
+			}
+			d.sendGrant(e, m.Key, r, sent)
+			return
+		case i > 0:
+			return // queued already: no log entry for a waiting frontend's resend
+		}
 	}
+	b := wire.AppendString([]byte{cmdAcquire}, m.Key)
+	b = wire.AppendUvarint(wire.AppendVarint(b, int64(from)), m.Nonce)
+	d.propose(e, wire.AppendVarint(b, m.Sent))
+}
+
+// onRelease: fe_release becomes a command (stale ones are ignored when
+// applied: only then is the replica's state current).
+func (d *directory) onRelease(e env.Env, from wire.NodeID, m *FeRelease) {
+	b := wire.AppendString([]byte{cmdRelease}, m.Key)
+	b = wire.AppendUvarint(wire.AppendVarint(b, int64(from)), m.Nonce)
+	b = wire.AppendBool(wire.AppendUvarint(b, m.Epoch), m.Current)
+	d.propose(e, b)
+}
+
+// Apply implements rsm.StateMachine: one command, in log order, on every
+// replica.
+func (d *directory) Apply(e env.Env, index uint64, cmd []byte) []byte {
+	if len(cmd) == 0 {
+		env.Invariant(e, false, "rc: directory command %d is empty", index)
+		return nil
+	}
+	dec := wire.NewDecoder(cmd[1:])
+	key := dec.String()
+	switch cmd[0] {
+	case cmdAcquire:
+		from, nonce, sent := wire.NodeID(dec.Varint()), dec.Uvarint(), dec.Varint()
+		if dec.Err() == nil {
+			d.applyAcquire(e, key, from, nonce, sent)
+		}
+	case cmdRelease:
+		from, nonce, epoch, current := wire.NodeID(dec.Varint()), dec.Uvarint(), dec.Uvarint(), dec.Bool()
+		r := d.row(key)
+		if dec.Err() != nil || len(r.queue) == 0 || r.queue[0] != (entry{from, nonce}) || epoch != r.epoch {
+			// Stale or duplicate. The epoch matters: a duplicated
+			// fe_acquire can queue a nonce again after its release, and
+			// that grant's epoch was never served (seed 628 of TestSwarm).
+			break
+		}
+		r.confirmed = r.confirmed || current
+		d.dequeueHead(r)
+		d.grantNext(e, key, r)
+	case cmdConfirm:
+		from, nonce, epoch := wire.NodeID(dec.Varint()), dec.Uvarint(), dec.Uvarint()
+		if r := d.row(key); dec.Err() == nil && len(r.queue) > 0 && r.queue[0] == (entry{from, nonce}) && epoch == r.epoch {
+			r.confirmed = true
+		}
+	case cmdForce:
+		epoch := dec.Uvarint()
+		r := d.row(key)
+		if dec.Err() != nil || len(r.queue) == 0 || epoch != r.epoch {
+			break // proposed twice, or the head left first
+		}
+		if d.g.IsLeader() {
+			d.forced++
+			d.event(e, "forced_release")
+			e.Log().Debug("rc: forced release", "key", key, "holder", r.queue[0].FE, "epoch", r.epoch)
+		}
+		d.dequeueHead(r)
+		d.grantNext(e, key, r)
+	case cmdBarrier:
+		from, nonce := wire.NodeID(dec.Varint()), dec.Uvarint()
+		if dec.Err() == nil && from == d.id && nonce == d.barrier {
+			d.ready = true
+		}
+	default:
+		env.Invariant(e, false, "rc: directory command %d has unknown kind %d", index, cmd[0])
+	}
+	if dec.Err() != nil {
+		env.Invariant(e, false, "rc: directory command %d undecodable: %v", index, dec.Err())
+	}
+	return nil
+}
+
+// Applied implements rsm.StateMachine: the directory needs no notice (the
+// leader acts on what it applies).
+func (d *directory) Applied(env.Env, uint64, []byte) {}
+
+// Readable implements rsm.StateMachine: the directory never reads.
+func (d *directory) Readable(env.Env, uint64) {}
+
+// applyAcquire enqueues the frontend (rule 3). A frontend already queued
+// under another nonce has given up that place (it released, lapsed or
+// restarted): if it was the head this is its release, and it goes to the
+// back of the queue.
+func (d *directory) applyAcquire(e env.Env, key string, from wire.NodeID, nonce uint64, sent int64) {
+	r := d.row(key)
 	i := slices.IndexFunc(r.queue, func(q entry) bool { return q.FE == from })
 	switch {
 	case i < 0:
-		r.queue = append(r.queue, entry{from, m.Nonce})
+		r.queue = append(r.queue, entry{from, nonce})
 		if len(r.queue) == 1 {
-			d.grantHead(e, m.Key, r)
-		} else {
-			d.persist(e, m.Key, r)
+			d.grantHead(e, key, r, sent)
 		}
-	case r.queue[i].Nonce == m.Nonce:
-		if i == 0 { // the grant was lost: send it again
-			e.Send(from, &Grant{Key: m.Key, Nonce: m.Nonce, Epoch: r.epoch, Chain: r.chain})
+	case staleNonce(nonce, r.queue[i].Nonce):
+		// An older attempt of the same incarnation, reordered or
+		// forwarded late: the frontend gave it up for the queued one.
+	case r.queue[i].Nonce == nonce:
+		if i == 0 && d.g.IsLeader() { // the grant was lost: send it again
+			d.sendGrant(e, key, r, 0)
 		}
 	case i == 0:
 		d.dequeueHead(r)
-		r.queue = append(r.queue, entry{from, m.Nonce})
-		d.grantHead(e, m.Key, r)
+		r.queue = append(r.queue, entry{from, nonce})
+		d.grantHead(e, key, r, sent)
 	default:
-		r.queue[i].Nonce = m.Nonce
-		d.persist(e, m.Key, r)
+		r.queue[i].Nonce = nonce
 	}
 }
 
-// onRelease: fe_release dequeues the head and grants the next (rules 4, 5).
-func (d *directory) onRelease(e env.Env, from wire.NodeID, m *FeRelease) {
-	r := d.row(e, m.Key)
-	if r == nil || len(r.queue) == 0 || r.queue[0] != (entry{from, m.Nonce}) || m.Epoch != r.epoch {
-		// Stale or duplicate. The epoch matters: a duplicated fe_acquire
-		// can queue a nonce again after its release, and that grant's
-		// epoch was never served (seed 628 of TestSwarm).
-		return
-	}
-	r.confirmed = r.confirmed || m.Current
-	d.dequeueHead(r)
-	d.grantNext(e, m.Key, r)
-}
+// staleNonce says fe_acquire nonce n comes from the same frontend
+// incarnation as queued nonce q (high 32 bits) and is older.
+func staleNonce(n, q uint64) bool { return n>>32 == q>>32 && n < q }
 
 // dequeueHead removes the head and records it as the newest sync source:
 // alone if it reported its copy current, else ahead of the older sources
@@ -155,66 +290,87 @@ func (d *directory) dequeueHead(r *dirRow) {
 
 func (d *directory) grantNext(e env.Env, key string, r *dirRow) {
 	if len(r.queue) > 0 {
-		d.grantHead(e, key, r)
-	} else {
-		d.persist(e, key, r)
+		d.grantHead(e, key, r, 0)
 	}
 }
 
 // grantHead grants the row to the head of the queue at a new epoch, naming
-// the sync chain (rule 4).
-func (d *directory) grantHead(e env.Env, key string, r *dirRow) {
+// the sync chain (rule 4). Every replica takes the new epoch; the leader
+// sends the grant (rule R2): the command is in a majority's durable logs,
+// so persist before send holds. sent is the Sent of the fe_acquire command
+// that queued the head into an empty queue (0: another's release): it is
+// in the log, so every leader that applies the command echoes the same
+// value, and a forced release of this epoch follows a deadline set after
+// it was received.
+func (d *directory) grantHead(e env.Env, key string, r *dirRow, sent int64) {
 	r.epoch++
 	r.confirmed = false
-	r.deadline = e.Now() + int64(d.ks.cfg.HoldLease)
-	if !d.persist(e, key, r) {
-		return
+	r.deadline = max(e.Now()+int64(d.ks.cfg.HoldLease), d.leaseFloor)
+	if d.g.IsLeader() {
+		d.sendGrant(e, key, r, sent)
 	}
-	h := r.queue[0]
-	e.Send(h.FE, &Grant{Key: key, Nonce: h.Nonce, Epoch: r.epoch, Chain: slices.Clone(r.chain)})
 }
 
-// onHeartbeat renews the heads among a frontend's holds (rule 7) and tells
-// it which rows others wait for.
+// sendGrant sends the head its grant, echoing sent (Grant.Sent).
+func (d *directory) sendGrant(e env.Env, key string, r *dirRow, sent int64) {
+	h := r.queue[0]
+	d.event(e, "grant")
+	e.Send(h.FE, &Grant{Key: key, Nonce: h.Nonce, Epoch: r.epoch, Chain: slices.Clone(r.chain), Sent: sent})
+}
+
+func (d *directory) event(e env.Env, what string) {
+	if d.ks.cfg.probe != nil {
+		d.ks.cfg.probe(e, what)
+	}
+}
+
+// onHeartbeat: the leader renews the heads among a frontend's holds (rule
+// 7; memory only, rule R3) and tells it which rows others wait for; a
+// copy reported current becomes a command. A follower does not answer: it
+// cannot renew the leader's deadlines (the frontend moves on, rule R5).
 func (d *directory) onHeartbeat(e env.Env, from wire.NodeID, m *Heartbeat) {
+	if !d.g.IsLeader() || !d.ready {
+		return
+	}
 	ack := &HeartbeatAck{Seq: m.Seq}
 	for _, h := range m.Holds {
-		r := d.row(e, h.Key)
-		if r == nil {
-			return
-		}
-		if len(r.queue) == 0 || r.queue[0] != (entry{from, h.Nonce}) || h.Epoch != r.epoch {
+		r := d.rows[h.Key]
+		if r == nil || len(r.queue) == 0 || r.queue[0] != (entry{from, h.Nonce}) || h.Epoch != r.epoch || r.forcing == r.epoch {
 			continue
 		}
-		r.deadline = e.Now() + int64(d.ks.cfg.HoldLease)
-		if h.Current && !r.confirmed {
-			r.confirmed = true
-			if !d.persist(e, h.Key, r) {
-				return
-			}
+		r.deadline = max(r.deadline, e.Now()+int64(d.ks.cfg.HoldLease))
+		if h.Current && !r.confirmed && (r.confirming != r.epoch || e.Now()-r.confirmingAt >= int64(d.ks.cfg.ResendInterval)) {
+			r.confirming, r.confirmingAt = r.epoch, e.Now()
+			b := wire.AppendString([]byte{cmdConfirm}, h.Key)
+			b = wire.AppendUvarint(wire.AppendVarint(b, int64(from)), h.Nonce)
+			d.prop.Queue(wire.AppendUvarint(b, h.Epoch))
 		}
 		ack.Holds = append(ack.Holds, hold{Key: h.Key, Nonce: h.Nonce, Current: h.Current, Wanted: len(r.queue) > 1})
 	}
 	e.Send(from, ack)
+	d.settle(e)
 }
 
-// tick forces the release of every head that has not heartbeated for
-// hold_lease (rule 7: the thesis's proposed heartbeat and timeout).
+// tick: the leader proposes the forced release of every head that has not
+// heartbeated for hold_lease (rule 7: the thesis's proposed heartbeat and
+// timeout; rule R3). A lost proposal is made again at the next tick.
 func (d *directory) tick(e env.Env) {
 	e.SetTimer(d.ks.cfg.HeartbeatInterval, dirTick{})
+	if !d.g.IsLeader() {
+		return
+	}
+	if !d.ready {
+		d.proposeBarrier(e) // the last one may have been lost
+	}
 	now := e.Now()
-	keys := make([]string, 0, len(d.rows))
-	for k, r := range d.rows { // lint:order-independent: the keys are sorted next
-		if len(r.queue) > 0 && r.deadline <= now {
-			keys = append(keys, k)
+	for _, k := range slices.Sorted(maps.Keys(d.rows)) {
+		if r := d.rows[k]; len(r.queue) > 0 && r.deadline <= now {
+			if r.forcing == r.epoch && now-r.forceAt < int64(d.ks.cfg.ResendInterval) {
+				continue // proposed already; again should it be lost
+			}
+			r.forcing, r.forceAt = r.epoch, now
+			d.prop.Queue(wire.AppendUvarint(wire.AppendString([]byte{cmdForce}, k), r.epoch))
 		}
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		r := d.rows[k]
-		d.forced++
-		e.Log().Debug("rc: forced release", "key", k, "holder", r.queue[0].FE, "epoch", r.epoch)
-		d.dequeueHead(r)
-		d.grantNext(e, k, r)
-	}
+	d.settle(e)
 }

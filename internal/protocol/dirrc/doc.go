@@ -6,7 +6,8 @@
 //
 // Roles: every node is a gateway; a region's first node is its frontend
 // (the thesis's Frontend, with the node's store as the region's Storage);
-// the first node of directory_region hosts the directory.
+// directory_replicas nodes of directory_regions run the directory as one
+// rsm group (Raft), placed by internal/protocol/dirgroup.
 //
 //  1. Clients call acquire(key) and release(key) (wire.OpAcquire,
 //     OpRelease; RESP LC.ACQUIRE / LC.RELEASE) around their reads and
@@ -22,7 +23,10 @@
 //     enqueues, fe_release dequeues the head (§4.3.1). Each fe_acquire
 //     carries a fresh nonce; one from a frontend already queued under
 //     another nonce gives up its old place (it lapsed or restarted): if it
-//     was the head, that is its release, and it goes to the back.
+//     was the head, that is its release, and it goes to the back. Nonces
+//     count up within a frontend's incarnation (random high bits): an
+//     older one of the same incarnation (reordered, or forwarded late by
+//     a directory follower) is ignored.
 //  4. A new head is granted the row at a new epoch, with the sync chain:
 //     the former holders to sync from, newest first (the thesis names the
 //     last releaser).
@@ -37,8 +41,12 @@
 //     reporting it (crashed, lapsed) is put in front of the older entries,
 //     because it may or may not have synced and written.
 //  6. A frontend serves a held row only within its lease: T·(1−ρ)/(1+ρ)
-//     on its clock from sending the fe_acquire that was granted, extended
-//     by each heartbeat the directory answers, measured from its sending.
+//     on its clock from sending the fe_acquire the grant echoes (Grant.Sent:
+//     one the directory received before it last set the head's deadline
+//     to T; none echoed: the attempt's first), extended by each heartbeat
+//     the directory answers, measured from its sending. A grant whose
+//     lease is over on arrival is not taken: the frontend's next resend
+//     of the same fe_acquire asks the leader to renew and echo it.
 //  7. Heartbeats: a frontend heartbeats its holds every
 //     heartbeat_interval; the directory renews a head's deadline to T
 //     (hold_lease) on its clock from receipt and forces the release of a
@@ -51,6 +59,34 @@
 //     sends none for hold_timeout is released by its frontend, so a
 //     crashed client or one that never releases cannot wedge a row; its
 //     later accesses and its release are refused with an error.
+//
+// The directory is replicated (seed 002 A.3, "State machine replication
+// can be used"; internal/protocol/rsm):
+//
+//	R1. fe_acquire, fe_release, a heartbeat's report that the head's copy
+//	    is current, and a forced release (naming the epoch it ends) are
+//	    commands of the group, applied in log order on every replica: the
+//	    queues, epochs, confirmations and chains of rules 3–5 are the same
+//	    on every replica. A follower's proposal goes to the leader.
+//	R2. The leader sends each grant as it applies it: the command is in a
+//	    majority's durable logs, so persist before send holds.
+//	R3. Heartbeat deadlines (rule 7) are the leader's, in memory: only the
+//	    leader answers heartbeats and renews; its timer proposes a forced
+//	    release for an expired head, and from then on it renews that head
+//	    no more. A grant echoes (rule 6) the Sent of the fe_acquire command
+//	    it applies (in the log: every leader echoes the same), or, resent
+//	    to a head that asks again, that fe_acquire's — only by a leader
+//	    that is ready (R4) and not forcing the head out, which renews the
+//	    head's deadline to T as it does for a heartbeat; else none.
+//	R4. A new leader first proposes a barrier command and answers no
+//	    heartbeat until it has applied it (so every forced release an
+//	    earlier leader proposed is applied first); it gives every head
+//	    hold_lease plus (2E+1) ticks, stretched by ρ, before it may force
+//	    it out (a deposed leader may answer heartbeats until rsm steps it
+//	    down, rsm rule 5); and it sends every head's grant again.
+//	R5. A frontend sends to the replica it last heard a grant or heartbeat
+//	    answer from, and moves to the next after resend_interval +
+//	    heartbeat_interval without a word while it has rows outstanding.
 //
 // A forced release (rule 7) keeps what the evicted holder wrote: the next
 // head syncs from it (rule 5) — it waits for the evicted frontend to
@@ -70,25 +106,34 @@
 // practice, but the checker does not require it); reads outside a hold
 // (refused); progress: a row waits while its directory or the frontend it
 // must sync from is down or cut off (acquire_timeout refuses the waiting
-// clients), and the directory is one node (below).
+// clients), or while a majority of the directory's replicas is.
 // TestTeethNoSyncAtAcquire: without the sync at acquire the checker
-// rejects the history.
+// rejects the history. TestFailover: the directory's leader killed
+// mid-run, another replica grants within a stated bound and the history
+// passes.
 //
 // # Clock assumption
 //
 // Only rates: every clock's rate is within ρ (max_drift_ppm) of true
 // time. No bound on offsets (check "auto" is used whatever they are). Rule
 // 6's lease then ends in real time before the directory's deadline of rule
-// 7, so a forcibly released frontend has stopped serving before the next
-// head is granted; a frontend asked to sync by a newer grant asserts it
+// 7 (and R4's grace covers a deposed leader's last answers, which needs
+// rsm's step-down within 2E+1 ticks of losing its majority), so a
+// forcibly released frontend has stopped serving before the next head is
+// granted; a frontend asked to sync by a newer grant asserts it
 // (env.Invariant).
 //
 // # Crashes
 //
-// The directory is not replicated: its rows (queue, epoch, chain) are
-// persisted before any grant leaves, and a crashed directory is
-// unavailable until it restarts (rsm could replicate it: not done). A
-// restarted directory gives every head a full hold_lease. Frontends keep
+// The directory's rows live in its group's log (rsm; no snapshots: a
+// restarted replica replays the log): it is available while a majority
+// of its replicas is up and connected (with directory_replicas = 1, a
+// crashed directory is unavailable until it restarts and elects itself).
+// The default is 1: under storage faults a group of 3 loses its majority
+// too often, since every log entry is a store write and a restart reads
+// the whole log (simtest's faulty seed 7: 20 fail-stops and 40 operations
+// with 3 replicas, 8 and 74 with 1). A new leader
+// gives every head a full hold_lease and more (rule R4). Frontends keep
 // holds, waiting clients and leases in memory only: a restart drops them,
 // the directory's heartbeat timeout or the frontend's next fe_acquire ends
 // the old hold; its store keeps the rows and their epochs.

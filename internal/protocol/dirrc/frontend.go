@@ -5,6 +5,7 @@ import (
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/hlc"
+	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -62,15 +63,28 @@ type frontend struct {
 	hbSeq  uint64
 	hbSent map[uint64]int64
 	lastTS int64
+	// dir is the directory replica to send to: the last one heard from
+	// as the leader, the next one after resend_interval +
+	// heartbeat_interval without a word from it while something is
+	// outstanding (rule R5). heardAt is when it was last heard from.
+	dir     dirgroup.Tracker
+	heardAt int64
+	// inc and seq make fe_acquire nonces: inc (random per incarnation) in
+	// the high 32 bits, seq counting up in the low, so the directory can
+	// tell a stale fe_acquire of this incarnation (reordered, or a
+	// proposal forwarded late) from a newer one (rule 3).
+	inc, seq uint64
 	// counters
 	evictions, lapses, syncs uint64
 }
 
 func newFrontend(ks *Keyspace, id wire.NodeID) *frontend {
-	return &frontend{ks: ks, id: id, rows: map[string]*feRow{}, hbSent: map[uint64]int64{}}
+	return &frontend{ks: ks, id: id, rows: map[string]*feRow{}, hbSent: map[uint64]int64{}, dir: dirgroup.NewTracker(ks.directories)}
 }
 
 func (f *frontend) start(e env.Env) {
+	f.heardAt = e.Now()
+	f.inc, f.seq = e.Rand().Uint64()>>32, 0
 	e.SetTimer(f.ks.cfg.HeartbeatInterval, feTick{})
 }
 
@@ -172,8 +186,9 @@ func (f *frontend) request(e env.Env, c client, id wire.RequestID, op wire.Op, k
 // startAcquire sends fe_acquire under a fresh nonce (rule 3).
 func (f *frontend) startAcquire(e env.Env, key string, r *feRow) {
 	now := e.Now()
-	r.state, r.nonce, r.base, r.lastSend, r.wanted = acquiring, e.Rand().Uint64()|1, now, now, false
-	e.Send(f.ks.directory, &FeAcquire{Key: key, Nonce: r.nonce})
+	f.seq++
+	r.state, r.nonce, r.base, r.lastSend, r.wanted = acquiring, f.inc<<32|f.seq&(1<<32-1)|1<<31, now, now, false
+	e.Send(f.dir.Target(), &FeAcquire{Key: key, Nonce: r.nonce, Sent: now})
 }
 
 // maybeRelease sends fe_release once the last client released (the
@@ -182,7 +197,7 @@ func (f *frontend) maybeRelease(e env.Env, key string, r *feRow) {
 	if r.state != held || len(r.holders) > 0 {
 		return
 	}
-	e.Send(f.ks.directory, &FeRelease{Key: key, Nonce: r.nonce, Epoch: r.epoch, Current: true})
+	e.Send(f.dir.Target(), &FeRelease{Key: key, Nonce: r.nonce, Epoch: r.epoch, Current: true})
 	r.state, r.nonce, r.chain, r.wanted = idle, 0, nil, false
 	if len(r.waiters) > 0 {
 		f.startAcquire(e, key, r)
@@ -205,19 +220,33 @@ func (f *frontend) lapse(e env.Env, key string, r *feRow) {
 }
 
 // onGrant starts the lazy sync at acquire (rule 5).
-func (f *frontend) onGrant(e env.Env, m *Grant) {
+func (f *frontend) onGrant(e env.Env, from wire.NodeID, m *Grant) {
+	f.heard(e, from)
 	r := f.rows[m.Key]
 	if r == nil || r.nonce != m.Nonce {
 		// A grant for an attempt this frontend gave up (a duplicated
 		// fe_acquire queued it again): hand it back unused.
-		e.Send(f.ks.directory, &FeRelease{Key: m.Key, Nonce: m.Nonce, Epoch: m.Epoch})
+		e.Send(f.dir.Target(), &FeRelease{Key: m.Key, Nonce: m.Nonce, Epoch: m.Epoch})
 		return
 	}
 	if r.state != acquiring {
 		return
 	}
+	// The lease counts from the fe_acquire the grant echoes, if it is one
+	// of this attempt's (rule 6), else from the attempt's first.
+	start, now := r.base, e.Now()
+	if m.Sent > r.base && m.Sent <= now {
+		start = m.Sent
+	}
+	if start+int64(f.ks.feLease()) <= now {
+		// Granted too late to serve (the directory was slow: an
+		// election, a queue): the next resend asks again under the same
+		// nonce, and the leader renews the head and echoes it. (Not at
+		// once: a leader that cannot renew yet would answer in a loop.)
+		return
+	}
 	r.state, r.epoch, r.chain, r.chainAt = syncing, m.Epoch, m.Chain, 0
-	r.leaseUntil = r.base + int64(f.ks.feLease())
+	r.leaseUntil = start + int64(f.ks.feLease())
 	f.advanceSync(e, m.Key, r)
 }
 
@@ -332,7 +361,14 @@ func (f *frontend) onSyncReq(e env.Env, from wire.NodeID, m *SyncReq) {
 	e.Send(from, resp)
 }
 
-func (f *frontend) onHeartbeatAck(e env.Env, m *HeartbeatAck) {
+// heard notes a directory replica acting as the leader (rule R5).
+func (f *frontend) heard(e env.Env, from wire.NodeID) {
+	f.dir.Heard(from)
+	f.heardAt = e.Now()
+}
+
+func (f *frontend) onHeartbeatAck(e env.Env, from wire.NodeID, m *HeartbeatAck) {
+	f.heard(e, from)
 	sent, ok := f.hbSent[m.Seq]
 	if !ok {
 		return
@@ -359,6 +395,12 @@ func (f *frontend) tick(e env.Env) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	if len(keys) > 0 && now-f.heardAt >= int64(cfg.ResendInterval+cfg.HeartbeatInterval) {
+		// Nothing from the directory replica asked while rows are
+		// outstanding: it may be down, cut off or no longer the leader.
+		f.dir.Next()
+		f.heardAt = now
+	}
 	var holds []hold
 	for _, k := range keys {
 		r := f.rows[k]
@@ -366,6 +408,9 @@ func (f *frontend) tick(e env.Env) {
 			if seen+int64(cfg.HoldTimeout) <= now {
 				delete(r.holders, c)
 				f.evictions++
+				if cfg.probe != nil {
+					cfg.probe(e, "client_eviction")
+				}
 			}
 		}
 		r.waiters = slices.DeleteFunc(r.waiters, func(w waiter) bool {
@@ -382,7 +427,7 @@ func (f *frontend) tick(e env.Env) {
 			f.maybeRelease(e, k, r)
 		case r.state == acquiring && now-r.lastSend >= int64(cfg.ResendInterval):
 			r.lastSend = now
-			e.Send(f.ks.directory, &FeAcquire{Key: k, Nonce: r.nonce})
+			e.Send(f.dir.Target(), &FeAcquire{Key: k, Nonce: r.nonce, Sent: now})
 		case r.state == syncing && now >= r.leaseUntil:
 			f.lapse(e, k, r)
 		case r.state == syncing && now-r.lastSend >= int64(cfg.ResendInterval):
@@ -401,6 +446,6 @@ func (f *frontend) tick(e env.Env) {
 		f.hbSeq++
 		f.hbSent[f.hbSeq] = now
 		delete(f.hbSent, f.hbSeq-8)
-		e.Send(f.ks.directory, &Heartbeat{Seq: f.hbSeq, Holds: holds})
+		e.Send(f.dir.Target(), &Heartbeat{Seq: f.hbSeq, Holds: holds})
 	}
 }

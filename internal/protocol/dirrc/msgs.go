@@ -2,6 +2,7 @@ package dirrc
 
 import (
 	"fmt"
+	"github.com/lightcone/lightcone/internal/protocol/rsm"
 
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -28,9 +29,13 @@ type hold struct {
 // FeAcquire is a frontend's fe_acquire: queue me for Key (thesis §4.3.1).
 // Nonce is fresh per attempt; a new nonce from a frontend already queued
 // ends its earlier place (rule 3).
+//
+// Sent is when the frontend sent this copy (its clock): a grant that
+// answers it echoes it, and the hold's lease counts from it (rule 6).
 type FeAcquire struct {
 	Key   string
 	Nonce uint64
+	Sent  int64
 }
 
 // FeRelease is a frontend's fe_release: dequeue the hold Nonce of Key.
@@ -43,12 +48,15 @@ type FeRelease struct {
 
 // Grant tells the head of Key's queue that it holds the row at Epoch, and
 // where to sync from: Chain, newest first (empty: the preloaded row, which
-// every frontend has).
+// every frontend has). Sent echoes the Sent of an fe_acquire of Nonce the
+// directory received before it last renewed the head's deadline to a full
+// hold_lease (0: none; the lease counts from the first fe_acquire).
 type Grant struct {
 	Key   string
 	Nonce uint64
 	Epoch uint64
 	Chain []source
+	Sent  int64
 }
 
 // Heartbeat renews a frontend's holds (rule 7).
@@ -115,7 +123,7 @@ func (*FwdReply) Kind() string     { return "rc.fwd_reply" }
 
 // MessageTypes lists the protocol's messages for the network codec.
 func MessageTypes() []wire.MsgType {
-	return []wire.MsgType{
+	return append([]wire.MsgType{
 		{Kind: "rc.fe_acquire", New: func() wire.Encodable { return new(FeAcquire) }},
 		{Kind: "rc.fe_release", New: func() wire.Encodable { return new(FeRelease) }},
 		{Kind: "rc.grant", New: func() wire.Encodable { return new(Grant) }},
@@ -125,7 +133,7 @@ func MessageTypes() []wire.MsgType {
 		{Kind: "rc.sync_resp", New: func() wire.Encodable { return new(SyncResp) }},
 		{Kind: "rc.fwd", New: func() wire.Encodable { return new(Fwd) }},
 		{Kind: "rc.fwd_reply", New: func() wire.Encodable { return new(FwdReply) }},
-	}
+	}, rsm.MessageTypes()...)
 }
 
 // maxList bounds decoded lists: a corrupt length cannot allocate without
@@ -177,9 +185,11 @@ func decodeHolds(d *wire.Decoder) []hold {
 }
 
 func (m *FeAcquire) AppendPayload(b []byte) []byte {
-	return wire.AppendUvarint(wire.AppendString(b, m.Key), m.Nonce)
+	return wire.AppendVarint(wire.AppendUvarint(wire.AppendString(b, m.Key), m.Nonce), m.Sent)
 }
-func (m *FeAcquire) DecodePayload(d *wire.Decoder) { m.Key, m.Nonce = d.String(), d.Uvarint() }
+func (m *FeAcquire) DecodePayload(d *wire.Decoder) {
+	m.Key, m.Nonce, m.Sent = d.String(), d.Uvarint(), d.Varint()
+}
 
 func (m *FeRelease) AppendPayload(b []byte) []byte {
 	b = wire.AppendUvarint(wire.AppendUvarint(wire.AppendString(b, m.Key), m.Nonce), m.Epoch)
@@ -191,11 +201,11 @@ func (m *FeRelease) DecodePayload(d *wire.Decoder) {
 
 func (m *Grant) AppendPayload(b []byte) []byte {
 	b = wire.AppendUvarint(wire.AppendUvarint(wire.AppendString(b, m.Key), m.Nonce), m.Epoch)
-	return appendSources(b, m.Chain)
+	return wire.AppendVarint(appendSources(b, m.Chain), m.Sent)
 }
 func (m *Grant) DecodePayload(d *wire.Decoder) {
 	m.Key, m.Nonce, m.Epoch = d.String(), d.Uvarint(), d.Uvarint()
-	m.Chain = decodeSources(d)
+	m.Chain, m.Sent = decodeSources(d), d.Varint()
 }
 
 func (m *Heartbeat) AppendPayload(b []byte) []byte {

@@ -2,8 +2,10 @@ package dirrc
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -15,13 +17,14 @@ func (k *Keyspace) Factory() env.Factory {
 
 // Replica is one node of an RC keyspace. Every node is a gateway that
 // forwards its clients' requests to its region's frontend; a region's first
-// node is also the frontend, and one node also hosts the directory. Each
+// node is also the frontend, and the directory's replicas
+// (Keyspace.Directories) each run a member of the directory's group. Each
 // role keeps its own state and handlers.
 type Replica struct {
 	ks  *Keyspace
 	id  wire.NodeID
 	fe  *frontend  // nil unless this node is its region's frontend
-	dir *directory // nil unless this node hosts the directory
+	dir *directory // nil unless this node is a directory replica
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -29,7 +32,7 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	if ks.Frontend(id) == id {
 		r.fe = newFrontend(ks, id)
 	}
-	if ks.directory == id {
+	if slices.Contains(ks.directories, id) {
 		r.dir = newDirectory(ks, id)
 	}
 	return r
@@ -59,6 +62,10 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 
 // Step implements env.Replica.
 func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
+	if r.dir != nil && r.dir.g.Step(e, from, m) {
+		r.dir.settle(e)
+		return
+	}
 	switch m := m.(type) {
 	case *FwdReply:
 		rep := &wire.Reply{ID: m.ID, Client: m.Client, Found: m.Found, Value: m.Value, Version: m.Version}
@@ -72,11 +79,11 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		}
 	case *Grant:
 		if r.fe != nil {
-			r.fe.onGrant(e, m)
+			r.fe.onGrant(e, from, m)
 		}
 	case *HeartbeatAck:
 		if r.fe != nil {
-			r.fe.onHeartbeatAck(e, m)
+			r.fe.onHeartbeatAck(e, from, m)
 		}
 	case *SyncReq:
 		if r.fe != nil {
@@ -103,6 +110,10 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 
 // Timer implements env.Replica.
 func (r *Replica) Timer(e env.Env, payload any) {
+	if r.dir != nil && r.dir.g.Timer(e, payload) {
+		r.dir.settle(e)
+		return
+	}
 	switch payload.(type) {
 	case feTick:
 		if r.fe != nil {
@@ -115,11 +126,25 @@ func (r *Replica) Timer(e env.Env, payload any) {
 	}
 }
 
-// Storage keys: a frontend's copy of a row, the epoch its copy is current
-// as of, and the directory's state of a row.
+// Storage keys: a frontend's copy of a row and the epoch its copy is
+// current as of. The directory's group keeps its log under "rsm/rc.dir/".
 func rowKey(k string) string  { return "rc/row/" + k }
 func metaKey(k string) string { return "rc/cur/" + k }
-func dirKey(k string) string  { return "rc/dir/" + k }
+
+// Counters implements protocol.Counted.
+func (r *Replica) Counters(int64) []protocol.Counter {
+	var cs []protocol.Counter
+	if r.fe != nil {
+		cs = append(cs,
+			protocol.Counter{Name: "client_evictions_total", Help: "clients released by their frontend after hold_timeout without requests (rule 8)", Value: float64(r.fe.evictions)},
+			protocol.Counter{Name: "lapses_total", Help: "holds the frontend dropped (lease over or superseded)", Value: float64(r.fe.lapses)},
+			protocol.Counter{Name: "syncs_total", Help: "rows copied from another frontend at acquire (rule 5)", Value: float64(r.fe.syncs)})
+	}
+	if r.dir != nil {
+		cs = append(cs, protocol.Counter{Name: "forced_releases_total", Help: "heads released by the directory leader after hold_lease without heartbeats (rule 7)", Value: float64(r.dir.forced)})
+	}
+	return cs
+}
 
 // get reads key; a store error fail-stops the node (store.Store).
 func get(e env.Env, key string) (store.Record, bool, bool) {

@@ -2,6 +2,7 @@ package dirrc_test
 
 import (
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/lightcone/lightcone/internal/scenario"
 	"github.com/lightcone/lightcone/internal/simtest"
 	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
 )
 
 func swarmWorld(t testing.TB) *topo.World {
@@ -67,9 +69,44 @@ func swarmConfig(t testing.TB, seed uint64) scenario.Config {
 		RandomFaults:  true,
 		Check:         "auto",
 	}
+	// The directory: one node (the thesis's), or a group of three in
+	// region c and a, or spread over all three regions, with election
+	// timeouts short enough to fail over within a run.
+	set := c.Settings.(*dirrc.Config)
+	switch r.IntN(3) {
+	case 0:
+		set.DirectoryReplicas = 1
+	case 1:
+		set.DirectoryReplicas, set.DirectoryRegions = 3, []string{"c", "c", "a"}
+	case 2:
+		set.DirectoryReplicas, set.DirectoryRegions = 3, []string{"c", "a", "b"}
+	}
+	set.DirectoryTick = time.Duration(10+r.IntN(15)) * time.Millisecond
+	set.DirectoryElectionTicks = 5 + r.IntN(6)
 	if r.IntN(2) == 0 {
 		c.Net = scenario.Net{Loss: r.Float64() * 0.05, Duplicate: r.Float64() * 0.05, Reorder: r.Float64() * 0.1}
 	}
+	return c
+}
+
+// swarmEvents counts the probed events of every run of a swarm.
+type swarmEvents struct {
+	forced, evicted atomic.Int64
+}
+
+// config is swarmConfig with the events counted.
+func (ev *swarmEvents) config(t testing.TB, seed uint64) scenario.Config {
+	c := swarmConfig(t, seed)
+	s := *c.Settings.(*dirrc.Config)
+	dirrc.ProbeEvents(&s, func(_ wire.NodeID, _ int64, event string) {
+		switch event {
+		case "forced_release":
+			ev.forced.Add(1)
+		case "client_eviction":
+			ev.evicted.Add(1)
+		}
+	})
+	c.Settings = &s
 	return c
 }
 
@@ -77,8 +114,15 @@ func swarmConfig(t testing.TB, seed uint64) scenario.Config {
 // duplication, reordering, clock offsets and drift within the bound, and
 // faulty stores in a third of the seeds; each history is checked for
 // release consistency (check.ReleaseConsistent).
+// The runs must also reach the directory's forced release (rule 7) and
+// the frontend's eviction of a silent client (rule 8).
 func TestSwarm(t *testing.T) {
-	simtest.Swarm{Seeds: 200, Short: 20, Config: swarmConfig}.Run(t)
+	var ev swarmEvents
+	sum := simtest.Swarm{Seeds: 200, Short: 20, Config: ev.config}.Run(t)
+	t.Logf("forced releases %d, client evictions %d, over %d runs", ev.forced.Load(), ev.evicted.Load(), sum.Seeds)
+	if sum.Seeds >= 20 && (ev.forced.Load() == 0 || ev.evicted.Load() == 0) {
+		t.Fatalf("the runs did not exercise forced releases (%d) and client evictions (%d)", ev.forced.Load(), ev.evicted.Load())
+	}
 }
 
 // TestTeethNoSyncAtAcquire: a frontend that serves a grant from its own
@@ -102,6 +146,8 @@ func TestTeethNoSyncAtAcquire(t *testing.T) {
 // TestRegressionSeeds replays every seed that once found a bug.
 func TestRegressionSeeds(t *testing.T) {
 	simtest.Regressions(t, swarmConfig,
+		514, 949, // a new leader renewed a head that an earlier leader's forced release, still unapplied, was about to end (fix: a leader answers heartbeats only after its barrier command, and not for a head it proposed to force out)
+		710, // a frontend's stale fe_acquire (a reordered, forwarded proposal) was applied after its newer one and, as "a new nonce of the head", released the hold the frontend was serving (fix: nonces count up within an incarnation; an older one is ignored)
 		628, // a duplicated fe_acquire queued a released nonce again; a duplicated heartbeat then confirmed a grant never served, and the next head skipped the real last writer (fix: holds and releases name their epoch)
 	)
 }

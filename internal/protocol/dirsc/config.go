@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
 	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -70,24 +71,14 @@ type Config struct {
 
 // EnsureDefaults fills unset fields.
 func (c *Config) EnsureDefaults(w *topo.World) {
-	if c.DirectoryRegion == "" && len(w.Regions) > 0 {
-		c.DirectoryRegion = w.Regions[len(w.Regions)-1].Name
-	}
+	pl := c.placement()
+	pl.EnsureDefaults(w)
+	c.setPlacement(pl)
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
 		}
 	}
-	if len(c.DirectoryRegions) == 0 && c.DirectoryRegion != "" {
-		c.DirectoryRegions = []string{c.DirectoryRegion}
-	}
-	if c.DirectoryReplicas == 0 {
-		c.DirectoryReplicas = min(3, c.nodesIn(w))
-	}
-	if c.DirectoryElectionTicks == 0 {
-		c.DirectoryElectionTicks = 10
-	}
-	def(&c.DirectoryTick, 50*time.Millisecond)
 	def(&c.ShareLease, 2*time.Second)
 	def(&c.RetryBase, 10*time.Millisecond)
 	def(&c.RetryMax, 500*time.Millisecond)
@@ -100,29 +91,14 @@ func (c *Config) EnsureDefaults(w *topo.World) {
 
 // Validate checks c against world w.
 func (c *Config) Validate(w *topo.World) error {
-	found := false
-	for _, r := range w.Regions {
-		found = found || r.Name == c.DirectoryRegion
-	}
-	if !found {
-		return fmt.Errorf("sc: directory_region %q is not a region of world %q", c.DirectoryRegion, w.Name)
-	}
-	for _, name := range c.DirectoryRegions {
-		if w.RegionIndex(name) < 0 {
-			return fmt.Errorf("sc: directory_regions: %q is not a region of world %q", name, w.Name)
-		}
-	}
-	if c.DirectoryReplicas < 1 || c.DirectoryReplicas > c.nodesIn(w) {
-		return fmt.Errorf("sc: directory_replicas = %d; must be in [1, %d] (the nodes of directory_regions %v)",
-			c.DirectoryReplicas, c.nodesIn(w), c.DirectoryRegions)
-	}
-	if c.DirectoryElectionTicks < 2 {
-		return fmt.Errorf("sc: directory_election_ticks = %d; must be at least 2", c.DirectoryElectionTicks)
+	pl := c.placement()
+	if err := pl.Validate(w); err != nil {
+		return fmt.Errorf("sc: %w", err)
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"directory_tick", c.DirectoryTick}, {"share_lease", c.ShareLease}, {"retry_base", c.RetryBase}, {"retry_max", c.RetryMax},
+	}{{"share_lease", c.ShareLease}, {"retry_base", c.RetryBase}, {"retry_max", c.RetryMax},
 		{"resend_interval", c.ResendInterval}, {"op_timeout", c.OpTimeout}} {
 		if d.v <= 0 {
 			return fmt.Errorf("sc: %s = %s; must be positive", d.name, d.v)
@@ -137,15 +113,15 @@ func (c *Config) Validate(w *topo.World) error {
 	return nil
 }
 
-// nodesIn is how many nodes the directory regions have (each counted once).
-func (c *Config) nodesIn(w *topo.World) int {
-	var seen []string
-	for _, name := range c.DirectoryRegions {
-		if !slices.Contains(seen, name) && w.RegionIndex(name) >= 0 {
-			seen = append(seen, name)
-		}
-	}
-	return len(seen) * w.NodesPerRegion
+// placement is the directory group's settings.
+func (c *Config) placement() dirgroup.Placement {
+	return dirgroup.Placement{Region: c.DirectoryRegion, Regions: c.DirectoryRegions, Replicas: c.DirectoryReplicas,
+		Tick: c.DirectoryTick, ElectionTicks: c.DirectoryElectionTicks}
+}
+
+func (c *Config) setPlacement(p dirgroup.Placement) {
+	c.DirectoryRegion, c.DirectoryRegions, c.DirectoryReplicas = p.Region, p.Regions, p.Replicas
+	c.DirectoryTick, c.DirectoryElectionTicks = p.Tick, p.ElectionTicks
 }
 
 // stretchedLease is how long the directory waits, on its clock, from its
@@ -180,25 +156,10 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 		}
 		ks.frontends = append(ks.frontends, ids[0])
 	}
-	used := map[int]int{} // region → nodes taken
-	for i := range cfg.DirectoryReplicas {
-		// Round robin over the regions, skipping a region that is full
-		// (Validate checked there are enough nodes overall).
-		for j := 0; ; j++ {
-			r := t.World.RegionIndex(cfg.DirectoryRegions[(i+j)%len(cfg.DirectoryRegions)])
-			if ids := t.ByRegion[r]; used[r] < len(ids) {
-				// Nodes 1, 2, ..., then the frontend, node 0.
-				ks.directories = append(ks.directories, ids[(used[r]+1)%len(ids)])
-				used[r]++
-				break
-			}
-		}
-	}
-	ks.group = rsm.Config{Group: "sc.dir", Members: ks.directories,
-		TickInterval: cfg.DirectoryTick, ElectionTicks: cfg.DirectoryElectionTicks}
-	ks.group.EnsureDefaults()
-	if err := ks.group.Validate(); err != nil {
-		return nil, fmt.Errorf("sc: directory group: %w", err)
+	pl := cfg.placement()
+	var err error
+	if ks.directories, ks.group, err = pl.Place(t, "sc.dir"); err != nil {
+		return nil, fmt.Errorf("sc: %w", err)
 	}
 	return ks, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
 	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -24,12 +25,11 @@ type directory struct {
 	id   wire.NodeID
 	g    *rsm.Group
 	rows map[string]*dirRow
-	// leader is whether this replica was the group's leader when last
-	// looked (a change to true resumes every Processing row: rule D7).
-	leader bool
-	// outbox holds commands to propose once the group call under way
-	// returns (Apply runs inside the group, which must not be re-entered).
-	outbox [][]byte
+	// prop proposes commands once the group call under way returns (Apply
+	// runs inside the group, which must not be re-entered) and notices
+	// this replica becoming the leader (which resumes every Processing
+	// row: rule D7).
+	prop dirgroup.Proposer
 }
 
 // dirRow is one row at a directory replica. Every field but leases is
@@ -92,6 +92,7 @@ const (
 func newDirectory(ks *Keyspace, id wire.NodeID) *directory {
 	d := &directory{ks: ks, id: id, rows: make(map[string]*dirRow)}
 	d.g = rsm.New(ks.group, d)
+	d.prop.G = d.g
 	return d
 }
 
@@ -103,18 +104,10 @@ func (d *directory) start(e env.Env) {
 }
 
 // settle runs after every input the group took: it notices a change of
-// leadership and proposes what Apply or the leader queued.
-func (d *directory) settle(e env.Env) {
-	d.checkLeader(e)
-	for len(d.outbox) > 0 {
-		cmd := d.outbox[0]
-		d.outbox = d.outbox[1:]
-		// Lost if no leader is known: the frontend resends its request
-		// and the leader's timer proposes cmdFinish again.
-		_ = d.g.Propose(e, cmd, 0)
-		d.checkLeader(e)
-	}
-}
+// leadership and proposes what Apply or the leader queued. A command lost
+// for want of a leader is made again: the frontend resends its request
+// and the leader's timer proposes cmdFinish again.
+func (d *directory) settle(e env.Env) { d.prop.Settle(e, d.resume) }
 
 // row returns key's entry, created the first time a command or request
 // names it. Preloaded rows are Modified at the loader (seed 002 §5); every
@@ -133,15 +126,10 @@ func (d *directory) row(e env.Env, key string) *dirRow {
 	return r
 }
 
-// checkLeader notices this replica becoming the leader and resumes every
-// Processing row: its invalidations are sent again and its acks collected
-// afresh (rule D7). Called after every input the group took.
-func (d *directory) checkLeader(e env.Env) {
-	was := d.leader
-	d.leader = d.g.IsLeader()
-	if !d.leader || was {
-		return
-	}
+// resume runs when this replica becomes the leader: every Processing row
+// is resumed, its invalidations sent again and its acks collected afresh
+// (rule D7).
+func (d *directory) resume(e env.Env) {
 	for _, key := range slices.Sorted(maps.Keys(d.rows)) {
 		if r := d.rows[key]; r.proc != nil {
 			d.drive(e, key, r, true)
@@ -165,7 +153,7 @@ func (d *directory) onRequest(e env.Env, from wire.NodeID, m *Request) {
 	b = wire.AppendVarint(b, int64(from))
 	b = wire.AppendUvarint(b, uint64(m.Want))
 	b = wire.AppendUvarint(b, m.Nonce)
-	d.outbox = append(d.outbox, b)
+	d.prop.Queue(b)
 	d.settle(e)
 }
 
@@ -308,7 +296,7 @@ func (d *directory) proposeFinish(e env.Env, key string, r *dirRow) {
 	}
 	e.CancelTimer(p.timer)
 	p.timer = e.SetTimer(d.ks.cfg.ResendInterval, dirTimer{key, p.id})
-	d.outbox = append(d.outbox, b)
+	d.prop.Queue(b)
 }
 
 func (d *directory) onTimer(e env.Env, t dirTimer) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -24,7 +25,7 @@ type frontend struct {
 	// dir is the directory replica requests go to: the last one heard
 	// from (grants, busy answers and invalidations come from the
 	// leader), the next one after a request went unanswered (F7).
-	dir int
+	dir dirgroup.Tracker
 }
 
 type fwdKey struct {
@@ -94,7 +95,7 @@ type (
 )
 
 func newFrontend(ks *Keyspace, id wire.NodeID) *frontend {
-	return &frontend{ks: ks, id: id, rows: make(map[string]*feRow), seen: make(map[fwdKey]int64)}
+	return &frontend{ks: ks, id: id, rows: make(map[string]*feRow), seen: make(map[fwdKey]int64), dir: dirgroup.NewTracker(ks.directories)}
 }
 
 func (f *frontend) start(e env.Env) { f.nextOp = e.Rand().Uint64() >> 1 }
@@ -242,14 +243,12 @@ func (f *frontend) request(e env.Env, key string, r *feRow, want State) {
 	nonce := e.Rand().Uint64()
 	r.req = &outReq{want: want, nonce: nonce, sentAt: e.Now(),
 		timer: e.SetTimer(f.ks.cfg.ResendInterval, reqTimer{key, nonce})}
-	e.Send(f.ks.directories[f.dir], &Request{Key: key, Want: want, Nonce: nonce})
+	e.Send(f.dir.Target(), &Request{Key: key, Want: want, Nonce: nonce})
 }
 
 // heard notes that directory replica n acts as the leader (rule F7).
 func (f *frontend) heard(n wire.NodeID) {
-	if i := slices.Index(f.ks.directories, n); i >= 0 {
-		f.dir = i
-	}
+	f.dir.Heard(n)
 }
 
 func (f *frontend) step(e env.Env, from wire.NodeID, m wire.Msg) {
@@ -468,7 +467,7 @@ func (f *frontend) onTimer(e env.Env, payload any) {
 		r.req = nil
 		// No answer: the replica asked may be down or cut off; ask the
 		// next (a follower forwards the request to its leader).
-		f.dir = (f.dir + 1) % len(f.ks.directories)
+		f.dir.Next()
 		f.pump(e, p.key, r)
 	case retryTimer:
 		r := f.row(e, p.key)
