@@ -40,64 +40,72 @@ import (
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
-// Placement is a directory group's settings, as the protocols' Config
-// fields directory_region, directory_regions, directory_replicas,
-// directory_tick and directory_election_ticks state them.
+// Placement is a directory group's settings: sc and rc embed it inline,
+// so its YAML names are theirs.
 type Placement struct {
-	// Region is the region of the first replica. Default: the world's
-	// last region.
-	Region string
-	// Regions are the regions replicas are placed in, round robin.
-	// Default: [Region].
-	Regions []string
-	// Replicas is the group's size. Default: 3, or the nodes of Regions if
-	// fewer.
-	Replicas int
-	// Tick is the group's tick (rsm Config.TickInterval). Default 50ms.
-	Tick time.Duration
-	// ElectionTicks is the election timeout in ticks (rsm
-	// Config.ElectionTicks). Default 10.
-	ElectionTicks int
+	// DirectoryRegion names the region of the directory's first replica.
+	// Default: the world's last region (the dir2 preset puts its
+	// directory region last, as in the thesis's Fig. 5.1).
+	DirectoryRegion string `yaml:"directory_region"`
+	// DirectoryRegions lists the regions the directory's replicas are
+	// placed in, round robin: replica i goes to DirectoryRegions[i mod
+	// len], on that region's next node not yet a replica, its frontend
+	// (first node) last, so a crash takes down one role, not two.
+	// Default: [DirectoryRegion].
+	DirectoryRegions []string `yaml:"directory_regions"`
+	// DirectoryReplicas is how many nodes run the directory as one
+	// replicated state machine group (internal/protocol/rsm, Raft); it
+	// tolerates the loss of (n−1)/2 of them. 1 is the thesis's single
+	// directory. Default: 3, or as many nodes as DirectoryRegions have if
+	// fewer (rc sets its own default first).
+	DirectoryReplicas int `yaml:"directory_replicas"`
+	// DirectoryTick is the directory group's tick (rsm
+	// Config.TickInterval): heartbeats every tick. Default 50ms.
+	DirectoryTick time.Duration `yaml:"directory_tick"`
+	// DirectoryElectionTicks is the directory group's election timeout in
+	// ticks (rsm Config.ElectionTicks): a replica that has not heard from
+	// a leader for a draw in [E, 2E) ticks campaigns. Default 10.
+	DirectoryElectionTicks int `yaml:"directory_election_ticks"`
 }
 
 // EnsureDefaults fills unset fields.
 func (p *Placement) EnsureDefaults(w *topo.World) {
-	if p.Region == "" && len(w.Regions) > 0 {
-		p.Region = w.Regions[len(w.Regions)-1].Name
+	if p.DirectoryRegion == "" && len(w.Regions) > 0 {
+		p.DirectoryRegion = w.Regions[len(w.Regions)-1].Name
 	}
-	if len(p.Regions) == 0 && p.Region != "" {
-		p.Regions = []string{p.Region}
+	if len(p.DirectoryRegions) == 0 && p.DirectoryRegion != "" {
+		p.DirectoryRegions = []string{p.DirectoryRegion}
 	}
-	if p.Replicas == 0 {
-		p.Replicas = min(3, p.nodesIn(w))
+	if p.DirectoryReplicas == 0 {
+		p.DirectoryReplicas = min(3, p.nodesIn(w))
 	}
-	if p.ElectionTicks == 0 {
-		p.ElectionTicks = 10
+	if p.DirectoryElectionTicks == 0 {
+		p.DirectoryElectionTicks = 10
 	}
-	if p.Tick == 0 {
-		p.Tick = 50 * time.Millisecond
+	if p.DirectoryTick == 0 {
+		p.DirectoryTick = 50 * time.Millisecond
 	}
 }
 
 // Validate checks p against world w; errors name the settings.
 func (p *Placement) Validate(w *topo.World) error {
-	if w.RegionIndex(p.Region) < 0 {
-		return fmt.Errorf("directory_region %q is not a region of world %q", p.Region, w.Name)
+	if w.RegionIndex(p.DirectoryRegion) < 0 {
+		return fmt.Errorf("directory_region %q is not a region of world %q", p.DirectoryRegion, w.Name)
 	}
-	for _, name := range p.Regions {
+	for _, name := range p.DirectoryRegions {
 		if w.RegionIndex(name) < 0 {
 			return fmt.Errorf("directory_regions: %q is not a region of world %q", name, w.Name)
 		}
 	}
-	if p.Replicas < 1 || p.Replicas > p.nodesIn(w) {
+	if p.DirectoryReplicas < 1 || p.DirectoryReplicas > p.nodesIn(w) {
 		return fmt.Errorf("directory_replicas = %d; must be in [1, %d] (the nodes of directory_regions %v)",
-			p.Replicas, p.nodesIn(w), p.Regions)
+			p.DirectoryReplicas, p.nodesIn(w), p.DirectoryRegions)
 	}
-	if p.ElectionTicks < 2 {
-		return fmt.Errorf("directory_election_ticks = %d; must be at least 2", p.ElectionTicks)
+	if p.DirectoryElectionTicks < 2 {
+		return fmt.Errorf("directory_election_ticks = %d; must be at least 2", p.DirectoryElectionTicks)
 	}
-	if p.Tick <= 0 {
-		return fmt.Errorf("directory_tick = %s; must be positive", p.Tick)
+	if p.DirectoryTick <= 0 {
+		return fmt.Errorf("directory_tick = %s; must be positive", p.DirectoryTick)
 	}
 	return nil
 }
@@ -105,7 +113,7 @@ func (p *Placement) Validate(w *topo.World) error {
 // nodesIn is how many nodes the directory regions have (each counted once).
 func (p *Placement) nodesIn(w *topo.World) int {
 	var seen []string
-	for _, name := range p.Regions {
+	for _, name := range p.DirectoryRegions {
 		if !slices.Contains(seen, name) && w.RegionIndex(name) >= 0 {
 			seen = append(seen, name)
 		}
@@ -118,11 +126,11 @@ func (p *Placement) nodesIn(w *topo.World) int {
 func (p *Placement) Place(t *topo.Topology, group string) ([]wire.NodeID, rsm.Config, error) {
 	var members []wire.NodeID
 	used := map[int]int{} // region → nodes taken
-	for i := range p.Replicas {
+	for i := range p.DirectoryReplicas {
 		// Round robin over the regions, skipping a region that is full
 		// (Validate checked there are enough nodes overall).
 		for j := 0; ; j++ {
-			r := t.World.RegionIndex(p.Regions[(i+j)%len(p.Regions)])
+			r := t.World.RegionIndex(p.DirectoryRegions[(i+j)%len(p.DirectoryRegions)])
 			if ids := t.ByRegion[r]; used[r] < len(ids) {
 				// Nodes 1, 2, ..., then the frontend, node 0.
 				members = append(members, ids[(used[r]+1)%len(ids)])
@@ -131,7 +139,7 @@ func (p *Placement) Place(t *topo.Topology, group string) ([]wire.NodeID, rsm.Co
 			}
 		}
 	}
-	cfg := rsm.Config{Group: group, Members: members, TickInterval: p.Tick, ElectionTicks: p.ElectionTicks}
+	cfg := rsm.Config{Group: group, Members: members, TickInterval: p.DirectoryTick, ElectionTicks: p.DirectoryElectionTicks}
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, rsm.Config{}, fmt.Errorf("directory group: %w", err)
@@ -145,7 +153,7 @@ func (p *Placement) Place(t *topo.Topology, group string) ([]wire.NodeID, rsm.Co
 // checked every ElectionTicks (rsm rule 5), so within 2·E+1 ticks of its
 // own clock, stretched by the rate bound rho.
 func (p *Placement) MaxStepDown(rho float64) time.Duration {
-	return time.Duration(float64(2*p.ElectionTicks+1)*float64(p.Tick)/(1-rho)) + 1
+	return time.Duration(float64(2*p.DirectoryElectionTicks+1)*float64(p.DirectoryTick)/(1-rho)) + 1
 }
 
 // Tracker is a frontend's guess of the directory group's leader.

@@ -15,26 +15,11 @@ import (
 // Config is an RC keyspace's settings (`protocol: rc`): the YAML names are
 // the setting names, decoded strictly.
 type Config struct {
-	// DirectoryRegion names the region of the directory's first replica.
-	// Default: the world's last region (as protocol sc).
-	DirectoryRegion string `yaml:"directory_region"`
-	// DirectoryRegions lists the regions the directory's replicas are
-	// placed in, round robin (internal/protocol/dirgroup: a region's
-	// non-frontend nodes first). Default: [DirectoryRegion].
-	DirectoryRegions []string `yaml:"directory_regions"`
-	// DirectoryReplicas is how many nodes run the directory as one
-	// replicated state machine group (internal/protocol/rsm, Raft); it
-	// tolerates the loss of (n−1)/2 of them. 1 is the thesis's single
-	// directory. Default: 1 (doc.go, "Crashes": a group of 3 loses its
-	// majority too often under storage faults).
-	DirectoryReplicas int `yaml:"directory_replicas"`
-	// DirectoryTick is the directory group's tick (rsm
-	// Config.TickInterval): heartbeats every tick. Default 50ms.
-	DirectoryTick time.Duration `yaml:"directory_tick"`
-	// DirectoryElectionTicks is the directory group's election timeout in
-	// ticks (rsm Config.ElectionTicks): a replica that has not heard from
-	// a leader for a draw in [E, 2E) ticks campaigns. Default 10.
-	DirectoryElectionTicks int `yaml:"directory_election_ticks"`
+	// Placement: directory_region, directory_regions, directory_replicas,
+	// directory_tick and directory_election_ticks (internal/protocol/dirgroup).
+	// rc's directory_replicas defaults to 1 (doc.go, "Crashes": a group of
+	// 3 loses its majority too often under storage faults).
+	dirgroup.Placement `yaml:",inline"`
 	// HoldLease (T) is how long the directory keeps a frontend at the head
 	// of a row's queue after it last heard from it (a grant or a
 	// heartbeat), on the directory's clock; then it forces the release
@@ -76,9 +61,7 @@ func (c *Config) EnsureDefaults(w *topo.World) {
 		// majority too often (doc.go, "Crashes").
 		c.DirectoryReplicas = 1
 	}
-	pl := c.placement()
-	pl.EnsureDefaults(w)
-	c.setPlacement(pl)
+	c.Placement.EnsureDefaults(w)
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -96,8 +79,7 @@ func (c *Config) EnsureDefaults(w *topo.World) {
 
 // Validate checks c against world w.
 func (c *Config) Validate(w *topo.World) error {
-	pl := c.placement()
-	if err := pl.Validate(w); err != nil {
+	if err := c.Placement.Validate(w); err != nil {
 		return fmt.Errorf("rc: %w", err)
 	}
 	for _, d := range []struct {
@@ -116,17 +98,6 @@ func (c *Config) Validate(w *topo.World) error {
 		return fmt.Errorf("rc: max_drift_ppm = %g; must be in [0, 100000)", c.MaxDriftPPM)
 	}
 	return nil
-}
-
-// placement is the directory group's settings.
-func (c *Config) placement() dirgroup.Placement {
-	return dirgroup.Placement{Region: c.DirectoryRegion, Regions: c.DirectoryRegions, Replicas: c.DirectoryReplicas,
-		Tick: c.DirectoryTick, ElectionTicks: c.DirectoryElectionTicks}
-}
-
-func (c *Config) setPlacement(p dirgroup.Placement) {
-	c.DirectoryRegion, c.DirectoryRegions, c.DirectoryReplicas = p.Region, p.Regions, p.Replicas
-	c.DirectoryTick, c.DirectoryElectionTicks = p.Tick, p.ElectionTicks
 }
 
 // Keyspace is a built RC keyspace: its settings and who plays which role.
@@ -152,9 +123,8 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 		}
 		ks.frontends = append(ks.frontends, ids[0])
 	}
-	pl := cfg.placement()
 	var err error
-	if ks.directories, ks.group, err = pl.Place(t, "rc.dir"); err != nil {
+	if ks.directories, ks.group, err = cfg.Place(t, "rc.dir"); err != nil {
 		return nil, fmt.Errorf("rc: %w", err)
 	}
 	return ks, nil
@@ -171,8 +141,7 @@ func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.directori
 // heartbeats until it steps down (dirgroup.Placement.MaxStepDown; doc.go,
 // rule R4).
 func (k *Keyspace) resumeGrace() time.Duration {
-	pl := k.cfg.placement()
-	return pl.MaxStepDown(k.cfg.MaxDriftPPM * 1e-6)
+	return k.cfg.MaxStepDown(k.cfg.MaxDriftPPM * 1e-6)
 }
 
 // Frontend is the frontend of node n's region.

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
 	"github.com/lightcone/lightcone/internal/protocol/dirrc"
 	"github.com/lightcone/lightcone/internal/scenario"
 	"github.com/lightcone/lightcone/internal/sim"
@@ -54,8 +55,8 @@ func failoverConfig(t testing.TB, seed uint64, grants *[]grantAt) scenario.Confi
 		t.Fatal(err)
 	}
 	set := &dirrc.Config{
-		DirectoryReplicas: 3, DirectoryRegions: []string{"c", "a", "b"},
-		DirectoryTick: foTick, DirectoryElectionTicks: foElectionTicks,
+		Placement: dirgroup.Placement{DirectoryReplicas: 3, DirectoryRegions: []string{"c", "a", "b"},
+			DirectoryTick: foTick, DirectoryElectionTicks: foElectionTicks},
 		HoldLease: foHoldLease, HeartbeatInterval: foHeartbeat, ResendInterval: foResend,
 		HoldTimeout: time.Second, AcquireTimeout: 2 * time.Second,
 	}

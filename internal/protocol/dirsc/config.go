@@ -15,29 +15,9 @@ import (
 // Config is an SC keyspace's settings (`protocol: sc`): the YAML names are
 // the setting names, decoded strictly.
 type Config struct {
-	// DirectoryRegion names the region of the directory's first replica.
-	// Default: the world's last region (the dir2 preset puts its
-	// directory region last, as in the thesis's Fig. 5.1).
-	DirectoryRegion string `yaml:"directory_region"`
-	// DirectoryRegions lists the regions the directory's replicas are
-	// placed in, round robin: replica i goes to DirectoryRegions[i mod
-	// len], on that region's next node not yet a replica, its frontend
-	// (first node) last, so a crash takes down one role, not two.
-	// Default: [DirectoryRegion].
-	DirectoryRegions []string `yaml:"directory_regions"`
-	// DirectoryReplicas is how many nodes run the directory as one
-	// replicated state machine group (internal/protocol/rsm, Raft); it
-	// tolerates the loss of (n−1)/2 of them. 1 is the thesis's single
-	// directory. Default: 3, or as many nodes as DirectoryRegions have if
-	// fewer.
-	DirectoryReplicas int `yaml:"directory_replicas"`
-	// DirectoryTick is the directory group's tick (rsm
-	// Config.TickInterval): heartbeats every tick. Default 50ms.
-	DirectoryTick time.Duration `yaml:"directory_tick"`
-	// DirectoryElectionTicks is the directory group's election timeout in
-	// ticks (rsm Config.ElectionTicks): a replica that has not heard from
-	// a leader for a draw in [E, 2E) ticks campaigns. Default 10.
-	DirectoryElectionTicks int `yaml:"directory_election_ticks"`
+	// Placement: directory_region, directory_regions, directory_replicas,
+	// directory_tick and directory_election_ticks (internal/protocol/dirgroup).
+	dirgroup.Placement `yaml:",inline"`
 	// ShareLease (L) is how long a Shared grant lets a frontend serve
 	// reads locally, on its own clock from when it sent its request; the
 	// directory waits at most L·(1+ρ)/(1−ρ) on its clock for a sharer that
@@ -71,9 +51,7 @@ type Config struct {
 
 // EnsureDefaults fills unset fields.
 func (c *Config) EnsureDefaults(w *topo.World) {
-	pl := c.placement()
-	pl.EnsureDefaults(w)
-	c.setPlacement(pl)
+	c.Placement.EnsureDefaults(w)
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -91,8 +69,7 @@ func (c *Config) EnsureDefaults(w *topo.World) {
 
 // Validate checks c against world w.
 func (c *Config) Validate(w *topo.World) error {
-	pl := c.placement()
-	if err := pl.Validate(w); err != nil {
+	if err := c.Placement.Validate(w); err != nil {
 		return fmt.Errorf("sc: %w", err)
 	}
 	for _, d := range []struct {
@@ -111,17 +88,6 @@ func (c *Config) Validate(w *topo.World) error {
 		return fmt.Errorf("sc: max_drift_ppm = %g; must be in [0, 1000000)", c.MaxDriftPPM)
 	}
 	return nil
-}
-
-// placement is the directory group's settings.
-func (c *Config) placement() dirgroup.Placement {
-	return dirgroup.Placement{Region: c.DirectoryRegion, Regions: c.DirectoryRegions, Replicas: c.DirectoryReplicas,
-		Tick: c.DirectoryTick, ElectionTicks: c.DirectoryElectionTicks}
-}
-
-func (c *Config) setPlacement(p dirgroup.Placement) {
-	c.DirectoryRegion, c.DirectoryRegions, c.DirectoryReplicas = p.Region, p.Regions, p.Replicas
-	c.DirectoryTick, c.DirectoryElectionTicks = p.Tick, p.ElectionTicks
 }
 
 // stretchedLease is how long the directory waits, on its clock, from its
@@ -156,9 +122,8 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 		}
 		ks.frontends = append(ks.frontends, ids[0])
 	}
-	pl := cfg.placement()
 	var err error
-	if ks.directories, ks.group, err = pl.Place(t, "sc.dir"); err != nil {
+	if ks.directories, ks.group, err = cfg.Place(t, "sc.dir"); err != nil {
 		return nil, fmt.Errorf("sc: %w", err)
 	}
 	return ks, nil

@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
 	"github.com/lightcone/lightcone/internal/protocol/dirsc"
 	"github.com/lightcone/lightcone/internal/scenario"
 	"github.com/lightcone/lightcone/internal/sim"
@@ -45,8 +46,8 @@ func failoverConfig(t testing.TB, seed uint64, grants *[]grantAt) scenario.Confi
 		t.Fatal(err)
 	}
 	set := &dirsc.Config{
-		DirectoryReplicas: 3, DirectoryRegions: []string{"dir", "a", "b"},
-		DirectoryTick: foTick, DirectoryElectionTicks: foElectionTicks,
+		Placement: dirgroup.Placement{DirectoryReplicas: 3, DirectoryRegions: []string{"dir", "a", "b"},
+			DirectoryTick: foTick, DirectoryElectionTicks: foElectionTicks},
 		ShareLease: foShareLease, MaxDriftPPM: 100,
 		ResendInterval: foResend, OpTimeout: time.Second,
 	}
