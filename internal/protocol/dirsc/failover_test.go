@@ -3,7 +3,6 @@ package dirsc_test
 import (
 	"flag"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/lightcone/lightcone/internal/protocol/dirsc"
 	"github.com/lightcone/lightcone/internal/scenario"
 	"github.com/lightcone/lightcone/internal/sim"
+	"github.com/lightcone/lightcone/internal/simtest"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -39,7 +39,7 @@ const failoverBound = 2*foElectionTicks*foTick + 2*foResend + foShareLease*102/1
 // failoverConfig is a fault-free contended run (no loss, exact clocks, so
 // a clock reading is the simulated time) on a three-replica directory
 // spread over the regions.
-func failoverConfig(t testing.TB, seed uint64, grants *[]grantAt) scenario.Config {
+func failoverConfig(t testing.TB, seed uint64, grants *[]simtest.Event) scenario.Config {
 	var wl yaml.Node
 	if err := wl.Encode(map[string]any{"preset": "a", "record_count": 4, "read_proportion": 0.5,
 		"update_proportion": 0.5, "request_distribution": "uniform"}); err != nil {
@@ -51,7 +51,9 @@ func failoverConfig(t testing.TB, seed uint64, grants *[]grantAt) scenario.Confi
 		ShareLease: foShareLease, MaxDriftPPM: 100,
 		ResendInterval: foResend, OpTimeout: time.Second,
 	}
-	dirsc.ProbeGrants(set, func(from wire.NodeID, at int64) { *grants = append(*grants, grantAt{from, at - sim.Epoch}) })
+	dirsc.ProbeGrants(set, func(from wire.NodeID, at int64) {
+		*grants = append(*grants, simtest.Event{From: from, At: at - sim.Epoch})
+	})
 	return scenario.Config{
 		Seed: seed, WorldDef: world(t), Protocol: dirsc.Name, Settings: set,
 		Workload: wl, Clients: 4, ClosedLoop: true, Duration: 4 * time.Second, ClientTimeout: 2 * time.Second,
@@ -61,26 +63,9 @@ func failoverConfig(t testing.TB, seed uint64, grants *[]grantAt) scenario.Confi
 
 var failoverSeeds = flag.Int("failover-seeds", 20, "seeds of TestFailover")
 
-type grantAt struct {
-	from wire.NodeID
-	at   int64
-}
-
 // nodeName is node n's name in world(): regions a, b, dir of two nodes.
 func nodeName(n wire.NodeID) string {
 	return fmt.Sprintf("%s-%d", []string{"a", "b", "dir"}[n/2], n%2)
-}
-
-// lastBefore is the last grant before t.
-func lastBefore(gs []grantAt, t int64) (grantAt, bool) {
-	i := slices.IndexFunc(gs, func(g grantAt) bool { return g.at >= t })
-	if i < 0 {
-		i = len(gs)
-	}
-	if i == 0 {
-		return grantAt{}, false
-	}
-	return gs[i-1], true
 }
 
 // TestFailover kills the directory's leader mid-run (the replica that sent
@@ -93,48 +78,11 @@ func TestFailover(t *testing.T) {
 	if testing.Short() {
 		seeds = 5
 	}
-	var worst time.Duration
-	var total time.Duration
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
-		replay := fmt.Sprintf("go test ./internal/protocol/dirsc -run '^TestFailover$' -v  # seed %d", seed)
-		var first []grantAt
-		if _, err := scenario.Run(failoverConfig(t, seed, &first)); err != nil {
-			t.Fatal(err)
-		}
-		crash := int64(foCrashAt)
-		leader, ok := lastBefore(first, crash)
-		if !ok {
-			t.Fatalf("seed %d: no grant before %s\n    replay: %s", seed, foCrashAt, replay)
-		}
-		var grants []grantAt
-		c := failoverConfig(t, seed, &grants)
-		c.Faults = []scenario.Fault{{At: foCrashAt, For: 2 * time.Second, Crash: nodeName(leader.from)}}
-		res, err := scenario.Run(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Check == nil || res.Check.Verdict != "pass" {
-			t.Fatalf("seed %d: history not linearizable after the leader's crash: %+v\n    replay: %s", seed, res.Check, replay)
-		}
-		if again, _ := lastBefore(grants, crash); again != leader {
-			t.Fatalf("seed %d: the run with the crash differs before it: last grant %+v, want %+v\n    replay: %s", seed, again, leader, replay)
-		}
-		i := slices.IndexFunc(grants, func(g grantAt) bool { return g.at >= crash })
-		if i < 0 {
-			t.Fatalf("seed %d: no grant after the leader n%d crashed at %s\n    replay: %s", seed, leader.from, foCrashAt, replay)
-		}
-		next := grants[i]
-		if next.from == leader.from {
-			t.Fatalf("seed %d: crashed leader n%d granted at %s\n    replay: %s", seed, leader.from, time.Duration(next.at), replay)
-		}
-		took := time.Duration(next.at - crash)
-		worst, total = max(worst, took), total+took
-		t.Logf("seed %d: leader n%d crashed at %s; n%d granted %s later; %d ops, check %s",
-			seed, leader.from, foCrashAt, next.from, took, res.Ops, res.Check.Verdict)
-		if took > failoverBound {
-			t.Errorf("seed %d: first grant %s after the crash; bound %s\n    replay: %s", seed, took, failoverBound, replay)
-		}
-	}
+	mean, worst := simtest.Failover{
+		Package: "./internal/protocol/dirsc", Seeds: seeds, CrashAt: foCrashAt, Down: 2 * time.Second, Bound: failoverBound,
+		Config:   func(seed uint64, grants *[]simtest.Event) scenario.Config { return failoverConfig(t, seed, grants) },
+		NodeName: nodeName,
+	}.Run(t)
 	t.Logf("failover over %d seeds: mean %s, worst %s; bound %s (2·E·tick %s + 2·resend %s + stretched lease + 4 RTT)",
-		seeds, total/time.Duration(seeds), worst, failoverBound, 2*foElectionTicks*foTick, foResend)
+		seeds, mean, worst, failoverBound, 2*foElectionTicks*foTick, foResend)
 }
