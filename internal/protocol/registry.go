@@ -209,19 +209,12 @@ func Lookup(name string) (*Definition, error) {
 
 // MessageTypes is every registered protocol's message types, for a codec.
 // A kind several protocols list (a shared library's, such as rsm's group
-// messages in sc and rc) is listed once, by the first.
+// messages in sc and rc) is registered once by wire.NewCodec, which still
+// refuses two different types under one kind.
 func MessageTypes() [][]wire.MsgType {
 	var out [][]wire.MsgType
-	seen := map[string]bool{}
 	for _, d := range registry {
-		var ts []wire.MsgType
-		for _, t := range d.MessageTypes {
-			if !seen[t.Kind] {
-				seen[t.Kind] = true
-				ts = append(ts, t)
-			}
-		}
-		out = append(out, ts)
+		out = append(out, d.MessageTypes)
 	}
 	return out
 }
