@@ -263,13 +263,17 @@ func (n *nemesis) migrate(ctx context.Context, node localcluster.Node) error {
 		if n.noMigrate[k.policy.Name] {
 			continue
 		}
-		key := fmt.Sprintf("k%d", n.rng.IntN(n.o.Keys))
+		var key string
 		region := regions[n.rng.IntN(len(regions))].Name
 		c := (&workload{o: n.o}).client(node, k.policy.Name)
 		var err error
-		// A key busy with a write is refused as UNAVAILABLE (safe to
-		// retry): retry, with a bound, so that a busy key still moves.
+		// A key whose mastership is moving or being confirmed is refused
+		// as UNAVAILABLE (safe to retry): retry, with a bound, and after
+		// every fifth refusal try another key.
 		for try := 0; try < 20 && ctx.Err() == nil; try++ {
+			if try%5 == 0 {
+				key = fmt.Sprintf("k%d", n.rng.IntN(n.o.Keys))
+			}
 			cctx, cancel := context.WithTimeout(ctx, n.o.OpTimeout)
 			err = c.Do(cctx, "LC.MIGRATE", key, region).Err()
 			cancel()

@@ -89,7 +89,10 @@
 //     fence (TestWinnerRestartKeepsTheFence).
 //
 //   - Migration (manual, wire.OpMigrate, or automatic, AutoMigrate: a key
-//     whose writes mostly come from one other region moves there). The
+//     whose writes mostly come from one other region moves there). A
+//     manual migration of a key with writes in progress drains it first:
+//     new writes get a retryable error until those end, so steady writes
+//     cannot starve the move (TestMigrationUnderSteadyWrites). The
 //     master, sure of its mastership and with no write in progress, freezes
 //     the key (reads and writes there get a retryable error), and hands its
 //     record and lease records to the target (Handoff), which runs the

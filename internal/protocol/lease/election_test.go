@@ -1,6 +1,7 @@
 package lease_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +128,45 @@ func TestMigration(t *testing.T) {
 	w2 := sc.hist.Ops[1]
 	if d := time.Duration(w2.Return - w2.Call); w2.Outcome != check.OK || d > 100*time.Millisecond {
 		t.Fatalf("write after migrating to its region: %v in %s; want one round trip (~40ms)", w2.Outcome, d)
+	}
+	if res := check.SequentialPerKey(sc.hist, 0); res.Verdict != check.Pass {
+		t.Fatalf("history: %v", res)
+	}
+}
+
+// TestMigrationUnderSteadyWrites: a manual migration of a key that
+// always has a write in progress (writes every 10ms, each taking a round
+// trip of ~40ms) still moves it: the master drains the key, refusing new
+// writes with a retryable error, instead of refusing the move as long as
+// writes keep coming.
+func TestMigrationUnderSteadyWrites(t *testing.T) {
+	sc := newScript(t, fiveRegions, electionConfig())
+	key := sc.keyMasteredIn(0)
+	ga := sc.other(sc.replica(key, 0))
+	gc := sc.other(sc.replica(key, 2))
+	const t0 = 5 * time.Second
+	var writes []wire.RequestID
+	for i := range 100 {
+		at := t0 + time.Duration(i)*10*time.Millisecond
+		writes = append(writes, sc.submit(at, int64(10+i), ga, wire.OpPut, key, fmt.Sprintf("w%d", i)))
+	}
+	mig := sc.submit(t0+300*time.Millisecond, 9, gc, wire.OpMigrate, key, "c")
+	sc.s.Run(int64(20 * time.Second))
+	if r := sc.reply(mig); r.Err != nil || string(r.Value) != "c" {
+		t.Fatalf("migrate under steady writes: %+v; want the key's master in region c", r)
+	}
+	ok := 0
+	for _, id := range writes {
+		r := sc.reply(id)
+		switch {
+		case r.Err == nil:
+			ok++
+		case r.Err.Code != wire.ErrUnavailable:
+			t.Fatalf("write during the drain: %v; want success or a retryable error", r.Err)
+		}
+	}
+	if ok < len(writes)/2 {
+		t.Fatalf("only %d of %d writes succeeded", ok, len(writes))
 	}
 	if res := check.SequentialPerKey(sc.hist, 0); res.Verdict != check.Pass {
 		t.Fatalf("history: %v", res)

@@ -274,6 +274,7 @@ type Replica struct {
 	fence     int64
 	keyFence  map[string]keyFence
 	migrating map[string]*migration
+	draining  map[string][]waitMigrate
 	origins   map[string][]int
 
 	// Candidate: elections in progress.
@@ -464,6 +465,7 @@ func (r *Replica) Start(e env.Env) {
 	r.inflight = map[string]int{}
 	r.keyFence = map[string]keyFence{}
 	r.migrating = map[string]*migration{}
+	r.draining = map[string][]waitMigrate{}
 	r.origins = map[string][]int{}
 	r.campaigns = map[string]*campaign{}
 	r.seen = map[opID]int64{}
@@ -919,7 +921,9 @@ func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
 		r.send(e, from, &MWriteResp{Op: m.Op, Key: m.Key, Redirect: true, Master: r.known(e, m.Key)})
 		return
 	}
-	if !r.isMaster(mt) || r.migrating[m.Key] != nil || r.campaigns[m.Key] != nil {
+	if !r.isMaster(mt) || r.migrating[m.Key] != nil || r.campaigns[m.Key] != nil || r.draining[m.Key] != nil {
+		// A key draining for a migration takes no new write: otherwise
+		// steady writes would keep one in progress and starve the move.
 		r.send(e, from, &MWriteResp{Op: m.Op, Key: m.Key, Retry: true, Master: mt.accepted})
 		return
 	}
@@ -1070,6 +1074,14 @@ func (r *Replica) finishWrite(e env.Env, w *write, failed bool) {
 		resp.Version = wire.Version{}
 	}
 	r.send(e, w.from, resp)
+	if waiting := r.draining[w.key]; waiting != nil && r.inflight[w.key] == 0 {
+		// The key has drained: the migrations waiting for it go on (or,
+		// if this node stepped down meanwhile, are redirected).
+		delete(r.draining, w.key)
+		for _, wm := range waiting {
+			r.migrate(e, wm.from, wm.m)
+		}
+	}
 }
 
 // refreshMaster notes a use of this master's lease on key: the keep-alive
@@ -1457,6 +1469,11 @@ func (r *Replica) migrate(e env.Env, from wire.NodeID, m *Migrate) {
 		// Only a master sure of its mastership hands it over: confirm first.
 		r.confirm(e, m.Key, nil, nil)
 		r.confirms[m.Key].moves = append(r.confirms[m.Key].moves, waitMigrate{from, m})
+		return
+	case r.inflight[m.Key] > 0:
+		// Drain: refuse new writes to the key and move it once the writes
+		// in progress end (finishWrite), which takes at most WriteTimeout.
+		r.draining[m.Key] = append(r.draining[m.Key], waitMigrate{from, m})
 		return
 	default:
 		if err := r.startMigration(e, m.Key, m.Region, &migration{from: from, op: m.Op}); err != "" {
