@@ -1,6 +1,7 @@
 package dirrc
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -85,8 +86,8 @@ func newDirectory(ks *Keyspace, id wire.NodeID) *directory {
 	return d
 }
 
-// start replays the group's log (rsm has no snapshots: every replica
-// rebuilds its rows from the commands).
+// start restores the group's latest snapshot and replays the log after it
+// (rsm): every replica rebuilds its rows from the commands.
 func (d *directory) start(e env.Env) {
 	e.SetTimer(d.ks.cfg.HeartbeatInterval, dirTick{})
 	d.g.Start(e)
@@ -237,6 +238,50 @@ func (d *directory) Applied(env.Env, uint64, []byte) {}
 
 // Readable implements rsm.StateMachine: the directory never reads.
 func (d *directory) Readable(env.Env, uint64) {}
+
+// Snapshot implements rsm.StateMachine: the replicated fields of every
+// row, in key order. Deadlines and the leader's proposals in flight are
+// this replica's, not encoded.
+func (d *directory) Snapshot(env.Env) []byte {
+	b := wire.AppendUvarint(nil, uint64(len(d.rows)))
+	for _, key := range slices.Sorted(maps.Keys(d.rows)) {
+		r := d.rows[key]
+		b = wire.AppendBool(wire.AppendUvarint(wire.AppendString(b, key), r.epoch), r.confirmed)
+		b = wire.AppendUvarint(b, uint64(len(r.queue)))
+		for _, q := range r.queue {
+			b = wire.AppendUvarint(wire.AppendVarint(b, int64(q.FE)), q.Nonce)
+		}
+		b = appendSources(b, r.chain)
+	}
+	return b
+}
+
+// Restore implements rsm.StateMachine: the rows of a Snapshot. Every head
+// gets a full hold_lease from now (and no less than the lease floor), as
+// a replay's application of its grant would give it (rules 7, R3).
+func (d *directory) Restore(e env.Env, data []byte) error {
+	dec := wire.NewDecoder(data)
+	n := dec.Uvarint()
+	if n > uint64(dec.Len()) {
+		dec.Fail(wire.ErrTruncated)
+	}
+	rows := map[string]*dirRow{}
+	deadline := max(e.Now()+int64(d.ks.cfg.HoldLease), d.leaseFloor)
+	for i := uint64(0); i < n && dec.Err() == nil; i++ {
+		key := dec.String()
+		r := &dirRow{epoch: dec.Uvarint(), confirmed: dec.Bool(), deadline: deadline}
+		for j, q := 0, listLen(dec); j < q && dec.Err() == nil; j++ {
+			r.queue = append(r.queue, entry{FE: wire.NodeID(dec.Varint()), Nonce: dec.Uvarint()})
+		}
+		r.chain = decodeSources(dec)
+		rows[key] = r
+	}
+	if dec.Err() != nil || dec.Len() != 0 {
+		return fmt.Errorf("rc: directory snapshot of %d bytes does not decode (%v)", len(data), dec.Err())
+	}
+	d.rows = rows
+	return nil
+}
 
 // applyAcquire enqueues the frontend (rule 3). A frontend already queued
 // under another nonce has given up that place (it released, lapsed or
