@@ -28,7 +28,8 @@
 //  5. Pre-vote is on: a member cut off from a majority does not raise the
 //     term when it returns. A leader that has not heard from a majority
 //     for ElectionTicks steps down (rebuilding its raft node from its
-//     durable state), so a partitioned leader's clients look elsewhere.
+//     durable state), so a partitioned leader's clients look elsewhere. A
+//     group of one campaigns as it starts: it is its own majority.
 //  6. Snapshots (Raft §7). Every Config.SnapshotEntries applied entries a
 //     member stores a snapshot of its state machine at its applied index
 //     (StateMachine.Snapshot, with the index, term and conf state), and
@@ -78,7 +79,7 @@
 // install them on followers), TestElectAndApplyInOrder,
 // TestRestartAfterCompaction, TestStorageTornCrashes (each stored change
 // cut after each of its writes loads as before or after it),
-// TestTeethPersistBeforeSend and
+// TestGroupOfOneLeadsAtStart, TestTeethPersistBeforeSend and
 // TestTeethSnapshotBeforeCompaction (deleting compacted entries before
 // storing the snapshot loses entries to a torn crash: rejected).
 //

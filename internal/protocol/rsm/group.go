@@ -189,6 +189,11 @@ func (g *Group) newRawNode(e env.Env) error {
 	}
 	g.rn = rn
 	g.resetElection(e)
+	if len(g.cfg.Members) == 1 {
+		// A group of one is its own majority: it need not wait out an
+		// election timeout to lead.
+		_ = g.rn.Campaign()
+	}
 	return nil
 }
 
