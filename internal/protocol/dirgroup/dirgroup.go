@@ -66,6 +66,13 @@ type Placement struct {
 	// ticks (rsm Config.ElectionTicks): a replica that has not heard from
 	// a leader for a draw in [E, 2E) ticks campaigns. Default 10.
 	DirectoryElectionTicks int `yaml:"directory_election_ticks"`
+	// DirectorySnapshotEntries is how many log entries a directory
+	// replica applies between two snapshots of its rows (rsm
+	// Config.SnapshotEntries): each compacts the group's log, so a
+	// restarted replica reads one snapshot and about this many entries.
+	// Default 100 (rsm's is 1000): a directory's rows encode small, and
+	// every entry a restart reads is one more store read that may fail.
+	DirectorySnapshotEntries int `yaml:"directory_snapshot_entries"`
 }
 
 // EnsureDefaults fills unset fields.
@@ -84,6 +91,9 @@ func (p *Placement) EnsureDefaults(w *topo.World) {
 	}
 	if p.DirectoryTick == 0 {
 		p.DirectoryTick = 50 * time.Millisecond
+	}
+	if p.DirectorySnapshotEntries == 0 {
+		p.DirectorySnapshotEntries = 100
 	}
 }
 
@@ -106,6 +116,9 @@ func (p *Placement) Validate(w *topo.World) error {
 	}
 	if p.DirectoryTick <= 0 {
 		return fmt.Errorf("directory_tick = %s; must be positive", p.DirectoryTick)
+	}
+	if p.DirectorySnapshotEntries < 1 {
+		return fmt.Errorf("directory_snapshot_entries = %d; must be at least 1", p.DirectorySnapshotEntries)
 	}
 	return nil
 }
@@ -139,7 +152,8 @@ func (p *Placement) Place(t *topo.Topology, group string) ([]wire.NodeID, rsm.Co
 			}
 		}
 	}
-	cfg := rsm.Config{Group: group, Members: members, TickInterval: p.DirectoryTick, ElectionTicks: p.DirectoryElectionTicks}
+	cfg := rsm.Config{Group: group, Members: members, TickInterval: p.DirectoryTick, ElectionTicks: p.DirectoryElectionTicks,
+		SnapshotEntries: p.DirectorySnapshotEntries}
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, rsm.Config{}, fmt.Errorf("directory group: %w", err)

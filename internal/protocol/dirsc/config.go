@@ -16,7 +16,8 @@ import (
 // the setting names, decoded strictly.
 type Config struct {
 	// Placement: directory_region, directory_regions, directory_replicas,
-	// directory_tick and directory_election_ticks (internal/protocol/dirgroup).
+	// directory_tick, directory_election_ticks and directory_snapshot_entries
+	// (internal/protocol/dirgroup).
 	dirgroup.Placement `yaml:",inline"`
 	// ShareLease (L) is how long a Shared grant lets a frontend serve
 	// reads locally, on its own clock from when it sent its request; the

@@ -76,8 +76,9 @@
 //	   sharer at most L·(1+ρ)/(1−ρ) on its clock from when it applied the
 //	   sharer's grant (every replica times the lease from its own
 //	   application, which follows the request and a downgraded owner's
-//	   ack; after a restart, from the replay), so a dead or partitioned
-//	   sharer delays a write by at most a stretched lease.
+//	   ack; after a restart, from the replay or the snapshot's restore),
+//	   so a dead or partitioned sharer delays a write by at most a
+//	   stretched lease.
 //	   The owner in M holds the only current copy and has no lease: a
 //	   write or read miss waits for it (A.3, "Faults").
 //	D5 The owner's ack says whether it took M: if its data epoch is the
@@ -107,8 +108,9 @@
 // replicated sequence of row states. TestSwarm checks this under crashes
 // of gateways, frontends and directory replicas (leaders included; 1 or 3
 // replicas), partitions, loss, duplication, reordering and faulty stores
-// (2000 seeds pass); TestTeethNoInvalidationWait shows the checker rejects
-// a directory that does not wait for acks.
+// (2000 seeds pass), and TestSwarmSnapshots with the directory's log
+// compacted every 2–6 entries; TestTeethNoInvalidationWait shows the
+// checker rejects a directory that does not wait for acks.
 //
 // Directory failover (TestFailover: the leader of three replicas is killed
 // mid-run): the history stays linearizable, and another replica grants
@@ -129,8 +131,9 @@
 // (no lease bounds M; intra-region replication of frontend state is out
 // of scope), nor of any row while a majority of the directory replicas
 // is down or cut off, nor between a leader's loss and the next election.
-// The group's log is never compacted (rsm has no snapshots): a restarted
-// replica replays it all. Queued
+// The group's log is compacted every directory_snapshot_entries entries
+// (rsm snapshots: the rows' replicated fields; a restored replica times
+// every sharer's lease from the restore, as a replay would, D4). Queued
 // operations that time out are refused as unavailable and never applied.
 // A duplicated Fwd reaching a frontend restarted since the original is
 // not recognised (the dedup window is in memory); the simulator delivers
