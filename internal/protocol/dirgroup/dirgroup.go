@@ -31,6 +31,7 @@ package dirgroup
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -227,4 +228,36 @@ func (p *Proposer) checkLeader(e env.Env, resume func(env.Env)) {
 	if p.leader && !was {
 		resume(e)
 	}
+}
+
+// EncodeRows is a directory's snapshot (rsm.StateMachine.Snapshot): its
+// rows in key order, each encoded by enc after its key.
+func EncodeRows[R any](rows map[string]R, enc func(b []byte, r R) []byte) []byte {
+	b := wire.AppendUvarint(nil, uint64(len(rows)))
+	for _, key := range slices.Sorted(maps.Keys(rows)) {
+		b = enc(wire.AppendString(b, key), rows[key])
+	}
+	return b
+}
+
+// DecodeRows decodes what EncodeRows encoded, each row by dec (which reads
+// from d and leaves errors in it). An error says data does not decode.
+func DecodeRows[R any](data []byte, dec func(d *wire.Decoder) R) (map[string]R, error) {
+	d := wire.NewDecoder(data)
+	n := d.Uvarint()
+	if n > uint64(d.Len()) {
+		d.Fail(wire.ErrTruncated)
+	}
+	rows := make(map[string]R)
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		key := d.String()
+		rows[key] = dec(d)
+	}
+	if d.Err() == nil && d.Len() != 0 {
+		d.Fail(fmt.Errorf("%d bytes left over", d.Len()))
+	}
+	if d.Err() != nil {
+		return nil, fmt.Errorf("snapshot of %d bytes: %w", len(data), d.Err())
+	}
+	return rows, nil
 }

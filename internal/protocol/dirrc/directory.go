@@ -243,41 +243,31 @@ func (d *directory) Readable(env.Env, uint64) {}
 // row, in key order. Deadlines and the leader's proposals in flight are
 // this replica's, not encoded.
 func (d *directory) Snapshot(env.Env) []byte {
-	b := wire.AppendUvarint(nil, uint64(len(d.rows)))
-	for _, key := range slices.Sorted(maps.Keys(d.rows)) {
-		r := d.rows[key]
-		b = wire.AppendBool(wire.AppendUvarint(wire.AppendString(b, key), r.epoch), r.confirmed)
+	return dirgroup.EncodeRows(d.rows, func(b []byte, r *dirRow) []byte {
+		b = wire.AppendBool(wire.AppendUvarint(b, r.epoch), r.confirmed)
 		b = wire.AppendUvarint(b, uint64(len(r.queue)))
 		for _, q := range r.queue {
 			b = wire.AppendUvarint(wire.AppendVarint(b, int64(q.FE)), q.Nonce)
 		}
-		b = appendSources(b, r.chain)
-	}
-	return b
+		return appendSources(b, r.chain)
+	})
 }
 
 // Restore implements rsm.StateMachine: the rows of a Snapshot. Every head
 // gets a full hold_lease from now (and no less than the lease floor), as
 // a replay's application of its grant would give it (rules 7, R3).
 func (d *directory) Restore(e env.Env, data []byte) error {
-	dec := wire.NewDecoder(data)
-	n := dec.Uvarint()
-	if n > uint64(dec.Len()) {
-		dec.Fail(wire.ErrTruncated)
-	}
-	rows := map[string]*dirRow{}
 	deadline := max(e.Now()+int64(d.ks.cfg.HoldLease), d.leaseFloor)
-	for i := uint64(0); i < n && dec.Err() == nil; i++ {
-		key := dec.String()
+	rows, err := dirgroup.DecodeRows(data, func(dec *wire.Decoder) *dirRow {
 		r := &dirRow{epoch: dec.Uvarint(), confirmed: dec.Bool(), deadline: deadline}
 		for j, q := 0, listLen(dec); j < q && dec.Err() == nil; j++ {
 			r.queue = append(r.queue, entry{FE: wire.NodeID(dec.Varint()), Nonce: dec.Uvarint()})
 		}
 		r.chain = decodeSources(dec)
-		rows[key] = r
-	}
-	if dec.Err() != nil || dec.Len() != 0 {
-		return fmt.Errorf("rc: directory snapshot of %d bytes does not decode (%v)", len(data), dec.Err())
+		return r
+	})
+	if err != nil {
+		return fmt.Errorf("rc: directory %w", err)
 	}
 	d.rows = rows
 	return nil

@@ -206,10 +206,7 @@ func (d *directory) Readable(env.Env, uint64) {}
 // row, in key order. Leases and the leader's progress on a Processing row
 // are this replica's, not encoded.
 func (d *directory) Snapshot(env.Env) []byte {
-	b := wire.AppendUvarint(nil, uint64(len(d.rows)))
-	for _, key := range slices.Sorted(maps.Keys(d.rows)) {
-		r := d.rows[key]
-		b = wire.AppendString(b, key)
+	return dirgroup.EncodeRows(d.rows, func(b []byte, r *dirRow) []byte {
 		b = wire.AppendUvarint(b, uint64(r.state))
 		b = wire.AppendVarint(b, int64(r.owner))
 		b = wire.AppendUvarint(wire.AppendUvarint(b, r.epoch), r.dataEpoch)
@@ -222,8 +219,8 @@ func (d *directory) Snapshot(env.Env) []byte {
 			b = wire.AppendUvarint(wire.AppendUvarint(b, uint64(p.to)), p.epoch)
 			b = appendNodes(b, p.waiting)
 		}
-	}
-	return b
+		return b
+	})
 }
 
 // Restore implements rsm.StateMachine: the rows of a Snapshot. Every
@@ -231,15 +228,8 @@ func (d *directory) Snapshot(env.Env) []byte {
 // of its grant (rule D4); a Processing row waits for a leader to drive it
 // (rule D7).
 func (d *directory) Restore(e env.Env, data []byte) error {
-	dec := wire.NewDecoder(data)
-	n := dec.Uvarint()
-	if n > uint64(dec.Len()) {
-		dec.Fail(wire.ErrTruncated)
-	}
-	rows := make(map[string]*dirRow)
 	leaseEnd := e.Now() + int64(d.ks.cfg.stretchedLease())
-	for i := uint64(0); i < n && dec.Err() == nil; i++ {
-		key := dec.String()
+	rows, err := dirgroup.DecodeRows(data, func(dec *wire.Decoder) *dirRow {
 		r := &dirRow{state: decodeState(dec), owner: wire.NodeID(dec.Varint()), epoch: dec.Uvarint(), dataEpoch: dec.Uvarint(),
 			sources: decodeNodes(dec), sharers: decodeNodes(dec), leases: make(map[wire.NodeID]int64)}
 		for _, s := range r.sharers {
@@ -249,10 +239,10 @@ func (d *directory) Restore(e env.Env, data []byte) error {
 			r.proc = &proc{id: dec.Uvarint(), requester: wire.NodeID(dec.Varint()), want: decodeState(dec), nonce: dec.Uvarint(),
 				to: decodeState(dec), epoch: dec.Uvarint(), waiting: decodeNodes(dec)}
 		}
-		rows[key] = r
-	}
-	if dec.Err() != nil || dec.Len() != 0 {
-		return fmt.Errorf("sc: directory snapshot of %d bytes does not decode (%v)", len(data), dec.Err())
+		return r
+	})
+	if err != nil {
+		return fmt.Errorf("sc: directory %w", err)
 	}
 	for _, key := range slices.Sorted(maps.Keys(d.rows)) {
 		if p := d.rows[key].proc; p != nil {
