@@ -26,10 +26,11 @@ const (
 	foShareLease    = time.Second
 	foDriftPPM      = 100
 	// foSlack covers what the settings do not: process scheduling and
-	// fsyncs of six processes on a shared CI machine, and a tail not yet
-	// explained (2.2 and 2.53 s in 8 runs, when region b's replica led;
-	// the simulator's TestFailover has a like tail): 1.5 s keeps CI from
-	// flaking on it while still bounding the outage.
+	// fsyncs of six processes on a shared CI machine, and a second split
+	// vote (2.2 and 2.53 s in 8 runs before rsm stopped resetting election
+	// timers on a lost election; the simulator's TestFailover had a like
+	// tail, rsm doc.go "Determinism"): 1.5 s keeps CI from flaking while
+	// still bounding the outage.
 	foSlack = 1500 * time.Millisecond
 )
 
