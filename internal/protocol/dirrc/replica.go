@@ -140,10 +140,14 @@ func (r *Replica) Counters(int64) []protocol.Counter {
 			protocol.Counter{Name: "lapses_total", Help: "holds the frontend dropped (lease over or superseded)", Value: float64(r.fe.lapses)},
 			protocol.Counter{Name: "syncs_total", Help: "rows copied from another frontend at acquire (rule 5)", Value: float64(r.fe.syncs)})
 	}
+	lead := 0
 	if r.dir != nil {
 		cs = append(cs, protocol.Counter{Name: "forced_releases_total", Help: "heads released by the directory leader after hold_lease without heartbeats (rule 7)", Value: float64(r.dir.forced)})
+		if r.dir.g.IsLeader() {
+			lead = 1
+		}
 	}
-	return cs
+	return append(cs, protocol.Gauge("directory_leader", "1 if this node leads the directory's replica group, else 0.", lead))
 }
 
 // get reads key; a store error fail-stops the node (store.Store).

@@ -105,6 +105,9 @@ type Group struct {
 	// which a follower or candidate campaigns unless it hears from a
 	// leader first (our own election timer: see doc.go, "Determinism").
 	ticks, electionDue uint64
+	// fruitless counts this member's campaigns since it last knew a
+	// leader: each widens the next timeout's range (resetElection).
+	fruitless uint
 	// heard[i] is the tick at which Members[i] was last heard from (for
 	// the leader's quorum check).
 	heard []uint64
@@ -159,6 +162,11 @@ func (g *Group) Start(e env.Env) {
 	}
 	g.started = true
 	e.SetTimer(g.cfg.TickInterval, tick{g.cfg.Group})
+	if len(g.cfg.Members) == 1 {
+		// A group of one elects itself at once: no one can compete, and
+		// waiting an election timeout would only delay its first use.
+		_ = g.rn.Campaign()
+	}
 	g.handleReady(e)
 }
 
@@ -201,9 +209,16 @@ func (g *Group) newRawNode(e env.Env) error {
 // one tick a millisecond, 2^40 ticks are 35 years).
 const neverTicks = 1 << 40
 
+// resetElection draws the next election timeout from [E, E + E·(1+k))
+// ticks, k the campaigns since a leader was last known (at most 3). Two
+// survivors whose timeouts fall within about a one-way delay of each other
+// both become candidates and split the vote; in a WAN group that happens
+// often (TestFailover's tail was runs of up to six splits in a row at
+// E·tick = 200ms and 100ms one way), and a wider range after each split
+// makes the next one less likely (doc.go, "Elections").
 func (g *Group) resetElection(e env.Env) {
 	n := uint64(g.cfg.ElectionTicks)
-	g.electionDue = g.ticks + n + e.Rand().Uint64N(n)
+	g.electionDue = g.ticks + n + e.Rand().Uint64N(n*uint64(1+min(g.fruitless, 3)))
 }
 
 func (g *Group) member(n wire.NodeID) int { return slices.Index(g.cfg.Members, n) }
@@ -245,6 +260,7 @@ func (g *Group) Timer(e env.Env, payload any) bool {
 		// from a majority does not raise the term and disrupt the group
 		// when it comes back.
 		_ = g.rn.Campaign()
+		g.fruitless++
 		g.resetElection(e)
 	}
 	g.handleReady(e)
@@ -301,9 +317,13 @@ func (g *Group) Step(e env.Env, from wire.NodeID, m wire.Msg) bool {
 	if err := g.rn.Step(pm); err != nil {
 		return true // a local message type from the network, or from an unknown peer
 	}
-	if t := pm.GetType(); (t == pb.MessageType_MsgApp || t == pb.MessageType_MsgHeartbeat || t == pb.MessageType_MsgSnap) &&
-		g.rn.BasicStatus().Lead == pm.GetFrom() {
+	st := g.rn.BasicStatus()
+	switch t := pm.GetType(); {
+	case (t == pb.MessageType_MsgApp || t == pb.MessageType_MsgHeartbeat || t == pb.MessageType_MsgSnap) && st.Lead == pm.GetFrom():
+		g.fruitless = 0
 		g.resetElection(e) // heard from the leader
+	case t == pb.MessageType_MsgVote && st.GetVote() == pm.GetFrom() && st.GetTerm() == pm.GetTerm():
+		g.resetElection(e) // granted a vote
 	}
 	g.handleReady(e)
 	return true
@@ -370,8 +390,8 @@ func (g *Group) contain(e env.Env) {
 func (g *Group) handleReady(e env.Env) {
 	for g.rn.HasReady() {
 		rd := g.rn.Ready()
-		if rd.SoftState != nil && rd.SoftState.RaftState != raft.StateLeader {
-			g.resetElection(e) // a new term or a new leader: wait a full timeout
+		if rd.SoftState != nil && rd.SoftState.Lead != raft.None && rd.SoftState.RaftState != raft.StateLeader {
+			g.resetElection(e) // a new leader: wait a full timeout
 		}
 		// Persist before send: these writes are synced by the runtime
 		// before the messages below leave the node. A snapshot from the
