@@ -66,6 +66,14 @@ type Placement struct {
 	// ticks (rsm Config.ElectionTicks): a replica that has not heard from
 	// a leader for a draw in [E, 2E) ticks campaigns. Default 10.
 	DirectoryElectionTicks int `yaml:"directory_election_ticks"`
+	// DirectoryShards splits the directory by key prefix (the thesis's
+	// §5.4: a directory near the datacenters that use its rows gives them
+	// priority): each entry's rows (the keys it is the longest matching
+	// prefix of) have a directory group of their own, placed in the
+	// entry's region; rows that match no entry go to the directory
+	// placed by the settings above. Each group has the tick and election
+	// timeout above. Default: none (one directory for every row).
+	DirectoryShards []Shard `yaml:"directory_shards"`
 }
 
 // EnsureDefaults fills unset fields.
@@ -84,6 +92,10 @@ func (p *Placement) EnsureDefaults(w *topo.World) {
 	}
 	if p.DirectoryTick == 0 {
 		p.DirectoryTick = 50 * time.Millisecond
+	}
+	p.DirectoryShards = slices.Clone(p.DirectoryShards) // the caller's settings stay as given
+	for i := range p.DirectoryShards {
+		p.DirectoryShards[i].ensureDefaults(w)
 	}
 }
 
@@ -107,7 +119,7 @@ func (p *Placement) Validate(w *topo.World) error {
 	if p.DirectoryTick <= 0 {
 		return fmt.Errorf("directory_tick = %s; must be positive", p.DirectoryTick)
 	}
-	return nil
+	return validateShards(p.DirectoryShards, w)
 }
 
 // nodesIn is how many nodes the directory regions have (each counted once).
@@ -160,6 +172,7 @@ func (p *Placement) MaxStepDown(rho float64) time.Duration {
 type Tracker struct {
 	members []wire.NodeID
 	i       int
+	heardAt int64 // when a leader was last heard from (HeardAt), or the target moved
 }
 
 // NewTracker starts at replica 0.
@@ -174,6 +187,12 @@ func (t *Tracker) Heard(n wire.NodeID) {
 	if i := slices.Index(t.members, n); i >= 0 {
 		t.i = i
 	}
+}
+
+// HeardAt is Heard, noting when (Trackers.NextIfSilent).
+func (t *Tracker) HeardAt(n wire.NodeID, now int64) {
+	t.Heard(n)
+	t.heardAt = now
 }
 
 // Next gives up on the current target (a request went unanswered: it may

@@ -7,7 +7,6 @@ import (
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
-	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -16,7 +15,8 @@ import (
 // the setting names, decoded strictly.
 type Config struct {
 	// Placement: directory_region, directory_regions, directory_replicas,
-	// directory_tick and directory_election_ticks (internal/protocol/dirgroup).
+	// directory_tick, directory_election_ticks and directory_shards
+	// (internal/protocol/dirgroup).
 	dirgroup.Placement `yaml:",inline"`
 	// ShareLease (L) is how long a Shared grant lets a frontend serve
 	// reads locally, on its own clock from when it sent its request; the
@@ -103,10 +103,10 @@ func (c *Config) stretchedLease() time.Duration {
 type Keyspace struct {
 	cfg  Config
 	topo *topo.Topology
-	// directories are the directory group's members, replica 0 first.
-	directories []wire.NodeID
-	group       rsm.Config
-	frontends   []wire.NodeID // frontends[r]: region r's frontend
+	// layout is the directory's groups: the default one (index 0) and one
+	// per directory_shards entry, each a row's directory by key.
+	layout    *dirgroup.Layout
+	frontends []wire.NodeID // frontends[r]: region r's frontend
 }
 
 // NewKeyspace validates cfg for topology t.
@@ -123,7 +123,7 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 		ks.frontends = append(ks.frontends, ids[0])
 	}
 	var err error
-	if ks.directories, ks.group, err = cfg.Place(t, "sc.dir"); err != nil {
+	if ks.layout, err = cfg.Layout(t, "sc.dir"); err != nil {
 		return nil, fmt.Errorf("sc: %w", err)
 	}
 	return ks, nil
@@ -132,11 +132,13 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 // Config returns the keyspace's policy with defaults filled.
 func (k *Keyspace) Config() Config { return k.cfg }
 
-// Directories are the nodes of the directory's replicated group.
-func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.directories) }
+// Directories are the nodes of the default directory's replicated group
+// (the rows of no directory_shards entry).
+func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.layout.Dirs[0].Members) }
 
-// isDirectory says node n is a directory replica.
-func (k *Keyspace) isDirectory(n wire.NodeID) bool { return slices.Contains(k.directories, n) }
+// DirectoryOf are the nodes of key's directory group (its shard's, or the
+// default one's).
+func (k *Keyspace) DirectoryOf(key string) []wire.NodeID { return slices.Clone(k.layout.For(key).Members) }
 
 // Frontend is the frontend of node n's region.
 func (k *Keyspace) Frontend(n wire.NodeID) wire.NodeID { return k.frontends[k.topo.RegionOf(n)] }
@@ -146,11 +148,11 @@ func (k *Keyspace) Frontend(n wire.NodeID) wire.NodeID { return k.frontends[k.to
 func (k *Keyspace) loader() wire.NodeID { return k.frontends[0] }
 
 // Replicas appends the nodes a preloaded key is stored on: the loader
-// frontend and every directory replica (all read the same load record, so
-// every replica starts a row from the same state).
+// frontend and every replica of the key's directory group (all read the
+// same load record, so every replica starts a row from the same state).
 func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
 	dst = append(dst, k.loader())
-	for _, d := range k.directories {
+	for _, d := range k.layout.For(key).Members {
 		if d != k.loader() {
 			dst = append(dst, d)
 		}

@@ -22,10 +22,10 @@ type frontend struct {
 	seen    map[fwdKey]int64
 	nextOp  uint64
 	scratch []wire.NodeID
-	// dir is the directory replica requests go to: the last one heard
-	// from (grants, busy answers and invalidations come from the
-	// leader), the next one after a request went unanswered (F7).
-	dir dirgroup.Tracker
+	// dir is, per directory group, the replica requests go to: the last
+	// one heard from (grants, busy answers and invalidations come from
+	// the leader), the next one after a request went unanswered (F7).
+	dir dirgroup.Trackers
 }
 
 type fwdKey struct {
@@ -95,7 +95,7 @@ type (
 )
 
 func newFrontend(ks *Keyspace, id wire.NodeID) *frontend {
-	return &frontend{ks: ks, id: id, rows: make(map[string]*feRow), seen: make(map[fwdKey]int64), dir: dirgroup.NewTracker(ks.directories)}
+	return &frontend{ks: ks, id: id, rows: make(map[string]*feRow), seen: make(map[fwdKey]int64), dir: dirgroup.NewTrackers(ks.layout)}
 }
 
 func (f *frontend) start(e env.Env) { f.nextOp = e.Rand().Uint64() >> 1 }
@@ -243,12 +243,13 @@ func (f *frontend) request(e env.Env, key string, r *feRow, want State) {
 	nonce := e.Rand().Uint64()
 	r.req = &outReq{want: want, nonce: nonce, sentAt: e.Now(),
 		timer: e.SetTimer(f.ks.cfg.ResendInterval, reqTimer{key, nonce})}
-	e.Send(f.dir.Target(), &Request{Key: key, Want: want, Nonce: nonce})
+	e.Send(f.dir.For(key).Target(), &Request{Key: key, Want: want, Nonce: nonce})
 }
 
-// heard notes that directory replica n acts as the leader (rule F7).
-func (f *frontend) heard(n wire.NodeID) {
-	f.dir.Heard(n)
+// heard notes that directory replica n acts as the leader of key's
+// directory group (rule F7).
+func (f *frontend) heard(key string, n wire.NodeID) {
+	f.dir.For(key).Heard(n)
 }
 
 func (f *frontend) step(e env.Env, from wire.NodeID, m wire.Msg) {
@@ -256,13 +257,13 @@ func (f *frontend) step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *Fwd:
 		f.onFwd(e, from, m)
 	case *Busy:
-		f.heard(from)
+		f.heard(m.Key, from)
 		f.onBusy(e, m)
 	case *Grant:
-		f.heard(from)
+		f.heard(m.Key, from)
 		f.onGrant(e, m)
 	case *Inval:
-		f.heard(from)
+		f.heard(m.Key, from)
 		f.onInval(e, from, m)
 	case *SyncResp:
 		f.onSyncResp(e, m)
@@ -467,7 +468,7 @@ func (f *frontend) onTimer(e env.Env, payload any) {
 		r.req = nil
 		// No answer: the replica asked may be down or cut off; ask the
 		// next (a follower forwards the request to its leader).
-		f.dir.Next()
+		f.dir.For(p.key).Next()
 		f.pump(e, p.key, r)
 	case retryTimer:
 		r := f.row(e, p.key)

@@ -68,14 +68,17 @@ func (k registered) Load(key string, rec store.Record) (string, store.Record) {
 	return loadKey(key), rec
 }
 
-// Counters implements protocol.Counted: the gauge directory_leader is 1 on
-// the node that leads the directory's group (as it knows it), else 0.
+// Counters implements protocol.Counted: the gauge directory_leader counts
+// the directory groups this node leads (as it knows it): 1 or 0 with no
+// directory_shards.
 func (r *Replica) Counters(int64) []protocol.Counter {
 	lead := 0
-	if r.dir != nil && r.dir.g.IsLeader() {
-		lead = 1
+	for _, d := range r.dirs {
+		if d != nil && d.g.IsLeader() {
+			lead++
+		}
 	}
 	return []protocol.Counter{
-		protocol.Gauge("directory_leader", "1 if this node leads the directory's replica group, else 0.", lead),
+		protocol.Gauge("directory_leader", "How many directory replica groups this node leads (the default one and directory_shards'; 0 or 1 without shards).", lead),
 	}
 }

@@ -2,6 +2,7 @@ package dirsc
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/store"
@@ -15,15 +16,18 @@ func (k *Keyspace) Factory() env.Factory {
 
 // Replica is one node of an SC keyspace. Every node is a gateway that hands
 // its clients' requests to its region's frontend; a region's first node is
-// also the frontend, and the directory's replicas (Keyspace.Directories)
-// each run a member of the directory's group. Each role keeps its own
+// also the frontend, and the directory's replicas each run a member of
+// their directory group (the default one, or a directory_shards entry's). Each role keeps its own
 // state and handlers.
 type Replica struct {
-	ks  *Keyspace
-	id  wire.NodeID
-	gw  *gateway
-	fe  *frontend  // nil unless this node is its region's frontend
-	dir *directory // nil unless this node is a directory replica
+	ks *Keyspace
+	id wire.NodeID
+	gw *gateway
+	fe *frontend // nil unless this node is its region's frontend
+	// dirs[i] is this node's replica of directory group i (the default
+	// one, then each directory_shards entry's), nil where it is none; a
+	// node may be a replica of several.
+	dirs []*directory
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -31,10 +35,40 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	if ks.Frontend(id) == id {
 		r.fe = newFrontend(ks, id)
 	}
-	if ks.isDirectory(id) {
-		r.dir = newDirectory(ks, id)
+	for _, d := range ks.layout.Dirs {
+		var dir *directory
+		if slices.Contains(d.Members, id) {
+			dir = newDirectory(ks, id, d.Group)
+		}
+		r.dirs = append(r.dirs, dir)
 	}
 	return r
+}
+
+// dirFor is this node's replica of key's directory group, or nil.
+func (r *Replica) dirFor(key string) *directory { return r.dirs[r.ks.layout.Index(key)] }
+
+// stepGroups gives m to the directory group it is addressed to (rsm
+// messages name their group), reporting whether one took it.
+func (r *Replica) stepGroups(e env.Env, from wire.NodeID, m wire.Msg) bool {
+	for _, d := range r.dirs {
+		if d != nil && d.g.Step(e, from, m) {
+			d.settle(e)
+			return true
+		}
+	}
+	return false
+}
+
+// timerGroups gives a timer to the directory group that set it.
+func (r *Replica) timerGroups(e env.Env, payload any) bool {
+	for _, d := range r.dirs {
+		if d != nil && d.g.Timer(e, payload) {
+			d.settle(e)
+			return true
+		}
+	}
+	return false
 }
 
 // Start implements env.Replica. Everything a role must keep is in the store
@@ -46,8 +80,10 @@ func (r *Replica) Start(e env.Env) {
 	if r.fe != nil {
 		r.fe.start(e)
 	}
-	if r.dir != nil {
-		r.dir.start(e)
+	for _, d := range r.dirs {
+		if d != nil {
+			d.start(e)
+		}
 	}
 }
 
@@ -66,20 +102,19 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 
 // Step implements env.Replica.
 func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
-	if r.dir != nil && r.dir.g.Step(e, from, m) {
-		r.dir.settle(e)
+	if r.stepGroups(e, from, m) {
 		return
 	}
 	switch m := m.(type) {
 	case *FwdReply:
 		r.gw.onReply(e, m)
 	case *Request:
-		if r.dir != nil {
-			r.dir.onRequest(e, from, m)
+		if d := r.dirFor(m.Key); d != nil {
+			d.onRequest(e, from, m)
 		}
 	case *InvalAck:
-		if r.dir != nil {
-			r.dir.onAck(e, from, m)
+		if d := r.dirFor(m.Key); d != nil {
+			d.onAck(e, from, m)
 		}
 	case *Sync:
 		// Any frontend serves its copy, whatever its state: the
@@ -96,16 +131,15 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 
 // Timer implements env.Replica.
 func (r *Replica) Timer(e env.Env, payload any) {
-	if r.dir != nil && r.dir.g.Timer(e, payload) {
-		r.dir.settle(e)
+	if r.timerGroups(e, payload) {
 		return
 	}
 	switch p := payload.(type) {
 	case gwTimer:
 		r.gw.onTimer(e, p)
 	case dirTimer:
-		if r.dir != nil {
-			r.dir.onTimer(e, p)
+		if d := r.dirFor(p.key); d != nil {
+			d.onTimer(e, p)
 		}
 	default:
 		if r.fe != nil {
@@ -137,7 +171,8 @@ func put(e env.Env, key string, rec store.Record) bool {
 
 // Store keys: a frontend's row and a preloaded record (read by the loader
 // frontend until it writes its own, and by every directory replica). The
-// directory's group keeps its log under "rsm/sc.dir/".
+// directory's group keeps its log under "rsm/sc.dir/", a shard's under
+// "rsm/sc.dir.<escaped prefix>/" (dirgroup.Placement.Layout).
 func feKey(k string) string   { return "sc/f/" + k }
 func loadKey(k string) string { return "sc/load/" + k }
 
