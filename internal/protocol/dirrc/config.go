@@ -139,7 +139,9 @@ func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.layout.Di
 
 // DirectoryOf are the nodes of key's directory group (its shard's, or the
 // default one's).
-func (k *Keyspace) DirectoryOf(key string) []wire.NodeID { return slices.Clone(k.layout.For(key).Members) }
+func (k *Keyspace) DirectoryOf(key string) []wire.NodeID {
+	return slices.Clone(k.layout.For(key).Members)
+}
 
 // resumeGrace is how much longer than hold_lease a new leader waits before
 // it may force a head's release: a deposed leader may still answer

@@ -138,7 +138,9 @@ func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.layout.Di
 
 // DirectoryOf are the nodes of key's directory group (its shard's, or the
 // default one's).
-func (k *Keyspace) DirectoryOf(key string) []wire.NodeID { return slices.Clone(k.layout.For(key).Members) }
+func (k *Keyspace) DirectoryOf(key string) []wire.NodeID {
+	return slices.Clone(k.layout.For(key).Members)
+}
 
 // Frontend is the frontend of node n's region.
 func (k *Keyspace) Frontend(n wire.NodeID) wire.NodeID { return k.frontends[k.topo.RegionOf(n)] }
