@@ -15,3 +15,9 @@ func UnsafeNoInvalidationWait(c *Config) { c.noInvalidationWait = true }
 func ProbeGrants(c *Config, f func(from wire.NodeID, at int64)) {
 	c.probe = func(e env.Env, _ *Grant) { f(e.Self(), e.Now()) }
 }
+
+// ProbeGrantKeys calls f with the sender and the row of every grant a
+// directory replica sends (shard tests only).
+func ProbeGrantKeys(c *Config, f func(from wire.NodeID, key string)) {
+	c.probe = func(e env.Env, g *Grant) { f(e.Self(), g.Key) }
+}
