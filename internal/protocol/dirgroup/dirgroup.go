@@ -1,8 +1,9 @@
 // Package dirgroup is what the directory-based protocols (sc, rc) share
-// about running their directory as a replicated state machine group
-// (internal/protocol/rsm): where the group's members go (Placement), how a
-// frontend finds the leader (Tracker), and how a directory replica proposes
-// commands and notices it became the leader (Proposer).
+// about running their directory as replicated state machine groups
+// (internal/protocol/rsm): where each group's members go (Placement,
+// Layout), how a frontend finds a group's leader (Tracker, Trackers), and
+// how a directory replica proposes commands and notices it became the
+// leader (Proposer).
 //
 // # Algorithm
 //
@@ -13,6 +14,17 @@
 // unanswered (a follower forwards proposals to its leader, rsm rule 4). A
 // replica that becomes the leader resumes what the former leader was
 // driving (each protocol says what: sc rule D7, rc rule R4).
+//
+// Sharding (directory_shards; seed 002 §5.4, "Directory Placement"): each
+// shard's rows — the keys it is the longest matching prefix of — have a
+// directory group of their own, an independent rsm group with its own
+// name and log, placed in the shard's region the same way; other rows
+// have the default group. A row's directory is a function of its key
+// alone, the same on every node, so each row is directed by exactly one
+// group and the protocols' per-row rules hold per group unchanged. A node
+// may be a replica of several groups (rsm messages and timers name their
+// group). A frontend tracks each group's leader apart (Trackers).
+// dir-placement (internal/bench) measures it.
 //
 // # Guarantee
 //
@@ -232,4 +244,37 @@ func (p *Proposer) checkLeader(e env.Env, resume func(env.Env)) {
 	if p.leader && !was {
 		resume(e)
 	}
+}
+
+// Seen remembers requests a frontend took (by a caller-chosen key: the
+// forwarding gateway and the request's ID), so a duplicated forward is
+// not applied twice. It is in memory only: a copy arriving after a
+// restart is not recognised (the simulator delivers duplicates within a
+// network delay, shorter than any restart).
+type Seen[K comparable] struct {
+	at map[K]int64
+}
+
+// seenMax is how many entries Seen keeps before it forgets old ones.
+const seenMax = 4096
+
+// First records k at now and says whether it is new. Past seenMax entries
+// it forgets those older than now − horizon, so horizon must exceed how
+// late a duplicate can arrive.
+func (s *Seen[K]) First(k K, now, horizon int64) bool {
+	if _, dup := s.at[k]; dup {
+		return false
+	}
+	if s.at == nil {
+		s.at = make(map[K]int64)
+	}
+	if len(s.at) >= seenMax {
+		for k, at := range s.at { // lint:order-independent: deletes every old entry
+			if at < now-horizon {
+				delete(s.at, k)
+			}
+		}
+	}
+	s.at[k] = now
+	return true
 }

@@ -167,3 +167,16 @@ func (t *Trackers) NextIfSilent(now, after int64, keys []string) {
 		}
 	}
 }
+
+// DescribeShards is the shards for a keyspace's one-line description:
+// " shards=[dc1/@dc1×3 dc2/@dc2×3]", or "" without any.
+func (p *Placement) DescribeShards() string {
+	if len(p.DirectoryShards) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, s := range p.DirectoryShards {
+		parts = append(parts, fmt.Sprintf("%s@%s×%d", s.Prefix, s.Region, s.Replicas))
+	}
+	return " shards=[" + strings.Join(parts, " ") + "]"
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/protocol"
+	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -29,6 +30,17 @@ type Replica struct {
 	// one, then each directory_shards entry's), nil where it is none; a
 	// node may be a replica of several.
 	dirs []*directory
+	// fwds are the forwarded requests the frontend took: a duplicated Fwd
+	// is dropped, or a late copy of a put would write its value again
+	// inside a later hold of the same client (TestSwarmSharded seed 223).
+	fwds dirgroup.Seen[fwdKey]
+}
+
+// fwdKey identifies a forwarded request: its gateway, client and ID.
+type fwdKey struct {
+	gw     wire.NodeID
+	client wire.ClientID
+	id     wire.RequestID
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -89,7 +101,10 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		}
 		e.Reply(rep)
 	case *Fwd:
-		if r.fe != nil {
+		// A copy arrives within a network delay of the original; the
+		// horizon is far longer.
+		horizon := int64(4 * (r.ks.cfg.AcquireTimeout + r.ks.cfg.HoldTimeout))
+		if r.fe != nil && r.fwds.First(fwdKey{from, m.Client, m.ID}, e.Now(), horizon) {
 			r.fe.request(e, client{gw: from, id: m.Client}, m.ID, m.Op, m.Key, m.Value)
 		}
 	case *Grant:

@@ -37,3 +37,11 @@ func TestSwarmSharded(t *testing.T) {
 	m := sum.Messages
 	t.Logf("messages: fe_acquire %d, grant %d, heartbeat %d, sync %d", m["rc.fe_acquire"], m["rc.grant"], m["rc.heartbeat"], m["rc.sync"])
 }
+
+// TestShardedRegressionSeeds replays every seed of TestSwarmSharded that
+// once found a bug.
+func TestShardedRegressionSeeds(t *testing.T) {
+	simtest.Regressions(t, shardedConfig,
+		223, // a duplicated Fwd of a put reached the frontend while the same client held the row again, and wrote the old value over a newer one (fix: the frontend drops a Fwd it took already)
+	)
+}

@@ -52,8 +52,8 @@ func (k registered) ClockBound() time.Duration { return 0 }
 
 func (k registered) Describe() string {
 	c := k.Config()
-	return fmt.Sprintf("sc (directory-based SC) directory=%dx%v share_lease=%s max_drift=%gppm guarantee=linearizable",
-		c.DirectoryReplicas, c.DirectoryRegions, c.ShareLease, c.MaxDriftPPM)
+	return fmt.Sprintf("sc (directory-based SC) directory=%dx%v%s share_lease=%s max_drift=%gppm guarantee=linearizable",
+		c.DirectoryReplicas, c.DirectoryRegions, c.DescribeShards(), c.ShareLease, c.MaxDriftPPM)
 }
 
 // Floor: a hit is local; a miss needs the directory (and, for a read, a
