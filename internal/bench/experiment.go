@@ -116,6 +116,8 @@ const (
 	MetricMean      = "mean_ms" // all operations
 	MetricReadMean  = "read_mean_ms"
 	MetricWriteMean = "write_mean_ms"
+	MetricReadStd   = "read_std_ms" // standard deviation
+	MetricWriteStd  = "write_std_ms"
 	// MetricMsgsPerOp is every message between nodes per measured operation.
 	MetricMsgsPerOp = "msgs_per_op"
 	// MetricStabiliseS is the time to stabilise after the run's first rate
@@ -144,7 +146,7 @@ func inRegion(name string) (m, region string) {
 
 // regional lists the metrics MetricIn accepts.
 var regional = []string{MetricP50, MetricP99, MetricReadP50, MetricReadP90, MetricReadP95, MetricReadP99, MetricWriteP50, MetricWriteP90, MetricWriteP95,
-	MetricWriteP99, MetricMean, MetricReadMean, MetricWriteMean, MetricPerOpMean}
+	MetricWriteP99, MetricMean, MetricReadMean, MetricWriteMean, MetricReadStd, MetricWriteStd, MetricPerOpMean}
 
 // MetricAboveMs names the share of all operations slower than ms, in %
 // (a fixed threshold, unlike MetricAbove's per-run one).
@@ -168,7 +170,7 @@ func aboveMs(name string) (float64, bool) {
 func Metrics() []string {
 	out := []string{MetricAbove, MetricP50, MetricP99, MetricReadP50, MetricReadP90, MetricReadP95, MetricReadP99,
 		MetricWriteP50, MetricWriteP90, MetricWriteP95, MetricWriteP99,
-		MetricMean, MetricReadMean, MetricWriteMean, MetricPerOpMean, MetricMsgsPerOp, MetricStabiliseS}
+		MetricMean, MetricReadMean, MetricWriteMean, MetricReadStd, MetricWriteStd, MetricPerOpMean, MetricMsgsPerOp, MetricStabiliseS}
 	var kinds []string
 	for name := range kindMetrics {
 		kinds = append(kinds, name)

@@ -96,9 +96,9 @@ func metric(res *scenario.Result, name string) (float64, bool) {
 	}
 	var kinds []string
 	switch name {
-	case MetricReadP50, MetricReadP90, MetricReadP95, MetricReadP99, MetricReadMean:
+	case MetricReadP50, MetricReadP90, MetricReadP95, MetricReadP99, MetricReadMean, MetricReadStd:
 		kinds = []string{"read"}
-	case MetricWriteP50, MetricWriteP90, MetricWriteP95, MetricWriteP99, MetricWriteMean:
+	case MetricWriteP50, MetricWriteP90, MetricWriteP95, MetricWriteP99, MetricWriteMean, MetricWriteStd:
 		kinds = []string{"update", "insert"}
 	case MetricMean, MetricPerOpMean, MetricP50, MetricP99: // P50, P99: of one region (all regions' come from the "all" row)
 		kinds = []string{"read", "update", "insert", "scan", "rmw"}
@@ -121,6 +121,8 @@ func metric(res *scenario.Result, name string) (float64, bool) {
 		return h.Mean() / 1e3 / float64(max(1, res.Batch)), true
 	case strings.HasSuffix(name, "mean_ms"):
 		return h.Mean() / 1e3, true
+	case strings.HasSuffix(name, "std_ms"):
+		return h.StdDev() / 1e3, true
 	case strings.HasSuffix(name, "p90_ms"):
 		return float64(h.ValueAtQuantile(90)) / 1e3, true
 	case strings.HasSuffix(name, "p95_ms"):
@@ -520,6 +522,10 @@ func metricTitle(m string) string {
 		return "read mean (ms)"
 	case MetricWriteMean:
 		return "write mean (ms)"
+	case MetricReadStd:
+		return "read std (ms)"
+	case MetricWriteStd:
+		return "write std (ms)"
 	case MetricStabiliseS:
 		return "time to stabilise (s)"
 	case MetricMsgsPerOp:

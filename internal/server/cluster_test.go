@@ -289,7 +289,7 @@ func completed(h check.History) (reads, writes int) {
 		case o.Outcome != check.OK:
 		case o.Kind == check.Read:
 			reads++
-		default:
+		case o.Kind == check.Write:
 			writes++
 		}
 	}

@@ -177,16 +177,20 @@ func (r *Replica) Counters(int64) []protocol.Counter {
 			protocol.Counter{Name: "lapses_total", Help: "holds the frontend dropped (lease over or superseded)", Value: float64(r.fe.lapses)},
 			protocol.Counter{Name: "syncs_total", Help: "rows copied from another frontend at acquire (rule 5)", Value: float64(r.fe.syncs)})
 	}
+	lead := 0
 	if slices.ContainsFunc(r.dirs, func(d *directory) bool { return d != nil }) {
 		var forced uint64
 		for _, d := range r.dirs {
 			if d != nil {
 				forced += d.forced
+				if d.g.IsLeader() {
+					lead++
+				}
 			}
 		}
 		cs = append(cs, protocol.Counter{Name: "forced_releases_total", Help: "heads released by the directory leader after hold_lease without heartbeats (rule 7)", Value: float64(forced)})
 	}
-	return cs
+	return append(cs, protocol.Gauge("directory_leader", "How many directory replica groups this node leads (the default one and directory_shards'; 0 or 1 without shards).", lead))
 }
 
 // get reads key; a store error fail-stops the node (store.Store).

@@ -37,9 +37,19 @@
 // etcd raft draws its randomized election timeout from crypto/rand, which
 // cannot be seeded. The group sets raft's election tick beyond any run
 // (neverTicks), so raft never campaigns by itself, and runs its own
-// election timer: a follower or candidate campaigns (RawNode.Campaign)
-// after a timeout drawn from [ElectionTicks, 2·ElectionTicks) ticks with
-// Env.Rand, reset whenever it hears from its leader or its state changes.
+// election timer, as the Raft paper's: a follower or candidate campaigns
+// (RawNode.Campaign) after a timeout drawn with Env.Rand, reset when it
+// campaigns, hears from its leader, or grants a vote. Not when it loses an
+// election: every candidate of a split vote loses at about the same
+// moment, and resetting then made the survivors campaign together again
+// and again (the directory's TestFailover tail, up to six split votes in
+// a row). The timeout is drawn from [E, E + E·(1+k)) ticks, E =
+// ElectionTicks, k the member's campaigns since it last knew a leader (at
+// most 3): each split widens the range, so another is less likely. Two
+// members split when they campaign within about a one-way delay d of each
+// other, so with E·tick only a few times d (a WAN group with a short
+// timeout) the first election after a leader's loss splits often (about
+// half the time in TestFailover's world: d ≤ 50ms, E·tick = 200ms).
 // raft's own CheckQuorum needs that timer too; rule 5 replaces it. The rest
 // of raft is deterministic (it visits peers in sorted order). Raft's
 // logger is replaced by a quiet one (no global logger output); a raft

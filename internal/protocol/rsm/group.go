@@ -85,6 +85,9 @@ type Group struct {
 	// which a follower or candidate campaigns unless it hears from a
 	// leader first (our own election timer: see doc.go, "Determinism").
 	ticks, electionDue uint64
+	// fruitless counts this member's campaigns since it last knew a
+	// leader: each widens the next timeout's range (resetElection).
+	fruitless uint
 	// heard[i] is the tick at which Members[i] was last heard from (for
 	// the leader's quorum check).
 	heard []uint64
@@ -177,9 +180,16 @@ func (g *Group) newRawNode(e env.Env) error {
 // one tick a millisecond, 2^40 ticks are 35 years).
 const neverTicks = 1 << 40
 
+// resetElection draws the next election timeout from [E, E + E·(1+k))
+// ticks, k the campaigns since a leader was last known (at most 3). Two
+// survivors whose timeouts fall within about a one-way delay of each other
+// both become candidates and split the vote; in a WAN group that happens
+// often (TestFailover's tail was runs of up to six splits in a row at
+// E·tick = 200ms and 100ms one way), and a wider range after each split
+// makes the next one less likely (doc.go, "Elections").
 func (g *Group) resetElection(e env.Env) {
 	n := uint64(g.cfg.ElectionTicks)
-	g.electionDue = g.ticks + n + e.Rand().Uint64N(n)
+	g.electionDue = g.ticks + n + e.Rand().Uint64N(n*uint64(1+min(g.fruitless, 3)))
 }
 
 func (g *Group) member(n wire.NodeID) int { return slices.Index(g.cfg.Members, n) }
@@ -221,6 +231,7 @@ func (g *Group) Timer(e env.Env, payload any) bool {
 		// from a majority does not raise the term and disrupt the group
 		// when it comes back.
 		_ = g.rn.Campaign()
+		g.fruitless++
 		g.resetElection(e)
 	}
 	g.handleReady(e)
@@ -277,9 +288,13 @@ func (g *Group) Step(e env.Env, from wire.NodeID, m wire.Msg) bool {
 	if err := g.rn.Step(pm); err != nil {
 		return true // a local message type from the network, or from an unknown peer
 	}
-	if t := pm.GetType(); (t == pb.MessageType_MsgApp || t == pb.MessageType_MsgHeartbeat || t == pb.MessageType_MsgSnap) &&
-		g.rn.BasicStatus().Lead == pm.GetFrom() {
+	st := g.rn.BasicStatus()
+	switch t := pm.GetType(); {
+	case (t == pb.MessageType_MsgApp || t == pb.MessageType_MsgHeartbeat || t == pb.MessageType_MsgSnap) && st.Lead == pm.GetFrom():
+		g.fruitless = 0
 		g.resetElection(e) // heard from the leader
+	case t == pb.MessageType_MsgVote && st.GetVote() == pm.GetFrom() && st.GetTerm() == pm.GetTerm():
+		g.resetElection(e) // granted a vote
 	}
 	g.handleReady(e)
 	return true
@@ -344,8 +359,8 @@ func (g *Group) contain(e env.Env) {
 func (g *Group) handleReady(e env.Env) {
 	for g.rn.HasReady() {
 		rd := g.rn.Ready()
-		if rd.SoftState != nil && rd.SoftState.RaftState != raft.StateLeader {
-			g.resetElection(e) // a new term or a new leader: wait a full timeout
+		if rd.SoftState != nil && rd.SoftState.Lead != raft.None && rd.SoftState.RaftState != raft.StateLeader {
+			g.resetElection(e) // a new leader: wait a full timeout
 		}
 		if !env.Invariant(e, raft.IsEmptySnap(rd.Snapshot), "rsm: group %s: raft sent a snapshot; the log is never compacted", g.cfg.Group) {
 			return
