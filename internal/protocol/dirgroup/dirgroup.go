@@ -3,7 +3,9 @@
 // (internal/protocol/rsm): where each group's members go (Placement,
 // Layout), how a frontend finds a group's leader (Tracker, Trackers), and
 // how a directory replica proposes commands and notices it became the
-// leader (Proposer).
+// leader (Proposer); and about running each region's frontend as an rsm
+// group over the region's nodes (region.go: Frontends, Regions;
+// gateway.go: Gateway, Seen), which sc uses (its doc.go rules F8–F12, D8).
 //
 // # Algorithm
 //
@@ -211,6 +213,17 @@ func (t *Tracker) HeardAt(n wire.NodeID, now int64) {
 // be down or cut off) and moves to the next replica.
 func (t *Tracker) Next() { t.i = (t.i + 1) % len(t.members) }
 
+// Unanswered gives up on n, to which a request went unanswered: the
+// tracker moves past n if n is still its target. If it heard from a
+// leader since (Heard), it keeps that one: moving past it would send the
+// next request to the replica after the leader, again and again while the
+// leader keeps being heard between a request and its timeout.
+func (t *Tracker) Unanswered(n wire.NodeID) {
+	if t.Target() == n {
+		t.Next()
+	}
+}
+
 // Proposer is a directory replica's side of its group: it queues commands
 // produced while the group is running (Apply must not re-enter the group)
 // and proposes them once the group call returns, and notices this replica
@@ -246,22 +259,23 @@ func (p *Proposer) checkLeader(e env.Env, resume func(env.Env)) {
 	}
 }
 
-// Seen remembers requests a frontend took (by a caller-chosen key: the
-// forwarding gateway and the request's ID), so a duplicated forward is
-// not applied twice. It is in memory only: a copy arriving after a
-// restart is not recognised (the simulator delivers duplicates within a
-// network delay, shorter than any restart).
-type Seen[K comparable] struct {
+// SeenBy remembers requests a frontend took, by a caller-chosen key (rc:
+// the forwarding gateway, the client and the request's ID; Seen: the
+// gateway and the Fwd's ID), so a duplicated forward is not applied
+// twice. It is in memory only: a copy arriving after a restart is not
+// recognised (the simulator delivers duplicates within a network delay,
+// shorter than any restart).
+type SeenBy[K comparable] struct {
 	at map[K]int64
 }
 
-// seenMax is how many entries Seen keeps before it forgets old ones.
+// seenMax is how many entries SeenBy keeps before it forgets old ones.
 const seenMax = 4096
 
 // First records k at now and says whether it is new. Past seenMax entries
 // it forgets those older than now − horizon, so horizon must exceed how
 // late a duplicate can arrive.
-func (s *Seen[K]) First(k K, now, horizon int64) bool {
+func (s *SeenBy[K]) First(k K, now, horizon int64) bool {
 	if _, dup := s.at[k]; dup {
 		return false
 	}

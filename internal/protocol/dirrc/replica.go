@@ -33,7 +33,7 @@ type Replica struct {
 	// fwds are the forwarded requests the frontend took: a duplicated Fwd
 	// is dropped, or a late copy of a put would write its value again
 	// inside a later hold of the same client (TestSwarmSharded seed 223).
-	fwds dirgroup.Seen[fwdKey]
+	fwds dirgroup.SeenBy[fwdKey]
 }
 
 // fwdKey identifies a forwarded request: its gateway, client and ID.

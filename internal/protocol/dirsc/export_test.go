@@ -21,3 +21,9 @@ func ProbeGrants(c *Config, f func(from wire.NodeID, at int64)) {
 func ProbeGrantKeys(c *Config, f func(from wire.NodeID, key string)) {
 	c.probe = func(e env.Env, g *Grant) { f(e.Self(), g.Key) }
 }
+
+// ProbeServes calls f with the node and its clock reading for every client
+// operation a frontend member answers successfully (failover tests only).
+func ProbeServes(c *Config, f func(from wire.NodeID, at int64)) {
+	c.serveProbe = func(e env.Env) { f(e.Self(), e.Now()) }
+}

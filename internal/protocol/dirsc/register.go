@@ -78,7 +78,12 @@ func (r *Replica) Counters(int64) []protocol.Counter {
 			lead++
 		}
 	}
+	feLead := 0
+	if r.fe.g.IsLeader() {
+		feLead = 1
+	}
 	return []protocol.Counter{
 		protocol.Gauge("directory_leader", "How many directory replica groups this node leads (the default one and directory_shards'; 0 or 1 without shards).", lead),
+		protocol.Gauge("frontend_leader", "1 if this node leads its region's frontend group (acts as the region's frontend), else 0.", feLead),
 	}
 }

@@ -26,7 +26,7 @@ type strayGrants struct {
 
 // shardedConfig is config with the directory sharded (directory_shards):
 // region a's rows ("a/...") and region b's ("b/...") each have a group of
-// one or two replicas in their region; the shared rows (and region dir's)
+// one to all of their region's nodes (config draws 1–3 a region); the shared rows (and region dir's)
 // stay with the default directory, placed as config draws it. 70% of each
 // client's operations are on its region's rows (region_keys). Every grant
 // must come from a replica of its row's group.
@@ -34,9 +34,10 @@ func (s *strayGrants) config(t testing.TB, seed uint64) scenario.Config {
 	c := config(t, seed)
 	r := rand.New(rand.NewPCG(seed, 0x73686172)) // "shar"
 	set := *c.Settings.(*dirsc.Config)
+	n := c.WorldDef.NodesPerRegion
 	set.DirectoryShards = []dirgroup.Shard{
-		{Prefix: "a/", Region: "a", Replicas: 1 + r.IntN(2)},
-		{Prefix: "b/", Region: "b", Replicas: 1 + r.IntN(2)},
+		{Prefix: "a/", Region: "a", Replicas: 1 + r.IntN(n)},
+		{Prefix: "b/", Region: "b", Replicas: 1 + r.IntN(n)},
 	}
 	c.RegionKeys = 0.7
 	ks, err := dirsc.NewKeyspace(topo.NewTopology(c.WorldDef), set)
