@@ -1,0 +1,2 @@
+// Package svchost runs storage services for the real runtime.
+package svchost
