@@ -109,8 +109,18 @@ func (r *Response) Err() error {
 	if r.Msg == "" {
 		return base
 	}
-	return fmt.Errorf("%w: %s", base, r.Msg)
+	return &respError{base: base, msg: r.Msg}
 }
+
+// respError is a Response's error: its message is the service's, and it
+// wraps the sentinel of its Code.
+type respError struct {
+	base error
+	msg  string
+}
+
+func (e *respError) Error() string { return e.msg }
+func (e *respError) Unwrap() error { return e.base }
 
 // Object is the object a get or head read.
 func (r *Response) Object(key string) *Object {
@@ -159,7 +169,10 @@ func Exec(ctx context.Context, svc Service, req *Request) *Response {
 		err = invalid("unknown operation %d", req.Op)
 	}
 	if err != nil {
-		*resp = Response{ID: req.ID, Op: req.Op, Code: CodeOf(err), Msg: err.Error()}
+		*resp = Response{ID: req.ID, Op: req.Op, Code: CodeOf(err)}
+		if err != codeErrs[resp.Code] {
+			resp.Msg = err.Error() // detail beyond the code's sentinel
+		}
 	}
 	return resp
 }
