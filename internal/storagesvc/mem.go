@@ -154,7 +154,7 @@ func (m *Mem) List(_ context.Context, prefix, startAfter string, limit int) (*Li
 			break
 		}
 		o := m.objs[m.keys[i]]
-		res.Entries = append(res.Entries, Entry{Key: m.keys[i], ETag: o.etag, Size: int64(len(o.data))})
+		res.Entries = append(res.Entries, Entry{Key: m.keys[i], ETag: o.etag})
 	}
 	return res, nil
 }

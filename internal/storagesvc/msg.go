@@ -199,7 +199,9 @@ func Unwrap(m wire.Msg) (req *Request, wrap func(wire.Msg) wire.Msg, ok bool) {
 
 // Encoding.
 
-func appendMeta(b []byte, m Meta) []byte {
+// AppendMeta appends m's encoding (sorted by name): the wire's, and the S3
+// adapter's object header.
+func AppendMeta(b []byte, m Meta) []byte {
 	names := m.Names()
 	b = wire.AppendUvarint(b, uint64(len(names)))
 	for _, k := range names {
@@ -209,7 +211,8 @@ func appendMeta(b []byte, m Meta) []byte {
 	return b
 }
 
-func decodeMeta(d *wire.Decoder) Meta {
+// DecodeMeta reads what AppendMeta wrote.
+func DecodeMeta(d *wire.Decoder) Meta {
 	n := d.Uvarint()
 	if n > MaxMetaBytes {
 		d.Fail(fmt.Errorf("storagesvc: %d metadata entries", n))
@@ -241,7 +244,7 @@ func (r *Request) AppendPayload(b []byte) []byte {
 	b = wire.AppendUvarint(b, uint64(r.Op))
 	b = wire.AppendString(b, r.Key)
 	b = wire.AppendBytes(b, r.Data)
-	b = appendMeta(b, r.Meta)
+	b = AppendMeta(b, r.Meta)
 	b = appendCond(b, r.Cond)
 	b = wire.AppendString(b, r.Prefix)
 	b = wire.AppendString(b, r.StartAfter)
@@ -254,7 +257,7 @@ func (r *Request) DecodePayload(d *wire.Decoder) {
 	r.Op = Op(decodeByte(d))
 	r.Key = d.String()
 	r.Data = d.Bytes()
-	r.Meta = decodeMeta(d)
+	r.Meta = DecodeMeta(d)
 	r.Cond = decodeCond(d)
 	r.Prefix = d.String()
 	r.StartAfter = d.String()
@@ -269,13 +272,12 @@ func (r *Response) AppendPayload(b []byte) []byte {
 	b = wire.AppendString(b, r.Msg)
 	b = wire.AppendString(b, string(r.ETag))
 	b = wire.AppendBytes(b, r.Data)
-	b = appendMeta(b, r.Meta)
+	b = AppendMeta(b, r.Meta)
 	b = wire.AppendVarint(b, r.Size)
 	b = wire.AppendUvarint(b, uint64(len(r.Entries)))
 	for _, e := range r.Entries {
 		b = wire.AppendString(b, e.Key)
 		b = wire.AppendString(b, string(e.ETag))
-		b = wire.AppendVarint(b, e.Size)
 	}
 	return wire.AppendBool(b, r.Truncated)
 }
@@ -288,7 +290,7 @@ func (r *Response) DecodePayload(d *wire.Decoder) {
 	r.Msg = d.String()
 	r.ETag = ETag(d.String())
 	r.Data = d.Bytes()
-	r.Meta = decodeMeta(d)
+	r.Meta = DecodeMeta(d)
 	r.Size = d.Varint()
 	n := d.Uvarint()
 	if n > MaxListLimit {
@@ -296,7 +298,7 @@ func (r *Response) DecodePayload(d *wire.Decoder) {
 		return
 	}
 	for range n {
-		r.Entries = append(r.Entries, Entry{Key: d.String(), ETag: ETag(d.String()), Size: d.Varint()})
+		r.Entries = append(r.Entries, Entry{Key: d.String(), ETag: ETag(d.String())})
 	}
 	r.Truncated = d.Bool()
 }

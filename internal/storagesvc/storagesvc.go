@@ -124,11 +124,12 @@ type Object struct {
 	Size int64 // len(Data) for Get; the stored data's length for Head
 }
 
-// Entry is one object in a List page.
+// Entry is one object in a List page. It has no size: an S3 listing gives
+// only the stored body's, which is not the data's (s3svc keeps metadata in
+// the body); Head gives the data's.
 type Entry struct {
 	Key  string
 	ETag ETag
-	Size int64 // the data's length
 }
 
 // ListResult is one page of a List.
