@@ -95,12 +95,12 @@ func StartMinIO(t testing.TB) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/minio/health/ready", nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return addr
-			}
+		// Ready, and past initialisation: MinIO reports ready a moment
+		// before it takes S3 requests (which answer 503 "Server not
+		// initialized" until then; an unsigned ListBuckets answers 403
+		// once it serves).
+		if status(ctx, addr, "/minio/health/ready") == http.StatusOK && status(ctx, addr, "/") == http.StatusForbidden {
+			return addr
 		}
 		select {
 		case <-done:
@@ -119,4 +119,14 @@ func freeAddr(t testing.TB) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+func status(ctx context.Context, addr, path string) int {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
