@@ -59,7 +59,7 @@
 //	  - region: east                # (internal/storagesvc) service time,
 //	    read: {median_ms: 8, p99_ms: 80}    # log-normal through median
 //	    write: {median_ms: 15, p99_ms: 200} # and p99; reads: get, head,
-//	    source: seed 001 Fig 3.1    # list; writes: put, put_meta, delete
+//	    source: where from          # list; writes: put, put_meta, delete
 //
 // Parse and Load read such a document and Validate it. Built-in worlds are
 // embedded (presets/*.yaml): PresetNames lists them, Preset returns one,
