@@ -67,40 +67,52 @@ func check(o *memObj, cond Cond) error {
 	return nil
 }
 
-// Get implements Service.
-func (m *Mem) Get(_ context.Context, key string) (*Object, error) {
-	m.stats.Requests[OpGet]++
+// read counts a read and finds key's object.
+func (m *Mem) read(op Op, key string) (*memObj, error) {
+	m.stats.Requests[op]++
 	if err := CheckKey(key); err != nil {
 		return nil, err
 	}
 	o := m.objs[key]
 	if o == nil {
 		return nil, ErrNotFound
+	}
+	return o, nil
+}
+
+// Get implements Service.
+func (m *Mem) Get(_ context.Context, key string) (*Object, error) {
+	o, err := m.read(OpGet, key)
+	if err != nil {
+		return nil, err
 	}
 	return &Object{Key: key, Data: slices.Clone(o.data), Meta: o.meta.Clone(), ETag: o.etag, Size: int64(len(o.data))}, nil
 }
 
 // Head implements Service.
 func (m *Mem) Head(_ context.Context, key string) (*Object, error) {
-	m.stats.Requests[OpHead]++
-	if err := CheckKey(key); err != nil {
+	o, err := m.read(OpHead, key)
+	if err != nil {
 		return nil, err
-	}
-	o := m.objs[key]
-	if o == nil {
-		return nil, ErrNotFound
 	}
 	return &Object{Key: key, Meta: o.meta.Clone(), ETag: o.etag, Size: int64(len(o.data))}, nil
 }
 
-// Put implements Service.
-func (m *Mem) Put(_ context.Context, key string, data []byte, meta Meta, cond Cond) (ETag, error) {
-	m.stats.Requests[OpPut]++
-	if err := CheckWrite(key, data, meta, cond, false); err != nil {
-		return "", err
+// write counts a put or put_meta, checks it and its condition, and
+// returns key's object (nil if absent).
+func (m *Mem) write(op Op, key string, data []byte, meta Meta, cond Cond) (*memObj, error) {
+	m.stats.Requests[op]++
+	if err := CheckWrite(key, data, meta, cond, op == OpPutMeta); err != nil {
+		return nil, err
 	}
 	o := m.objs[key]
-	if err := check(o, cond); err != nil {
+	return o, check(o, cond)
+}
+
+// Put implements Service.
+func (m *Mem) Put(_ context.Context, key string, data []byte, meta Meta, cond Cond) (ETag, error) {
+	o, err := m.write(OpPut, key, data, meta, cond)
+	if err != nil {
 		return "", err
 	}
 	if o == nil {
@@ -118,12 +130,8 @@ func (m *Mem) Put(_ context.Context, key string, data []byte, meta Meta, cond Co
 
 // PutMeta implements Service.
 func (m *Mem) PutMeta(_ context.Context, key string, meta Meta, cond Cond) (ETag, error) {
-	m.stats.Requests[OpPutMeta]++
-	if err := CheckWrite(key, nil, meta, cond, true); err != nil {
-		return "", err
-	}
-	o := m.objs[key]
-	if err := check(o, cond); err != nil {
+	o, err := m.write(OpPutMeta, key, nil, meta, cond)
+	if err != nil {
 		return "", err
 	}
 	if o == nil {
