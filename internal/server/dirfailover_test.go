@@ -26,7 +26,7 @@ const (
 	foShareLease    = time.Second
 	foDriftPPM      = 100
 	// foSlack covers what the settings do not: process scheduling and
-	// fsyncs of six processes on a shared CI machine, and a second split
+	// fsyncs of nine processes on a shared CI machine, and a second split
 	// vote (2.2 and 2.53 s in 8 runs before rsm stopped resetting election
 	// timers on a lost election; the simulator's TestFailover had a like
 	// tail, rsm doc.go "Determinism"): 1.5 s keeps CI from flaking while
@@ -51,13 +51,15 @@ func foResumeBound() time.Duration {
 	return 4*foElectionTicks*foTick + 2*foResend + stretched + 4*2*foOneWay + foSlack
 }
 
-// foWorld: three regions of two nodes each, foOneWay apart. Each region's
-// first node is its frontend; the directory's three replicas go on the
-// second nodes (a-1, b-1, c-1: non-frontend nodes first), so killing the
-// directory leader kills no frontend.
-var foWorld = fmt.Sprintf(`name: wan3x2
-description: three regions of two nodes, %[1]d ms apart one way (tests)
-nodes_per_region: 2
+// foWorld is three regions of n nodes each, foOneWay apart. sc runs three:
+// each region's frontend is a group of its three nodes; the directory's
+// three replicas go on the second nodes (a-1, b-1, c-1), so killing the
+// directory leader takes one member from one region's frontend group,
+// which keeps its majority. rc (frontends on the first nodes) runs two.
+func foWorld(n int) string {
+	return fmt.Sprintf(`name: wan3x%[2]d
+description: three regions of %[2]d nodes, %[1]d ms apart one way (tests)
+nodes_per_region: %[2]d
 regions:
   - {name: a, provider: local, lat: 0, long: 0}
   - {name: b, provider: local, lat: 0, long: 0}
@@ -69,9 +71,10 @@ links:
   - {from: a, to: b, one_way_ms: %[1]d, jitter: {dist: none}}
   - {from: a, to: c, one_way_ms: %[1]d, jitter: {dist: none}}
   - {from: b, to: c, one_way_ms: %[1]d, jitter: {dist: none}}
-`, foOneWay.Milliseconds())
+`, foOneWay.Milliseconds(), n)
+}
 
-// TestDirectoryFailoverOnRealServers (issue 13): six real processes with
+// TestDirectoryFailoverOnRealServers (issue 13): nine real processes with
 // WAN emulation and an sc keyspace whose directory has three replicas in
 // three regions. Clients in regions a and b read and write while the
 // directory's leader (found by its directory_leader gauge on /status) is
@@ -83,12 +86,12 @@ func TestDirectoryFailoverOnRealServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test; skipped in -short")
 	}
-	worldFile := filepath.Join(t.TempDir(), "wan3x2.yaml")
-	if err := os.WriteFile(worldFile, []byte(foWorld), 0o644); err != nil {
+	worldFile := filepath.Join(t.TempDir(), "wan3x3.yaml")
+	if err := os.WriteFile(worldFile, []byte(foWorld(3)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dirNodes := []string{"a-1", "b-1", "c-1"}
-	c := newClusterOf(t, worldFile, []string{"a-0", "a-1", "b-0", "b-1", "c-0", "c-1"}, true, fmt.Sprintf(
+	c := newClusterOf(t, worldFile, []string{"a-0", "a-1", "a-2", "b-0", "b-1", "b-2", "c-0", "c-1", "c-2"}, true, fmt.Sprintf(
 		"keyspaces:\n  - {name: sc, protocol: sc, directory_regions: [a, b, c], directory_replicas: 3, "+
 			"directory_tick: %v, directory_election_ticks: %d, resend_interval: %v, share_lease: %v, max_drift_ppm: %d}\n",
 		foTick, foElectionTicks, foResend, foShareLease, foDriftPPM))
@@ -302,7 +305,7 @@ func TestRCDirectoryFailoverOnRealServers(t *testing.T) {
 		t.Skip("multi-process test; skipped in -short")
 	}
 	worldFile := filepath.Join(t.TempDir(), "wan3x2.yaml")
-	if err := os.WriteFile(worldFile, []byte(foWorld), 0o644); err != nil {
+	if err := os.WriteFile(worldFile, []byte(foWorld(2)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dirNodes := []string{"a-1", "b-1", "c-1"}

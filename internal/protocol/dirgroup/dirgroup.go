@@ -2,7 +2,10 @@
 // about running their directory as a replicated state machine group
 // (internal/protocol/rsm): where the group's members go (Placement), how a
 // frontend finds the leader (Tracker), and how a directory replica proposes
-// commands and notices it became the leader (Proposer).
+// commands and notices it became the leader (Proposer); and about running
+// each region's frontend as an rsm group over the region's nodes
+// (region.go: Frontends, Regions; gateway.go: Gateway, Seen), which sc
+// uses (its doc.go rules F8–F12, D8).
 //
 // # Algorithm
 //
@@ -179,6 +182,17 @@ func (t *Tracker) Heard(n wire.NodeID) {
 // Next gives up on the current target (a request went unanswered: it may
 // be down or cut off) and moves to the next replica.
 func (t *Tracker) Next() { t.i = (t.i + 1) % len(t.members) }
+
+// Unanswered gives up on n, to which a request went unanswered: the
+// tracker moves past n if n is still its target. If it heard from a
+// leader since (Heard), it keeps that one: moving past it would send the
+// next request to the replica after the leader, again and again while the
+// leader keeps being heard between a request and its timeout.
+func (t *Tracker) Unanswered(n wire.NodeID) {
+	if t.Target() == n {
+		t.Next()
+	}
+}
 
 // Proposer is a directory replica's side of its group: it queues commands
 // produced while the group is running (Apply must not re-enter the group)

@@ -18,6 +18,9 @@ type Config struct {
 	// Placement: directory_region, directory_regions, directory_replicas,
 	// directory_tick and directory_election_ticks (internal/protocol/dirgroup).
 	dirgroup.Placement `yaml:",inline"`
+	// Frontends: frontend_tick and frontend_election_ticks, the region
+	// frontend groups' (internal/protocol/dirgroup).
+	dirgroup.Frontends `yaml:",inline"`
 	// ShareLease (L) is how long a Shared grant lets a frontend serve
 	// reads locally, on its own clock from when it sent its request; the
 	// directory waits at most L·(1+ρ)/(1−ρ) on its clock for a sharer that
@@ -47,11 +50,15 @@ type Config struct {
 	// probe, if set, is told of every grant a directory replica sends
 	// (failover tests only).
 	probe func(e env.Env, g *Grant)
+	// serveProbe, if set, is told of every client operation a frontend
+	// member answers successfully (frontend failover tests only).
+	serveProbe func(e env.Env)
 }
 
 // EnsureDefaults fills unset fields.
 func (c *Config) EnsureDefaults(w *topo.World) {
 	c.Placement.EnsureDefaults(w)
+	c.Frontends.EnsureDefaults()
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -70,6 +77,9 @@ func (c *Config) EnsureDefaults(w *topo.World) {
 // Validate checks c against world w.
 func (c *Config) Validate(w *topo.World) error {
 	if err := c.Placement.Validate(w); err != nil {
+		return fmt.Errorf("sc: %w", err)
+	}
+	if err := c.Frontends.Validate(); err != nil {
 		return fmt.Errorf("sc: %w", err)
 	}
 	for _, d := range []struct {
@@ -106,7 +116,10 @@ type Keyspace struct {
 	// directories are the directory group's members, replica 0 first.
 	directories []wire.NodeID
 	group       rsm.Config
-	frontends   []wire.NodeID // frontends[r]: region r's frontend
+	// frontends[r] is region r's canonical frontend ID (its first node):
+	// the directory's name for the region's frontend group feGroups[r].
+	frontends []wire.NodeID
+	feGroups  []rsm.Config
 }
 
 // NewKeyspace validates cfg for topology t.
@@ -121,6 +134,11 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 			return nil, fmt.Errorf("sc: region %s has no node", t.World.Regions[r].Name)
 		}
 		ks.frontends = append(ks.frontends, ids[0])
+		g, err := cfg.Frontends.Group(t, r, "sc")
+		if err != nil {
+			return nil, fmt.Errorf("sc: %w", err)
+		}
+		ks.feGroups = append(ks.feGroups, g)
 	}
 	var err error
 	if ks.directories, ks.group, err = cfg.Place(t, "sc.dir"); err != nil {
@@ -138,20 +156,27 @@ func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.directori
 // isDirectory says node n is a directory replica.
 func (k *Keyspace) isDirectory(n wire.NodeID) bool { return slices.Contains(k.directories, n) }
 
-// Frontend is the frontend of node n's region.
+// Frontend is the canonical frontend ID of node n's region (its first
+// node), by which the directory knows the region's frontend group.
 func (k *Keyspace) Frontend(n wire.NodeID) wire.NodeID { return k.frontends[k.topo.RegionOf(n)] }
+
+// regionNodes are the members of the frontend group named fe, fe first.
+func (k *Keyspace) regionNodes(fe wire.NodeID) []wire.NodeID {
+	return k.topo.ByRegion[k.topo.RegionOf(fe)]
+}
 
 // loader is the frontend that holds preloaded rows in Modified (the
 // thesis's method, §5: one Frontend loads all rows): region 0's.
 func (k *Keyspace) loader() wire.NodeID { return k.frontends[0] }
 
-// Replicas appends the nodes a preloaded key is stored on: the loader
-// frontend and every directory replica (all read the same load record, so
-// every replica starts a row from the same state).
+// Replicas appends the nodes a preloaded key is stored on: every member
+// of the loader's region and every directory replica (all read the same
+// load record, so every replica starts a row from the same state).
 func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
-	dst = append(dst, k.loader())
+	members := k.regionNodes(k.loader())
+	dst = append(dst, members...)
 	for _, d := range k.directories {
-		if d != k.loader() {
+		if !slices.Contains(members, d) {
 			dst = append(dst, d)
 		}
 	}

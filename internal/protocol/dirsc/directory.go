@@ -30,6 +30,9 @@ type directory struct {
 	// this replica becoming the leader (which resumes every Processing
 	// row: rule D7).
 	prop dirgroup.Proposer
+	// regions addresses each region's frontend group: the member last
+	// heard from, the next after one went unanswered (rule D8).
+	regions dirgroup.Regions
 }
 
 // dirRow is one row at a directory replica. Every field but leases is
@@ -57,8 +60,9 @@ type dirRow struct {
 // proc is a Processing row. The first fields are replicated state; the
 // rest is the leader's progress in driving it, in this replica's memory.
 type proc struct {
-	id        uint64 // the log index of the command that began it
-	requester wire.NodeID
+	id        uint64      // the log index of the command that began it
+	requester wire.NodeID // the region's canonical frontend ID
+	replyTo   wire.NodeID // the member that sent the request (rule D8)
 	want      State
 	nonce     uint64
 	to        State
@@ -90,7 +94,7 @@ const (
 )
 
 func newDirectory(ks *Keyspace, id wire.NodeID) *directory {
-	d := &directory{ks: ks, id: id, rows: make(map[string]*dirRow)}
+	d := &directory{ks: ks, id: id, rows: make(map[string]*dirRow), regions: dirgroup.NewRegions(ks.topo)}
 	d.g = rsm.New(ks.group, d)
 	d.prop.G = d.g
 	return d
@@ -142,8 +146,9 @@ func (d *directory) resume(e env.Env) {
 // safe from any state); everything else is a command. A follower proposes
 // it too: rsm forwards it to the leader.
 func (d *directory) onRequest(e env.Env, from wire.NodeID, m *Request) {
+	d.regions.Heard(from)
 	if d.g.IsLeader() {
-		if p := d.row(e, m.Key).proc; p != nil && (p.requester != from || p.want != m.Want) {
+		if p := d.row(e, m.Key).proc; p != nil && (p.requester != d.ks.Frontend(from) || p.want != m.Want) {
 			e.Send(from, &Busy{Key: m.Key, Nonce: m.Nonce})
 			return
 		}
@@ -201,13 +206,16 @@ func (d *directory) Applied(env.Env, uint64, []byte) {}
 // Readable implements rsm.StateMachine: the directory never reads.
 func (d *directory) Readable(env.Env, uint64) {}
 
-// applyRequest is Alg. 4.2 with its gaps closed (doc.go, rules D1–D6).
+// applyRequest is Alg. 4.2 with its gaps closed (doc.go, rules D1–D6):
+// from is the member of a region's frontend group that sent the request,
+// fe the region's canonical ID (rule D8).
 func (d *directory) applyRequest(e env.Env, index uint64, key string, from wire.NodeID, want State, nonce uint64) {
 	r := d.row(e, key)
 	lead := d.g.IsLeader()
+	fe := d.ks.Frontend(from)
 	if p := r.proc; p != nil {
-		if p.requester == from && p.want == want {
-			p.nonce = nonce // a resend: answer the latest
+		if p.requester == fe && p.want == want {
+			p.nonce, p.replyTo = nonce, from // a resend: answer the latest
 			return
 		}
 		if lead {
@@ -215,19 +223,19 @@ func (d *directory) applyRequest(e env.Env, index uint64, key string, from wire.
 		}
 		return
 	}
-	p := &proc{id: index, requester: from, want: want, nonce: nonce, epoch: r.epoch}
+	p := &proc{id: index, requester: fe, replyTo: from, want: want, nonce: nonce, epoch: r.epoch}
 	switch {
-	case want == Modified && r.state == Modified && r.owner == from:
+	case want == Modified && r.state == Modified && r.owner == fe:
 		// The owner lost its grant (or this is a stale copy of its
 		// request): the same grant again, same epoch (rule D2).
 		if lead {
 			d.grant(e, from, &Grant{Key: key, Want: Modified, Nonce: nonce, Epoch: r.epoch,
-				DataEpoch: r.dataEpoch, Sources: without(r.sources, from)})
+				DataEpoch: r.dataEpoch, Sources: without(r.sources, fe)})
 		}
 		return
 	case want == Modified && r.state == Shared:
 		// The requester is left out of its own invalidation set (rule D6).
-		p.to, p.waiting = Invalid, without(r.sharers, from)
+		p.to, p.waiting = Invalid, without(r.sharers, fe)
 	case want == Modified && r.state == Modified:
 		p.to, p.waiting = Invalid, []wire.NodeID{r.owner}
 	case want == Shared && r.state == Modified:
@@ -268,7 +276,10 @@ func (d *directory) drive(e env.Env, key string, r *dirRow, fresh bool) {
 		if r.state == Shared && leased {
 			next = min(next, end-now)
 		}
-		e.Send(n, &Inval{Key: key, To: p.to, Epoch: p.epoch})
+		if !fresh {
+			d.regions.Next(n) // unanswered: try the region's next member
+		}
+		e.Send(d.regions.Target(n), &Inval{Key: key, To: p.to, Epoch: p.epoch})
 		return false
 	})
 	if len(p.pending) == 0 || d.ks.cfg.noInvalidationWait {
@@ -317,6 +328,8 @@ func (d *directory) onTimer(e env.Env, t dirTimer) {
 }
 
 func (d *directory) onAck(e env.Env, from wire.NodeID, m *InvalAck) {
+	d.regions.Heard(from)
+	from = d.ks.Frontend(from)
 	r := d.rows[m.Key]
 	if r == nil || r.proc == nil {
 		return
@@ -399,7 +412,7 @@ func (d *directory) finish(e env.Env, key string, r *dirRow, acks map[wire.NodeI
 			src = append(src, n) // unconfirmed: the requester checks
 		}
 	}
-	d.grant(e, p.requester, &Grant{Key: key, Want: p.want, Nonce: p.nonce, Epoch: r.epoch, DataEpoch: dataEpoch, Sources: src})
+	d.grant(e, p.replyTo, &Grant{Key: key, Want: p.want, Nonce: p.nonce, Epoch: r.epoch, DataEpoch: dataEpoch, Sources: src})
 }
 
 func (d *directory) grant(e env.Env, to wire.NodeID, g *Grant) {

@@ -15,3 +15,9 @@ func UnsafeNoInvalidationWait(c *Config) { c.noInvalidationWait = true }
 func ProbeGrants(c *Config, f func(from wire.NodeID, at int64)) {
 	c.probe = func(e env.Env, _ *Grant) { f(e.Self(), e.Now()) }
 }
+
+// ProbeServes calls f with the node and its clock reading for every client
+// operation a frontend member answers successfully (failover tests only).
+func ProbeServes(c *Config, f func(from wire.NodeID, at int64)) {
+	c.serveProbe = func(e env.Env) { f(e.Self(), e.Now()) }
+}

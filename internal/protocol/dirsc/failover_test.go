@@ -57,7 +57,7 @@ func failoverConfig(t testing.TB, seed uint64, grants *[]simtest.Event) scenario
 		*grants = append(*grants, simtest.Event{From: from, At: at - sim.Epoch})
 	})
 	return scenario.Config{
-		Seed: seed, WorldDef: world(t), Protocol: dirsc.Name, Settings: set,
+		Seed: seed, WorldDef: world(t, foNodes), Protocol: dirsc.Name, Settings: set,
 		Workload: wl, Clients: 4, ClosedLoop: true, Duration: 4 * time.Second, ClientTimeout: 2 * time.Second,
 		Check: "auto",
 	}
@@ -65,9 +65,14 @@ func failoverConfig(t testing.TB, seed uint64, grants *[]simtest.Event) scenario
 
 var failoverSeeds = flag.Int("failover-seeds", 20, "seeds of TestFailover")
 
-// nodeName is node n's name in world(): regions a, b, dir of two nodes.
+// foNodes is the failover tests' nodes per region: a region's frontend
+// group of three survives the loss of one member (the directory's leader
+// is the second node of its region).
+const foNodes = 3
+
+// nodeName is node n's name in world(foNodes): regions a, b, dir.
 func nodeName(n wire.NodeID) string {
-	return fmt.Sprintf("%s-%d", []string{"a", "b", "dir"}[n/2], n%2)
+	return fmt.Sprintf("%s-%d", []string{"a", "b", "dir"}[n/foNodes], n%foNodes)
 }
 
 // TestFailover kills the directory's leader mid-run (the replica that sent

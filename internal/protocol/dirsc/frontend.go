@@ -1,47 +1,60 @@
 package dirsc
 
 import (
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
+	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
-// frontend is a region's frontend (seed 002 §4.2.7, Alg. 4.1): the only
-// node of its region that serves the keyspace's rows, holding each in M, S
-// or I with its data in its store.
+// frontend is one member of a region's frontend (seed 002 §4.2.7, Alg.
+// 4.1): the region's rows, each Modified, Shared or Invalid with its data,
+// are the state machine of the region's rsm group (rules F8–F12), whose
+// leader serves the region's clients and talks to the directory. Every
+// node of the region is a member.
 type frontend struct {
-	ks   *Keyspace
-	id   wire.NodeID
+	ks *Keyspace
+	id wire.NodeID
+	// fe is the region's canonical frontend ID: the name the directory
+	// knows the region by (its first node), and the writer of versions.
+	fe   wire.NodeID
+	g    *rsm.Group
 	rows map[string]*feRow
-	// seen remembers forwarded requests already taken (gateway, id → when),
-	// so a duplicated Fwd is not applied twice.
-	seen    map[fwdKey]int64
-	nextOp  uint64
-	scratch []wire.NodeID
+	seen dirgroup.Seen
+	// reply hands an answer to the gateway the Fwd came from (this
+	// node's own, or another's over the network).
+	reply  func(e env.Env, to wire.NodeID, m *dirgroup.FwdReply)
+	nextOp uint64
 	// dir is the directory replica requests go to: the last one heard
 	// from (grants, busy answers and invalidations come from the
 	// leader), the next one after a request went unanswered (F7).
 	dir dirgroup.Tracker
+	// leader: this member acted as its group's leader at the last settle.
+	leader bool
+	// dirty rows are pumped once the group call under way returns (the
+	// group's callbacks must not re-enter it).
+	dirty map[string]bool
+	// waits are the proposals and reads this incarnation awaits, by token.
+	waits     map[uint64]*wait
+	nextToken uint64
 }
 
-type fwdKey struct {
-	from wire.NodeID
-	id   uint64
-}
-
-// feRow is one row at a frontend. state, fence and data are durable;
-// the rest is in memory only.
+// feRow is one row at a frontend member. state, fence and data are the
+// replicated state (the same on every member that applied the same
+// commands); leaseEnd is this member's own; the rest is the leader's.
 type feRow struct {
 	state State
-	// fence is the highest epoch of a grant or invalidation this frontend
+	// fence is the highest epoch of a grant or invalidation the region
 	// has taken: a grant of an epoch at or below it is stale (rule F4).
 	fence uint64
 	data  rowData
-	// leaseEnd: in S, reads are served locally while Now < leaseEnd.
+	// leaseEnd: in S, reads are served locally while Now < leaseEnd. Only
+	// the member whose clock timed the lease's start sets it (F11).
 	leaseEnd int64
 	// queue is the row lock of Alg. 4.1: client operations wait here,
 	// in arrival order, and are served one at a time.
@@ -50,13 +63,15 @@ type feRow struct {
 	sync     *syncing // a grant whose data is being fetched
 	attempts int      // busy answers since the last grant (backoff)
 	retrying bool     // a backoff timer is pending
+	// busy is the token of the head's proposal or read in flight (0:
+	// none): the row waits for it before serving anything else.
+	busy uint64
 }
 
 type clientOp struct {
 	id    uint64
 	req   *wire.Request
-	fwd   bool
-	from  wire.NodeID // fwd: the gateway
+	from  wire.NodeID // the gateway
 	fwdID uint64
 	timer env.TimerID
 }
@@ -65,6 +80,7 @@ type outReq struct {
 	want   State
 	nonce  uint64
 	sentAt int64
+	to     wire.NodeID // the directory replica it went to
 	timer  env.TimerID
 }
 
@@ -76,6 +92,42 @@ type syncing struct {
 	nonce   uint64
 	timer   env.TimerID
 }
+
+// wait is a proposal or read this member awaits.
+type wait struct {
+	kind waitKind
+	key  string
+	op   *clientOp // wWrite: the operation written
+	// wInstall: the grant's state and when its request was sent.
+	want   State
+	sentAt int64
+	// wRead: serve the head's reads queued up to this operation ID.
+	upTo uint64
+	// wInval, wSync: whom to answer and with what.
+	from    wire.NodeID
+	at      int64 // wInval: when the invalidation arrived
+	epoch   uint64
+	nonce   uint64
+	syncKey string
+}
+
+type waitKind uint8
+
+const (
+	wWrite   waitKind = iota + 1 // cmdWrite or cmdGrantWrite
+	wInstall                     // cmdInstall
+	wInval                       // cmdInval
+	wRead                        // a read of the head's queued reads
+	wSync                        // a read answering a Sync
+)
+
+// Commands of a region's frontend group.
+const (
+	cmdWrite      byte = 1 + iota // key, delete, value: a write in M
+	cmdGrantWrite                 // key, epoch, delete, value: take M and write (a write miss)
+	cmdInstall                    // key, want, epoch, keep, data: take a grant
+	cmdInval                      // key, to, epoch: an invalidation
+)
 
 // Frontend timers.
 type (
@@ -94,27 +146,31 @@ type (
 	}
 )
 
-func newFrontend(ks *Keyspace, id wire.NodeID) *frontend {
-	return &frontend{ks: ks, id: id, rows: make(map[string]*feRow), seen: make(map[fwdKey]int64), dir: dirgroup.NewTracker(ks.directories)}
+func newFrontend(ks *Keyspace, id wire.NodeID, reply func(env.Env, wire.NodeID, *dirgroup.FwdReply)) *frontend {
+	f := &frontend{ks: ks, id: id, fe: ks.Frontend(id), rows: make(map[string]*feRow), reply: reply,
+		dir: dirgroup.NewTracker(ks.directories), dirty: make(map[string]bool), waits: make(map[uint64]*wait),
+		seen: dirgroup.Seen{Horizon: 4 * (ks.cfg.OpTimeout + ks.cfg.ResendInterval)}}
+	f.g = rsm.New(ks.feGroups[ks.topo.RegionOf(id)], f)
+	return f
 }
 
-func (f *frontend) start(e env.Env) { f.nextOp = e.Rand().Uint64() >> 1 }
+// start replays the group's log: the rows are rebuilt from the commands.
+func (f *frontend) start(e env.Env) {
+	f.nextOp = e.Rand().Uint64() >> 1
+	f.g.Start(e)
+	f.settle(e)
+}
 
-// row returns key's row, reading it from the store the first time. After
-// a restart no lease is held: leases are measured on a clock the previous
-// incarnation's readings cannot be compared with.
+// row returns key's row, created the first time a command or request
+// names it. Preloaded rows are Modified in the loader's region (seed 002
+// §5): every member of that region reads the same load record, so every
+// member starts the row alike.
 func (f *frontend) row(e env.Env, key string) *feRow {
 	if r, ok := f.rows[key]; ok {
 		return r
 	}
 	r := &feRow{}
-	if rec, ok := get(e, feKey(key)); ok {
-		d := wire.NewDecoder(rec.Value)
-		r.state, r.fence, r.data = decodeState(d), d.Uvarint(), decodeData(d)
-		if d.Err() != nil {
-			env.Invariant(e, false, "sc: frontend row %q undecodable: %v", key, d.Err())
-		}
-	} else if f.ks.loader() == f.id {
+	if f.ks.loader() == f.fe {
 		if data, ok := loaded(e, key); ok {
 			r.state, r.data = Modified, data
 		}
@@ -123,84 +179,156 @@ func (f *frontend) row(e env.Env, key string) *feRow {
 	return r
 }
 
-// save makes r's durable part durable (before anything it implies is sent).
-func (f *frontend) save(e env.Env, key string, r *feRow) bool {
-	b := append([]byte{byte(r.state)}, wire.AppendUvarint(nil, r.fence)...)
-	b = appendData(b, r.data)
-	return put(e, feKey(key), store.Record{Value: b, Version: r.data.Rec.Version})
-}
-
-// submit queues a client operation on its row (the row lock) and serves
-// what it can.
-func (f *frontend) submit(e env.Env, op *clientOp) {
-	f.nextOp++
-	op.id = f.nextOp
-	op.timer = e.SetTimer(f.ks.cfg.OpTimeout, opTimer{op.req.Key, op.id})
-	r := f.row(e, op.req.Key)
-	r.queue = append(r.queue, op)
-	f.pump(e, op.req.Key, r)
-}
-
-func (f *frontend) onFwd(e env.Env, from wire.NodeID, m *Fwd) {
-	k := fwdKey{from, m.ID}
-	if _, dup := f.seen[k]; dup {
-		return
-	}
-	now := e.Now()
-	if len(f.seen) >= 4096 {
-		// Forget what no duplicate can still follow: a copy arrives
-		// within a network delay of the original (doc.go, "Guarantee").
-		horizon := now - int64(4*(f.ks.cfg.OpTimeout+f.ks.cfg.ResendInterval))
-		for k, at := range f.seen { // lint:order-independent: deletes every old entry
-			if at < horizon {
-				delete(f.seen, k)
-			}
+// settle runs after every input: it notices this member losing the
+// leadership (rule F9) and pumps the rows the group's callbacks touched.
+func (f *frontend) settle(e env.Env) {
+	if lead := f.g.IsLeader(); lead != f.leader {
+		f.leader = lead
+		if !lead {
+			f.stepDown(e)
 		}
 	}
-	f.seen[k] = now
-	f.submit(e, &clientOp{req: &wire.Request{Op: m.Op, Key: m.Key, Value: m.Value}, fwd: true, from: from, fwdID: m.ID})
+	for len(f.dirty) > 0 {
+		key := slices.Min(slices.Collect(maps.Keys(f.dirty)))
+		delete(f.dirty, key)
+		f.pump(e, key, f.row(e, key))
+	}
 }
 
-func (f *frontend) reply(e env.Env, op *clientOp, rep *wire.Reply) {
-	e.CancelTimer(op.timer)
-	if !op.fwd {
-		rep.ID, rep.Client = op.req.ID, op.req.Client
-		e.Reply(rep)
+// stepDown drops the leader's work (rule F9): requests to the
+// directory, syncs, reads and proposals in flight. Every queued operation
+// is answered: a write whose command is in flight "timeout" (it may still
+// be applied: the outcome is unknown), the others redirected, unapplied.
+func (f *frontend) stepDown(e env.Env) {
+	for _, key := range slices.Sorted(maps.Keys(f.rows)) {
+		r := f.rows[key]
+		if r.req != nil {
+			e.CancelTimer(r.req.timer)
+			r.req = nil
+		}
+		if r.sync != nil {
+			e.CancelTimer(r.sync.timer)
+			r.sync = nil
+		}
+		if w := f.waits[r.busy]; r.busy != 0 && w != nil && w.kind == wWrite && len(r.queue) > 0 && r.queue[0] == w.op {
+			r.queue = r.queue[1:]
+			f.answer(e, w.op, &wire.Reply{Err: &wire.Error{Code: wire.ErrTimeout, Msg: "sc: frontend leader deposed before the write was confirmed (outcome unknown)"}})
+		}
+		if r.busy != 0 && f.waits[r.busy] != nil && f.waits[r.busy].kind != wWrite {
+			delete(f.waits, r.busy) // a read or an install: let it go
+		}
+		r.busy = 0
+		if len(r.queue) > 0 {
+			f.dirty[key] = true
+		}
+	}
+}
+
+// onFwd takes a client operation from a gateway: the leader queues it on
+// its row (the row lock); any other member redirects it, unapplied.
+func (f *frontend) onFwd(e env.Env, from wire.NodeID, m *dirgroup.Fwd) {
+	if !f.seen.Add(e, from, m.ID) {
 		return
 	}
-	m := &FwdReply{ID: op.fwdID, Found: rep.Found, Value: rep.Value, Version: rep.Version}
+	if !f.g.IsLeader() {
+		f.reply(e, from, &dirgroup.FwdReply{ID: m.ID, Redirect: true, Hint: f.g.Leader()})
+		return
+	}
+	f.nextOp++
+	op := &clientOp{id: f.nextOp, req: &wire.Request{Op: m.Op, Key: m.Key, Value: m.Value}, from: from, fwdID: m.ID}
+	op.timer = e.SetTimer(f.ks.cfg.OpTimeout, opTimer{m.Key, op.id})
+	r := f.row(e, m.Key)
+	r.queue = append(r.queue, op)
+	f.dirty[m.Key] = true
+}
+
+func (f *frontend) answer(e env.Env, op *clientOp, rep *wire.Reply) {
+	e.CancelTimer(op.timer)
+	if f.ks.cfg.serveProbe != nil && rep.Err == nil {
+		f.ks.cfg.serveProbe(e)
+	}
+	m := &dirgroup.FwdReply{ID: op.fwdID, Found: rep.Found, Value: rep.Value, Version: rep.Version}
 	if rep.Err != nil {
 		m.Code, m.Msg = rep.Err.Code, rep.Err.Msg
 	}
-	e.Send(op.from, m)
+	f.reply(e, op.from, m)
 }
 
-// pump serves the row's queue from its head while the local state allows
-// (rules F1, F2), and otherwise makes sure a request for the state the head
-// needs is on its way.
+// pump serves the row's queue from its head while the state allows (rules
+// F1, F2, F10), one command or read at a time, and otherwise makes sure a
+// request for the state the head needs is on its way. A member that is not
+// the leader redirects its queue.
 func (f *frontend) pump(e env.Env, key string, r *feRow) {
-	for len(r.queue) > 0 && r.sync == nil {
-		op := r.queue[0]
-		read := op.req.Op == wire.OpGet
-		switch {
-		case read && (r.state == Modified || r.state == Shared && e.Now() < r.leaseEnd):
-			f.reply(e, op, readReply(r.data))
-		case !read && r.state == Modified:
-			if !f.write(e, key, r, op) {
-				return
-			}
-		default:
-			want := Shared
-			if !read {
-				want = Modified
-			}
-			if r.req == nil && !r.retrying {
-				f.request(e, key, r, want)
-			}
-			return
+	if !f.g.IsLeader() {
+		for _, op := range r.queue {
+			e.CancelTimer(op.timer)
+			f.reply(e, op.from, &dirgroup.FwdReply{ID: op.fwdID, Redirect: true, Hint: f.g.Leader()})
 		}
-		r.queue = r.queue[1:]
+		r.queue = nil
+		return
 	}
+	if len(r.queue) == 0 || r.sync != nil || r.busy != 0 {
+		return
+	}
+	op := r.queue[0]
+	read := op.req.Op == wire.OpGet
+	switch {
+	case read && f.readable(e, r):
+		f.read(e, key, r)
+	case !read && r.state == Modified:
+		b := []byte{cmdWrite}
+		b = wire.AppendString(b, key)
+		b = appendWrite(b, op.req)
+		f.propose(e, r, b, &wait{kind: wWrite, key: key, op: op})
+	default:
+		want := Shared
+		if !read {
+			want = Modified
+		}
+		if r.req == nil && !r.retrying {
+			f.request(e, key, r, want)
+		}
+	}
+}
+
+// readable: the applied state lets the leader serve a read (rule F2).
+func (f *frontend) readable(e env.Env, r *feRow) bool {
+	return r.state == Modified || r.state == Shared && e.Now() < r.leaseEnd
+}
+
+// read asks the group for a read point (ReadIndex) and serves the head's
+// queued reads once this member has applied it (rule F10).
+func (f *frontend) read(e env.Env, key string, r *feRow) {
+	t := f.token(&wait{kind: wRead, key: key, upTo: f.nextOp})
+	r.busy = t
+	if f.g.Read(e, t) != nil {
+		delete(f.waits, t)
+		r.busy = 0
+	}
+}
+
+// propose proposes cmd for the row's head; pump waits for it.
+func (f *frontend) propose(e env.Env, r *feRow, cmd []byte, w *wait) {
+	t := f.token(w)
+	r.busy = t
+	if f.g.Propose(e, cmd, t) != nil {
+		delete(f.waits, t)
+		if r.busy == t {
+			r.busy = 0
+		}
+		f.backoff(e, w.key, r) // no leader, or dropped: try again later
+	}
+}
+
+func (f *frontend) token(w *wait) uint64 {
+	f.nextToken++
+	f.waits[f.nextToken] = w
+	return f.nextToken
+}
+
+func appendWrite(b []byte, req *wire.Request) []byte {
+	b = wire.AppendBool(b, req.Op == wire.OpDelete)
+	return wire.AppendBytes(b, req.Value)
 }
 
 func readReply(d rowData) *wire.Reply {
@@ -211,29 +339,20 @@ func readReply(d rowData) *wire.Reply {
 	return rep
 }
 
-// write applies op in M: the whole row is replaced (seed 002 A.3, "a put
-// replaces the whole row"), versioned (epoch, sequence, this frontend).
-func (f *frontend) write(e env.Env, key string, r *feRow, op *clientOp) bool {
-	v := f.apply(r, op)
-	if !f.save(e, key, r) {
-		return false
-	}
-	f.reply(e, op, &wire.Reply{Version: v})
-	return true
-}
-
-// apply replaces the row's data in memory with op's write.
-func (f *frontend) apply(r *feRow, op *clientOp) wire.Version {
+// apply replaces the row's data with a write: the whole row (seed 002
+// A.3, "a put replaces the whole row"), versioned (epoch, sequence, the
+// region's canonical frontend).
+func (f *frontend) apply(r *feRow, del bool, value []byte) wire.Version {
 	seq := uint32(1)
-	if v := r.data.Rec.Version; v.TS.WallNanos == int64(r.data.Epoch) && v.Node == f.id {
+	if v := r.data.Rec.Version; v.TS.WallNanos == int64(r.data.Epoch) && v.Node == f.fe {
 		seq = v.TS.Logical + 1
 	}
-	v := wire.Version{Node: f.id}
+	v := wire.Version{Node: f.fe}
 	v.TS.WallNanos, v.TS.Logical = int64(r.data.Epoch), seq
 	r.data.Found = true
-	r.data.Rec = store.Record{Version: v, Tombstone: op.req.Op == wire.OpDelete}
-	if !r.data.Rec.Tombstone {
-		r.data.Rec.Value = op.req.Value
+	r.data.Rec = store.Record{Version: v, Tombstone: del}
+	if !del {
+		r.data.Rec.Value = value
 	}
 	return v
 }
@@ -241,29 +360,26 @@ func (f *frontend) apply(r *feRow, op *clientOp) wire.Version {
 // request sends request(Row, want) to the directory (Alg. 4.1 line 7).
 func (f *frontend) request(e env.Env, key string, r *feRow, want State) {
 	nonce := e.Rand().Uint64()
-	r.req = &outReq{want: want, nonce: nonce, sentAt: e.Now(),
+	r.req = &outReq{want: want, nonce: nonce, sentAt: e.Now(), to: f.dir.Target(),
 		timer: e.SetTimer(f.ks.cfg.ResendInterval, reqTimer{key, nonce})}
-	e.Send(f.dir.Target(), &Request{Key: key, Want: want, Nonce: nonce})
-}
-
-// heard notes that directory replica n acts as the leader (rule F7).
-func (f *frontend) heard(n wire.NodeID) {
-	f.dir.Heard(n)
+	e.Send(r.req.to, &Request{Key: key, Want: want, Nonce: nonce})
 }
 
 func (f *frontend) step(e env.Env, from wire.NodeID, m wire.Msg) {
 	switch m := m.(type) {
-	case *Fwd:
+	case *dirgroup.Fwd:
 		f.onFwd(e, from, m)
 	case *Busy:
-		f.heard(from)
+		f.dir.Heard(from)
 		f.onBusy(e, m)
 	case *Grant:
-		f.heard(from)
+		f.dir.Heard(from)
 		f.onGrant(e, m)
 	case *Inval:
-		f.heard(from)
+		f.dir.Heard(from)
 		f.onInval(e, from, m)
+	case *Sync:
+		f.onSync(e, from, m)
 	case *SyncResp:
 		f.onSyncResp(e, m)
 	}
@@ -281,7 +397,8 @@ func (f *frontend) onBusy(e env.Env, m *Busy) {
 	f.backoff(e, m.Key, r)
 }
 
-// onGrant takes a grant for the request in flight (rules F4, F5).
+// onGrant takes a grant for the request in flight (rules F4, F5): it
+// proposes the grant's command; the group's application checks the fence.
 func (f *frontend) onGrant(e env.Env, g *Grant) {
 	r := f.row(e, g.Key)
 	if r.req == nil || r.req.nonce != g.Nonce || r.req.want != g.Want {
@@ -290,41 +407,34 @@ func (f *frontend) onGrant(e env.Env, g *Grant) {
 	e.CancelTimer(r.req.timer)
 	sentAt := r.req.sentAt
 	r.req = nil
-	if g.Epoch <= r.fence {
-		f.pump(e, g.Key, r) // revoked before it arrived: ask again
+	if g.Epoch <= r.fence || r.busy != 0 {
+		f.dirty[g.Key] = true // revoked before it arrived: ask again
 		return
 	}
 	r.attempts = 0
 	if g.Want == Modified && len(r.queue) > 0 && r.queue[0].req.Op != wire.OpGet {
 		// A write miss needs no data: the put replaces the whole row.
-		// The new state and the write are stored in one put, so no
-		// crash can keep M with the old copy (a torn crash keeps a
-		// prefix of a handler's writes).
+		// Taking M and the write are one command, so no crash can keep
+		// M with the old copy.
 		op := r.queue[0]
-		r.sync, r.state, r.leaseEnd = nil, Modified, 0
-		r.fence = max(r.fence, g.Epoch)
-		r.data.Epoch = g.Epoch
-		v := f.apply(r, op)
-		if !f.save(e, g.Key, r) {
-			return
-		}
-		r.queue = r.queue[1:]
-		f.reply(e, op, &wire.Reply{Version: v})
-		f.pump(e, g.Key, r)
+		b := []byte{cmdGrantWrite}
+		b = wire.AppendString(b, g.Key)
+		b = wire.AppendUvarint(b, g.Epoch)
+		b = appendWrite(b, op.req)
+		f.propose(e, r, b, &wait{kind: wWrite, key: g.Key, op: op})
 		return
 	}
 	if g.DataEpoch == r.data.Epoch || g.DataEpoch == 0 {
-		d := r.data
-		if g.DataEpoch == 0 {
-			d = rowData{}
-		}
-		f.install(e, g.Key, r, g, sentAt, d)
+		// The region's copy is the grant's data: the command keeps the
+		// copy it finds when applied (which has every write committed
+		// before it), provided that copy is still of DataEpoch (F12).
+		f.install(e, g.Key, r, g, sentAt, true, rowData{})
 		return
 	}
 	s := &syncing{grant: g, sentAt: sentAt}
 	for _, n := range g.Sources {
-		if n != f.id {
-			s.sources = append(s.sources, n)
+		if f.ks.Frontend(n) != f.fe {
+			s.sources = append(s.sources, f.ks.regionNodes(n)...)
 		}
 	}
 	if len(s.sources) == 0 {
@@ -335,27 +445,18 @@ func (f *frontend) onGrant(e env.Env, g *Grant) {
 	f.sendSync(e, g.Key, r)
 }
 
-// install enters the granted state with data d (the sync's result, or
-// what the frontend already holds).
-func (f *frontend) install(e env.Env, key string, r *feRow, g *Grant, sentAt int64, d rowData) {
+// install proposes to enter the granted state with data d (the sync's
+// result), or with the region's own copy (keep).
+func (f *frontend) install(e env.Env, key string, r *feRow, g *Grant, sentAt int64, keep bool, d rowData) {
 	r.sync = nil
-	r.fence = max(r.fence, g.Epoch)
-	r.data = d
-	r.state = g.Want
-	r.leaseEnd = 0
-	if g.Want == Modified {
-		// From here on this copy is the data of epoch g.Epoch: an
-		// invalidation's ack says so (rule D5).
-		r.data.Epoch = g.Epoch
-	} else {
-		// The directory counts the lease from its grant, which followed
-		// this request: L on this clock from the send ends first (D4).
-		r.leaseEnd = sentAt + int64(f.ks.cfg.ShareLease)
-	}
-	if !f.save(e, key, r) {
-		return
-	}
-	f.pump(e, key, r)
+	b := []byte{cmdInstall}
+	b = wire.AppendString(b, key)
+	b = wire.AppendUvarint(b, uint64(g.Want))
+	b = wire.AppendUvarint(b, g.Epoch)
+	b = wire.AppendUvarint(b, g.DataEpoch)
+	b = wire.AppendBool(b, keep)
+	b = appendData(b, d)
+	f.propose(e, r, b, &wait{kind: wInstall, key: key, want: g.Want, sentAt: sentAt})
 }
 
 func (f *frontend) sendSync(e env.Env, key string, r *feRow) {
@@ -367,9 +468,16 @@ func (f *frontend) sendSync(e env.Env, key string, r *feRow) {
 	e.Send(to, &Sync{Key: key, Nonce: s.nonce})
 }
 
+// onSync answers with the region's copy once this member has applied
+// every command committed before the Sync arrived (a ReadIndex read), so
+// a lagging member or a deposed leader never hands out a copy missing a
+// committed write (rule F12). Any member answers, whatever its state: the
+// requester checks the data's epoch (F5).
 func (f *frontend) onSync(e env.Env, from wire.NodeID, m *Sync) {
-	r := f.row(e, m.Key)
-	e.Send(from, &SyncResp{Key: m.Key, Nonce: m.Nonce, Data: r.data})
+	t := f.token(&wait{kind: wSync, from: from, syncKey: m.Key, nonce: m.Nonce})
+	if f.g.Read(e, t) != nil {
+		delete(f.waits, t)
+	}
 }
 
 // onSyncResp installs the row if the source had the grant's data, and
@@ -382,7 +490,7 @@ func (f *frontend) onSyncResp(e env.Env, m *SyncResp) {
 	}
 	e.CancelTimer(s.timer)
 	if m.Data.Epoch == s.grant.DataEpoch {
-		f.install(e, m.Key, r, s.grant, s.sentAt, m.Data)
+		f.install(e, m.Key, r, s.grant, s.sentAt, false, m.Data)
 		return
 	}
 	f.nextSource(e, m.Key, r)
@@ -410,40 +518,192 @@ func (f *frontend) backoff(e env.Env, key string, r *feRow) {
 	e.SetTimer(d, retryTimer{key})
 }
 
-// onInval drops the row to m.To and acknowledges once that is durable
-// (Alg. 4.2 lines 11–12, 19–20; rules F4, F6).
+// onInval proposes the invalidation; the member that proposed it
+// acknowledges once the group applied it (rules F6, F8). A member that
+// knows no leader cannot: the directory tries the region's next member.
 func (f *frontend) onInval(e env.Env, from wire.NodeID, m *Inval) {
-	r := f.row(e, m.Key)
-	if m.Epoch < r.fence {
-		// Older than a grant or invalidation already taken: the directory
-		// has moved on and ignores this ack (its epoch is stale).
-		e.Send(from, &InvalAck{Key: m.Key, Epoch: m.Epoch, DataEpoch: r.data.Epoch})
-		return
+	b := []byte{cmdInval}
+	b = wire.AppendString(b, m.Key)
+	b = wire.AppendUvarint(b, uint64(m.To))
+	b = wire.AppendUvarint(b, m.Epoch)
+	t := f.token(&wait{kind: wInval, key: m.Key, from: from, at: e.Now(), epoch: m.Epoch})
+	if f.g.Propose(e, b, t) != nil {
+		delete(f.waits, t)
 	}
-	r.fence = m.Epoch
-	if r.sync != nil {
-		// The grant being synced is revoked (its epoch ≤ m.Epoch).
+}
+
+// Apply implements rsm.StateMachine: one command, in log order, on every
+// member. The result says whether it took effect (and with what).
+func (f *frontend) Apply(e env.Env, index uint64, cmd []byte) []byte {
+	if len(cmd) == 0 {
+		env.Invariant(e, false, "sc: frontend command %d is empty", index)
+		return nil
+	}
+	d := wire.NewDecoder(cmd[1:])
+	key := d.String()
+	if d.Err() != nil {
+		env.Invariant(e, false, "sc: frontend command %d undecodable: %v", index, d.Err())
+		return nil
+	}
+	r := f.row(e, key)
+	f.dirty[key] = true
+	var res []byte
+	switch cmd[0] {
+	case cmdWrite:
+		del, value := d.Bool(), d.Bytes()
+		if d.Err() == nil && r.state == Modified {
+			res = wire.AppendVersion([]byte{1}, f.apply(r, del, value))
+		}
+	case cmdGrantWrite:
+		epoch, del, value := d.Uvarint(), d.Bool(), d.Bytes()
+		if d.Err() == nil && epoch > r.fence {
+			f.enter(e, r, Modified, epoch)
+			r.data.Epoch = epoch
+			res = wire.AppendVersion([]byte{1}, f.apply(r, del, value))
+		}
+	case cmdInstall:
+		want, epoch, dataEpoch := decodeState(d), d.Uvarint(), d.Uvarint()
+		keep, data := d.Bool(), decodeData(d)
+		if keep {
+			data = r.data
+			if dataEpoch == 0 {
+				data = rowData{}
+			}
+		}
+		if d.Err() == nil && epoch > r.fence && data.Epoch == dataEpoch {
+			f.enter(e, r, want, epoch)
+			r.data = data
+			if want == Modified {
+				// From here on this copy is the data of epoch epoch:
+				// an invalidation's ack says so (rule D5).
+				r.data.Epoch = epoch
+			}
+			res = []byte{1}
+		}
+	case cmdInval:
+		to, epoch := decodeState(d), d.Uvarint()
+		if d.Err() == nil {
+			res = f.applyInval(e, r, to, epoch)
+		}
+	default:
+		env.Invariant(e, false, "sc: frontend command %d has unknown kind %d", index, cmd[0])
+	}
+	if d.Err() != nil {
+		env.Invariant(e, false, "sc: frontend command %d undecodable: %v", index, d.Err())
+	}
+	return res
+}
+
+// enter takes a new state under epoch: this member's lease, timed for the
+// state left, is over (rule F11); a sync for a grant at or below epoch is
+// moot.
+func (f *frontend) enter(e env.Env, r *feRow, s State, epoch uint64) {
+	r.state, r.leaseEnd = s, 0
+	r.fence = max(r.fence, epoch)
+	if r.sync != nil && r.sync.grant.Epoch <= epoch {
 		e.CancelTimer(r.sync.timer)
 		r.sync = nil
 	}
-	kept := false
-	switch {
-	case m.To == Invalid:
-		r.state, r.leaseEnd = Invalid, 0
-	case r.state == Modified:
-		// M→S: this copy is the row's data (write-back: it is durable
-		// here and sharers sync from it). The lease runs from now,
-		// before the ack the directory counts from (rule D4).
-		r.state, r.leaseEnd = Shared, e.Now()+int64(f.ks.cfg.ShareLease)
-		kept = true
-	case r.state == Shared:
-		kept = true // a resent downgrade: the lease is not extended
+}
+
+// applyInval drops the row to to (Alg. 4.2 lines 11–12, 19–20; rules F4,
+// F6). Its result is the ack's: the copy's data epoch, whether the region
+// keeps it Shared, and whether this command downgraded it from M.
+func (f *frontend) applyInval(e env.Env, r *feRow, to State, epoch uint64) []byte {
+	if epoch < r.fence {
+		// Older than a grant or invalidation already taken: the
+		// directory has moved on and ignores this ack (its epoch is
+		// stale).
+		return appendAck(nil, r.data.Epoch, false, false)
 	}
-	if !f.save(e, m.Key, r) {
+	kept, down := false, false
+	switch {
+	case to == Invalid:
+		f.enter(e, r, Invalid, epoch)
+	case r.state == Modified:
+		// M→S: this copy is the row's data (write-back: sharers sync
+		// from the region). The lease is the proposer's (rule F11).
+		f.enter(e, r, Shared, epoch)
+		kept, down = true, true
+	case r.state == Shared:
+		r.fence = epoch
+		kept = true // a resent downgrade: the lease is not extended
+	default:
+		f.enter(e, r, r.state, epoch)
+	}
+	return appendAck(nil, r.data.Epoch, kept, down)
+}
+
+func appendAck(b []byte, dataEpoch uint64, kept, down bool) []byte {
+	b = wire.AppendUvarint(b, dataEpoch)
+	return wire.AppendBool(wire.AppendBool(b, kept), down)
+}
+
+// Applied implements rsm.StateMachine: this member proposed the command
+// (in this incarnation).
+func (f *frontend) Applied(e env.Env, token uint64, res []byte) {
+	w, ok := f.waits[token]
+	if !ok {
 		return
 	}
-	e.Send(from, &InvalAck{Key: m.Key, Epoch: m.Epoch, DataEpoch: r.data.Epoch, Kept: kept})
-	f.pump(e, m.Key, r)
+	delete(f.waits, token)
+	r := f.row(e, w.key)
+	f.dirty[w.key] = true
+	if r.busy == token {
+		r.busy = 0
+	}
+	switch w.kind {
+	case wWrite:
+		if len(res) == 0 {
+			return // not in M when applied: the head asks for M again
+		}
+		d := wire.NewDecoder(res[1:])
+		v := d.Version()
+		if i := slices.Index(r.queue, w.op); i >= 0 {
+			r.queue = slices.Delete(r.queue, i, i+1)
+			f.answer(e, w.op, &wire.Reply{Version: v})
+		}
+	case wInstall:
+		if len(res) > 0 && w.want == Shared {
+			// The directory counts the lease from its grant, which
+			// followed this request: L on this clock from the send
+			// ends first (rule D4).
+			r.leaseEnd = w.sentAt + int64(f.ks.cfg.ShareLease)
+		}
+	case wInval:
+		d := wire.NewDecoder(res)
+		dataEpoch, kept, down := d.Uvarint(), d.Bool(), d.Bool()
+		if down {
+			// The lease runs from the invalidation's arrival here,
+			// before the ack the directory counts from (rule D4).
+			r.leaseEnd = w.at + int64(f.ks.cfg.ShareLease)
+		}
+		e.Send(w.from, &InvalAck{Key: w.key, Epoch: w.epoch, DataEpoch: dataEpoch, Kept: kept})
+	}
+}
+
+// Readable implements rsm.StateMachine: a read this member asked for may
+// be served from its applied state.
+func (f *frontend) Readable(e env.Env, token uint64) {
+	w, ok := f.waits[token]
+	if !ok {
+		return
+	}
+	delete(f.waits, token)
+	if w.kind == wSync {
+		e.Send(w.from, &SyncResp{Key: w.syncKey, Nonce: w.nonce, Data: f.row(e, w.syncKey).data})
+		return
+	}
+	r := f.row(e, w.key)
+	f.dirty[w.key] = true
+	if r.busy != token {
+		return
+	}
+	r.busy = 0
+	for len(r.queue) > 0 && r.queue[0].req.Op == wire.OpGet && r.queue[0].id <= w.upTo && f.readable(e, r) {
+		f.answer(e, r.queue[0], readReply(r.data))
+		r.queue = r.queue[1:]
+	}
 }
 
 func (f *frontend) onTimer(e env.Env, payload any) {
@@ -456,23 +716,30 @@ func (f *frontend) onTimer(e env.Env, payload any) {
 		}
 		op := r.queue[i]
 		r.queue = slices.Delete(r.queue, i, i+1)
-		// Never applied: a queued operation takes effect only when served.
-		f.reply(e, op, &wire.Reply{Err: &wire.Error{Code: wire.ErrUnavailable, Msg: "sc: row not obtained in time (not applied)"}})
-		f.pump(e, p.key, r)
+		if w := f.waits[r.busy]; i == 0 && r.busy != 0 && w != nil && w.kind == wWrite && w.op == op {
+			// Its command may yet be applied: the outcome is unknown.
+			f.answer(e, op, &wire.Reply{Err: &wire.Error{Code: wire.ErrTimeout, Msg: "sc: write not confirmed in time (outcome unknown)"}})
+		} else {
+			// Never applied: a queued operation takes effect only when
+			// served.
+			f.answer(e, op, &wire.Reply{Err: &wire.Error{Code: wire.ErrUnavailable, Msg: "sc: row not obtained in time (not applied)"}})
+		}
+		f.dirty[p.key] = true
 	case reqTimer:
 		r := f.row(e, p.key)
 		if r.req == nil || r.req.nonce != p.nonce {
 			return
 		}
-		r.req = nil
 		// No answer: the replica asked may be down or cut off; ask the
-		// next (a follower forwards the request to its leader).
-		f.dir.Next()
-		f.pump(e, p.key, r)
+		// next (a follower forwards the request to its leader), unless a
+		// leader was heard from since (F7).
+		f.dir.Unanswered(r.req.to)
+		r.req = nil
+		f.dirty[p.key] = true
 	case retryTimer:
 		r := f.row(e, p.key)
 		r.retrying = false
-		f.pump(e, p.key, r)
+		f.dirty[p.key] = true
 	case syncTimer:
 		r := f.row(e, p.key)
 		if r.sync == nil || r.sync.nonce != p.nonce {

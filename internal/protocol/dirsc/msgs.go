@@ -3,6 +3,7 @@ package dirsc
 import (
 	"fmt"
 
+	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
 	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -130,24 +131,6 @@ type SyncResp struct {
 	Data  rowData
 }
 
-// Fwd carries a client request from a node to its region's frontend.
-type Fwd struct {
-	ID    uint64
-	Op    wire.Op
-	Key   string
-	Value []byte
-}
-
-// FwdReply is the frontend's answer to a Fwd.
-type FwdReply struct {
-	ID      uint64
-	Found   bool
-	Value   []byte
-	Version wire.Version
-	Code    wire.ErrorCode // 0: success
-	Msg     string
-}
-
 // Kind implements wire.Msg.
 func (*Request) Kind() string { return "sc.request" }
 
@@ -169,12 +152,6 @@ func (*Sync) Kind() string { return "sc.sync" }
 // Kind implements wire.Msg.
 func (*SyncResp) Kind() string { return "sc.sync_resp" }
 
-// Kind implements wire.Msg.
-func (*Fwd) Kind() string { return "sc.fwd" }
-
-// Kind implements wire.Msg.
-func (*FwdReply) Kind() string { return "sc.fwd_reply" }
-
 // MessageTypes lists the protocol's messages for the network codec.
 func MessageTypes() []wire.MsgType {
 	return append([]wire.MsgType{
@@ -185,9 +162,7 @@ func MessageTypes() []wire.MsgType {
 		{Kind: "sc.inval_ack", New: func() wire.Encodable { return new(InvalAck) }},
 		{Kind: "sc.sync", New: func() wire.Encodable { return new(Sync) }},
 		{Kind: "sc.sync_resp", New: func() wire.Encodable { return new(SyncResp) }},
-		{Kind: "sc.fwd", New: func() wire.Encodable { return new(Fwd) }},
-		{Kind: "sc.fwd_reply", New: func() wire.Encodable { return new(FwdReply) }},
-	}, rsm.MessageTypes()...)
+	}, append(dirgroup.MessageTypes(), rsm.MessageTypes()...)...)
 }
 
 // AppendPayload implements wire.Encodable.
@@ -266,38 +241,6 @@ func (m *SyncResp) AppendPayload(b []byte) []byte {
 // DecodePayload implements wire.Encodable.
 func (m *SyncResp) DecodePayload(d *wire.Decoder) {
 	m.Key, m.Nonce, m.Data = d.String(), d.Uvarint(), decodeData(d)
-}
-
-// AppendPayload implements wire.Encodable.
-func (m *Fwd) AppendPayload(b []byte) []byte {
-	b = wire.AppendUvarint(b, m.ID)
-	b = wire.AppendUvarint(b, uint64(m.Op))
-	b = wire.AppendString(b, m.Key)
-	return wire.AppendBytes(b, m.Value)
-}
-
-// DecodePayload implements wire.Encodable.
-func (m *Fwd) DecodePayload(d *wire.Decoder) {
-	m.ID = d.Uvarint()
-	m.Op = wire.Op(d.Uvarint())
-	m.Key, m.Value = d.String(), d.Bytes()
-}
-
-// AppendPayload implements wire.Encodable.
-func (m *FwdReply) AppendPayload(b []byte) []byte {
-	b = wire.AppendUvarint(b, m.ID)
-	b = wire.AppendBool(b, m.Found)
-	b = wire.AppendBytes(b, m.Value)
-	b = wire.AppendVersion(b, m.Version)
-	b = wire.AppendUvarint(b, uint64(m.Code))
-	return wire.AppendString(b, m.Msg)
-}
-
-// DecodePayload implements wire.Encodable.
-func (m *FwdReply) DecodePayload(d *wire.Decoder) {
-	m.ID, m.Found, m.Value, m.Version = d.Uvarint(), d.Bool(), d.Bytes(), d.Version()
-	m.Code = wire.ErrorCode(d.Uvarint())
-	m.Msg = d.String()
 }
 
 func decodeState(d *wire.Decoder) State {

@@ -75,7 +75,12 @@ func (r *Replica) Counters(int64) []protocol.Counter {
 	if r.dir != nil && r.dir.g.IsLeader() {
 		lead = 1
 	}
+	feLead := 0
+	if r.fe.g.IsLeader() {
+		feLead = 1
+	}
 	return []protocol.Counter{
 		protocol.Gauge("directory_leader", "1 if this node leads the directory's replica group, else 0.", lead),
+		protocol.Gauge("frontend_leader", "1 if this node leads its region's frontend group (acts as the region's frontend), else 0.", feLead),
 	}
 }

@@ -2,8 +2,10 @@ package dirsc
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -14,38 +16,47 @@ func (k *Keyspace) Factory() env.Factory {
 }
 
 // Replica is one node of an SC keyspace. Every node is a gateway that hands
-// its clients' requests to its region's frontend; a region's first node is
-// also the frontend, and the directory's replicas (Keyspace.Directories)
+// its clients' requests to its region's frontend leader, and a member of its
+// region's frontend group; the directory's replicas (Keyspace.Directories)
 // each run a member of the directory's group. Each role keeps its own
 // state and handlers.
 type Replica struct {
 	ks  *Keyspace
 	id  wire.NodeID
-	gw  *gateway
-	fe  *frontend  // nil unless this node is its region's frontend
+	gw  *dirgroup.Gateway
+	fe  *frontend
 	dir *directory // nil unless this node is a directory replica
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
-	r := &Replica{ks: ks, id: id, gw: newGateway(ks, id)}
-	if ks.Frontend(id) == id {
-		r.fe = newFrontend(ks, id)
-	}
+	r := &Replica{ks: ks, id: id}
+	r.fe = newFrontend(ks, id, r.toGateway)
+	r.gw = &dirgroup.Gateway{Self: id, Proto: "sc", Timeout: ks.cfg.OpTimeout + 2*ks.cfg.ResendInterval,
+		Retry:  ks.cfg.FrontendTick * time.Duration(ks.cfg.FrontendElectionTicks) / 2,
+		Leader: r.fe.g.Leader, Local: func(e env.Env, m *dirgroup.Fwd) { r.fe.onFwd(e, id, m) }}
 	if ks.isDirectory(id) {
 		r.dir = newDirectory(ks, id)
 	}
 	return r
 }
 
-// Start implements env.Replica. Everything a role must keep is in the store
-// (the directory's in its group's log); what is only in memory (queued
-// client operations, leases, the leader's progress on Processing rows) is
-// safe to lose (doc.go, rules D4, D7 and "Guarantee").
-func (r *Replica) Start(e env.Env) {
-	r.gw.start(e)
-	if r.fe != nil {
-		r.fe.start(e)
+// toGateway hands a frontend member's answer to the gateway it is for.
+func (r *Replica) toGateway(e env.Env, to wire.NodeID, m *dirgroup.FwdReply) {
+	if to == r.id {
+		r.gw.OnReply(e, m)
+		return
 	}
+	e.Send(to, m)
+}
+
+// Start implements env.Replica. Everything a role must keep is in its
+// group's log (the region's rows in the frontend group's, the directory's
+// in the directory group's); what is only in memory (queued client
+// operations, leases, the leaders' progress) is safe to lose (doc.go,
+// rules D4, D7, F9 and "Guarantee").
+func (r *Replica) Start(e env.Env) {
+	r.gw.Start(e)
+	r.fe.start(e)
 	if r.dir != nil {
 		r.dir.start(e)
 	}
@@ -57,22 +68,30 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("sc: unknown operation %s", req.Op)}})
 		return
 	}
-	if r.fe != nil {
-		r.fe.submit(e, &clientOp{req: req})
-		return
-	}
-	r.gw.forward(e, req)
+	r.gw.Forward(e, req)
+	r.settle(e)
+}
+
+// settle runs after every input: the frontend member's and the gateway's
+// follow-ups.
+func (r *Replica) settle(e env.Env) {
+	r.fe.settle(e)
+	r.gw.Settle(e)
 }
 
 // Step implements env.Replica.
 func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
+	defer r.settle(e)
 	if r.dir != nil && r.dir.g.Step(e, from, m) {
 		r.dir.settle(e)
 		return
 	}
+	if r.fe.g.Step(e, from, m) {
+		return
+	}
 	switch m := m.(type) {
-	case *FwdReply:
-		r.gw.onReply(e, m)
+	case *dirgroup.FwdReply:
+		r.gw.OnReply(e, m)
 	case *Request:
 		if r.dir != nil {
 			r.dir.onRequest(e, from, m)
@@ -81,42 +100,37 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		if r.dir != nil {
 			r.dir.onAck(e, from, m)
 		}
-	case *Sync:
-		// Any frontend serves its copy, whatever its state: the
-		// requester checks the data's epoch (doc.go, rule F5).
-		if r.fe != nil {
-			r.fe.onSync(e, from, m)
-		}
 	default:
-		if r.fe != nil {
-			r.fe.step(e, from, m)
-		}
+		r.fe.step(e, from, m)
 	}
 }
 
 // Timer implements env.Replica.
 func (r *Replica) Timer(e env.Env, payload any) {
+	defer r.settle(e)
 	if r.dir != nil && r.dir.g.Timer(e, payload) {
 		r.dir.settle(e)
 		return
 	}
+	if r.fe.g.Timer(e, payload) {
+		return
+	}
 	switch p := payload.(type) {
-	case gwTimer:
-		r.gw.onTimer(e, p)
+	case dirgroup.GwTimer:
+		r.gw.OnTimer(e, p)
 	case dirTimer:
 		if r.dir != nil {
 			r.dir.onTimer(e, p)
 		}
 	default:
-		if r.fe != nil {
-			r.fe.onTimer(e, payload)
-		}
+		r.fe.onTimer(e, payload)
 	}
 }
 
 // Storage failure is fail-stop, as in lease (storage.go there): every store
-// access goes through get and put, which stop the node on an error, so
-// nothing that depends on the failed call leaves the node.
+// access outside the groups (which fail-stop likewise) goes through get,
+// which stops the node on an error, so nothing that depends on the failed
+// call leaves the node.
 
 func get(e env.Env, key string) (store.Record, bool) {
 	rec, ok, err := e.Store().Get(key)
@@ -127,22 +141,14 @@ func get(e env.Env, key string) (store.Record, bool) {
 	return rec, ok
 }
 
-func put(e env.Env, key string, rec store.Record) bool {
-	if err := e.Store().Put(key, rec); err != nil {
-		e.FailStop(fmt.Errorf("sc: write %q: %w", key, err))
-		return false
-	}
-	return true
-}
-
-// Store keys: a frontend's row and a preloaded record (read by the loader
-// frontend until it writes its own, and by every directory replica). The
-// directory's group keeps its log under "rsm/sc.dir/".
-func feKey(k string) string   { return "sc/f/" + k }
+// Store keys: a preloaded record (read by every member of the loader's
+// region until a command changes the row, and by every directory
+// replica). The directory's group keeps its log under "rsm/sc.dir/", a
+// region's frontend group under "rsm/sc.fe/<region>/".
 func loadKey(k string) string { return "sc/load/" + k }
 
-// loadEpoch is the epoch of preloaded data: the loader holds it Modified
-// under epoch 1, and the directory's first grant is epoch 2.
+// loadEpoch is the epoch of preloaded data: the loader's region holds it
+// Modified under epoch 1, and the directory's first grant is epoch 2.
 const loadEpoch = 1
 
 // loaded reads key's preloaded record, if any.
@@ -152,61 +158,4 @@ func loaded(e env.Env, key string) (rowData, bool) {
 		return rowData{}, false
 	}
 	return rowData{Epoch: loadEpoch, Found: true, Rec: rec}, true
-}
-
-// gateway forwards requests from a node that is not its region's frontend
-// and relays the answers.
-type gateway struct {
-	ks      *Keyspace
-	id      wire.NodeID
-	next    uint64
-	pending map[uint64]gwPending
-}
-
-type gwPending struct {
-	req   *wire.Request
-	timer env.TimerID
-}
-
-type gwTimer struct{ id uint64 }
-
-func newGateway(ks *Keyspace, id wire.NodeID) *gateway {
-	return &gateway{ks: ks, id: id, pending: make(map[uint64]gwPending)}
-}
-
-// start draws a random first ID, so answers meant for a previous
-// incarnation match nothing.
-func (g *gateway) start(e env.Env) { g.next = e.Rand().Uint64() >> 1 }
-
-func (g *gateway) forward(e env.Env, req *wire.Request) {
-	g.next++
-	id := g.next
-	// The frontend answers within OpTimeout or refuses; a lost message
-	// leaves the outcome unknown.
-	t := e.SetTimer(g.ks.cfg.OpTimeout+2*g.ks.cfg.ResendInterval, gwTimer{id})
-	g.pending[id] = gwPending{req: req, timer: t}
-	e.Send(g.ks.Frontend(g.id), &Fwd{ID: id, Op: req.Op, Key: req.Key, Value: req.Value})
-}
-
-func (g *gateway) onReply(e env.Env, m *FwdReply) {
-	p, ok := g.pending[m.ID]
-	if !ok {
-		return // a duplicate, or for a previous incarnation
-	}
-	delete(g.pending, m.ID)
-	e.CancelTimer(p.timer)
-	rep := &wire.Reply{ID: p.req.ID, Client: p.req.Client, Found: m.Found, Value: m.Value, Version: m.Version}
-	if m.Code != 0 {
-		rep = &wire.Reply{ID: p.req.ID, Client: p.req.Client, Err: &wire.Error{Code: m.Code, Msg: m.Msg}}
-	}
-	e.Reply(rep)
-}
-
-func (g *gateway) onTimer(e env.Env, t gwTimer) {
-	p, ok := g.pending[t.id]
-	if !ok {
-		return
-	}
-	delete(g.pending, t.id)
-	e.Reply(&wire.Reply{ID: p.req.ID, Client: p.req.Client, Err: &wire.Error{Code: wire.ErrTimeout, Msg: "sc: no answer from the region's frontend"}})
 }

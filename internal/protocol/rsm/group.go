@@ -138,6 +138,11 @@ func (g *Group) Start(e env.Env) {
 	}
 	g.started = true
 	e.SetTimer(g.cfg.TickInterval, tick{g.cfg.Group})
+	if len(g.cfg.Members) == 1 {
+		// A group of one elects itself at once: no one can compete, and
+		// waiting an election timeout would only delay its first use.
+		_ = g.rn.Campaign()
+	}
 	g.handleReady(e)
 }
 
