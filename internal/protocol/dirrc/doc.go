@@ -7,11 +7,19 @@
 // Roles: every node is a gateway; a region's first node is its frontend
 // (the thesis's Frontend, with the node's store as the region's Storage);
 // directory_replicas nodes of directory_regions run the directory as one
-// rsm group (Raft), placed by internal/protocol/dirgroup.
+// rsm group (Raft), placed by internal/protocol/dirgroup. With
+// directory_shards, each shard's rows (by key prefix) have a group of
+// their own in the shard's region, the others the default group
+// (dirgroup, "Sharding"; seed 002 §5.4): the rules below are per row and
+// a row has one group, so they hold per group; a frontend sends a row's
+// fe_acquire and fe_release to its group and heartbeats each group apart
+// (rules 7, R5). TestSwarmSharded.
 //
 //  1. Clients call acquire(key) and release(key) (wire.OpAcquire,
 //     OpRelease; RESP LC.ACQUIRE / LC.RELEASE) around their reads and
-//     writes. A gateway forwards every request to its frontend (Fwd).
+//     writes. A gateway forwards every request to its frontend (Fwd);
+//     the frontend drops a duplicate of a Fwd it took (in memory: a copy
+//     arriving after its restart is not recognised).
 //  2. The frontend keeps per row the set of its clients holding it (the
 //     thesis's per-row counter is its size). The first acquire sends
 //     fe_acquire; the last release sends fe_release (§4.3.1). Clients of
@@ -144,8 +152,8 @@
 // rule R4's grace. In simtest's faulty run (TestEveryProtocolIsDeterministic,
 // globlease4, 12 closed-loop clients, every fault, 1% store errors) seed
 // 7 completes 36 operations with 3 replicas and 94 with 1; seeds 1–30,
-// 1044 and 2085 in all. Snapshots ended the restart's replay of the whole
-// log but not the churn: without compaction seeds 1–30 complete 1141 with
+// 1045 and 2092 in all. Snapshots ended the restart's replay of the whole
+// log but not the churn: without compaction seeds 1–30 complete 1122 with
 // 3 replicas (a compaction's deletions are store writes that may fail
 // too). A new leader gives every head a full hold_lease and more (rule
 // R4). Frontends keep holds, waiting clients and leases in memory only: a
