@@ -313,6 +313,21 @@ func (p *portPicker) listen() (net.Listener, error) {
 	return net.Listen("tcp", "127.0.0.1:0")
 }
 
+// FreeAddr returns a loopback address whose port was free a moment ago,
+// chosen below the kernel's ephemeral range (portPicker), for a process a
+// test starts next. A port from bind(0) lies in that range, where any
+// outgoing connection on the machine (other tests run in parallel) may
+// take it as its source port before the process binds it; then the
+// process fails to start, or another process answers in its place.
+func FreeAddr() (string, error) {
+	l, err := newPortPicker().listen()
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
 // spawn starts node i's process, appending to its log <dir>/<name>.log.
 func (c *Cluster) spawn(i int, extra ...string) error {
 	n := &c.nodes[i]

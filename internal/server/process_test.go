@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
+	"github.com/lightcone/lightcone/internal/localcluster"
 )
 
 // buildBinary compiles cmd/lightcone once per test binary.
@@ -38,12 +38,11 @@ func buildBinary(t *testing.T) string {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := localcluster.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return a
 }
 
 type proc struct {
