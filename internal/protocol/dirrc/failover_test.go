@@ -64,7 +64,7 @@ func failoverConfig(t testing.TB, seed uint64, grants *[]simtest.Event) scenario
 		}
 	})
 	return scenario.Config{
-		Seed: seed, WorldDef: swarmWorld(t), Protocol: dirrc.Name, Settings: set,
+		Seed: seed, WorldDef: swarmWorld(t, 2), Protocol: dirrc.Name, Settings: set,
 		Workload: wl, Clients: 4, ClosedLoop: true, Duration: 4 * time.Second, ClientTimeout: 3 * time.Second,
 		Check: "auto",
 	}
