@@ -199,6 +199,16 @@ func (g *Gateway) Settle(e env.Env) {
 	}
 }
 
+// Deliver hands a frontend member's answer to the gateway at node to:
+// this one (OnReply) or another's over the network.
+func (g *Gateway) Deliver(e env.Env, to wire.NodeID, m *FwdReply) {
+	if to == g.Self {
+		g.OnReply(e, m)
+		return
+	}
+	e.Send(to, m)
+}
+
 // OnReply takes a frontend member's answer.
 func (g *Gateway) OnReply(e env.Env, m *FwdReply) {
 	base := m.ID &^ (gwAttempts - 1)

@@ -48,22 +48,15 @@ func feNodeName(n wire.NodeID) string {
 	return fmt.Sprintf("%s-%d", []string{"a", "b", "c"}[int(n)/feNodes], int(n)%feNodes)
 }
 
-// feConfig is a fault-free contended run on three nodes a region, one
-// client on each node, with region a's successful answers recorded
-// (region a's nodes are 0..feNodes-1).
+// feConfig is failoverConfig with the directory's replicas all in region
+// c, one client on each node, the frontend groups' timers set and region
+// a's successful answers recorded (region a's nodes are 0..feNodes-1).
 func feConfig(t testing.TB, seed uint64, keys int, served *[]simtest.Event) scenario.Config {
-	var wl yaml.Node
-	if err := wl.Encode(map[string]any{"preset": "f", "record_count": keys, "operation_count": 1000,
-		"read_proportion": 0.5, "read_modify_write_proportion": 0.5, "request_distribution": "uniform"}); err != nil {
-		t.Fatal(err)
-	}
-	set := &dirrc.Config{
-		Placement: dirgroup.Placement{DirectoryReplicas: 3, DirectoryRegions: []string{"c"},
-			DirectoryTick: foTick, DirectoryElectionTicks: foElectionTicks},
-		Frontends: dirgroup.Frontends{FrontendTick: feTick, FrontendElectionTicks: feElectionTicks},
-		HoldLease: foHoldLease, HeartbeatInterval: foHeartbeat, ResendInterval: foResend,
-		HoldTimeout: time.Second, AcquireTimeout: 2 * time.Second,
-	}
+	var grants []simtest.Event
+	c := failoverConfig(t, seed, &grants)
+	set := c.Settings.(*dirrc.Config)
+	set.DirectoryRegions = []string{"c"}
+	set.Frontends = dirgroup.Frontends{FrontendTick: feTick, FrontendElectionTicks: feElectionTicks}
 	var mu sync.Mutex
 	dirrc.ProbeEvents(set, func(from wire.NodeID, at int64, event string) {
 		if event == "serve" && from < feNodes {
@@ -72,11 +65,13 @@ func feConfig(t testing.TB, seed uint64, keys int, served *[]simtest.Event) scen
 			mu.Unlock()
 		}
 	})
-	return scenario.Config{
-		Seed: seed, WorldDef: swarmWorld(t, feNodes), Protocol: dirrc.Name, Settings: set,
-		Workload: wl, Clients: 3 * feNodes, ClosedLoop: true, Duration: 4 * time.Second, ClientTimeout: 3 * time.Second,
-		Check: "auto",
+	var wl yaml.Node
+	if err := wl.Encode(map[string]any{"preset": "f", "record_count": keys, "operation_count": 1000,
+		"read_proportion": 0.5, "read_modify_write_proportion": 0.5, "request_distribution": "uniform"}); err != nil {
+		t.Fatal(err)
 	}
+	c.Workload, c.Clients = wl, 3*feNodes
+	return c
 }
 
 // TestFrontendFailover kills region a's frontend leader mid-run (the member

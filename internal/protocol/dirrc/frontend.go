@@ -125,11 +125,9 @@ type frontend struct {
 	rows  map[string]*feRow
 	seen  dirgroup.Seen
 	reply func(e env.Env, to wire.NodeID, m *dirgroup.FwdReply)
-	// leader: this member acted as its group's leader at the last settle.
-	leader bool
-	// dirty rows are pumped once the group call under way returns (the
-	// group's callbacks must not re-enter it).
-	dirty     map[string]bool
+	// st pumps the rows the group's callbacks touched, once the group
+	// call under way returns, and notices a lost leadership.
+	st        dirgroup.Settler
 	waits     map[uint64]*wait
 	nextToken uint64
 	nextOp    uint64
@@ -154,7 +152,7 @@ type frontend struct {
 
 func newFrontend(ks *Keyspace, id wire.NodeID, reply func(env.Env, wire.NodeID, *dirgroup.FwdReply)) *frontend {
 	f := &frontend{ks: ks, id: id, fe: ks.Frontend(id), rows: map[string]*feRow{}, reply: reply,
-		dirty: map[string]bool{}, waits: map[uint64]*wait{}, hbSent: map[uint64]int64{},
+		waits: map[uint64]*wait{}, hbSent: map[uint64]int64{},
 		dir:  dirgroup.NewTracker(ks.directories),
 		seen: dirgroup.Seen{Horizon: 4 * ks.gatewayTimeout()}}
 	f.g = rsm.New(ks.feGroups[ks.topo.RegionOf(id)], f)
@@ -186,17 +184,7 @@ func (f *frontend) row(e env.Env, key string) *feRow {
 // settle runs after every input: it notices this member losing the
 // leadership (rule F3) and pumps the rows the group's callbacks touched.
 func (f *frontend) settle(e env.Env) {
-	if lead := f.g.IsLeader(); lead != f.leader {
-		f.leader = lead
-		if !lead {
-			f.stepDown(e)
-		}
-	}
-	for len(f.dirty) > 0 {
-		key := slices.Min(slices.Collect(maps.Keys(f.dirty)))
-		delete(f.dirty, key)
-		f.pump(e, key, f.row(e, key))
-	}
+	f.st.Settle(e, f.g.IsLeader(), f.stepDown, func(e env.Env, key string) { f.pump(e, key, f.row(e, key)) })
 }
 
 // stepDown drops the leader's state of every row (rule F3): holds,
@@ -295,7 +283,7 @@ func (f *frontend) onFwd(e env.Env, from wire.NodeID, m *dirgroup.Fwd) {
 		r.holders[c] = now
 		f.nextOp++
 		r.queue = append(r.queue, &clientOp{id: f.nextOp, c: c, fwdID: m.ID, op: m.Op, value: m.Value, since: now})
-		f.dirty[m.Key] = true
+		f.st.Touch(m.Key)
 	default:
 		fail(wire.ErrInvalid, "rc: unknown operation %s (rc serves acquire, release, get, put, delete)", m.Op)
 	}
@@ -557,7 +545,7 @@ func (f *frontend) Apply(e env.Env, index uint64, cmd []byte) []byte {
 		return nil
 	}
 	r := f.row(e, key)
-	f.dirty[key] = true
+	f.st.Touch(key)
 	var res []byte
 	switch cmd[0] {
 	case cmdWrite:
@@ -598,7 +586,7 @@ func (f *frontend) Applied(e env.Env, token uint64, res []byte) {
 	}
 	delete(f.waits, token)
 	r := f.row(e, w.key)
-	f.dirty[w.key] = true
+	f.st.Touch(w.key)
 	switch w.kind {
 	case wWrite:
 		if r.busy == token {
@@ -667,7 +655,7 @@ func (f *frontend) Readable(e env.Env, token uint64) {
 		e.Send(w.from, resp)
 		return
 	}
-	f.dirty[w.key] = true
+	f.st.Touch(w.key)
 	if r.busy != token {
 		return
 	}
@@ -752,7 +740,7 @@ func (f *frontend) tick(e env.Env) {
 			return true
 		})
 		if len(r.queue) > 0 {
-			f.dirty[k] = true // refuse the queued operations of evicted holders
+			f.st.Touch(k) // refuse the queued operations of evicted holders
 		}
 		switch {
 		case r.state == held && now >= r.leaseUntil:

@@ -32,7 +32,7 @@ type Replica struct {
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	r := &Replica{ks: ks, id: id}
-	r.fe = newFrontend(ks, id, r.toGateway)
+	r.fe = newFrontend(ks, id, func(e env.Env, to wire.NodeID, m *dirgroup.FwdReply) { r.gw.Deliver(e, to, m) })
 	r.gw = &dirgroup.Gateway{Self: id, Proto: "rc", Timeout: ks.gatewayTimeout(),
 		Retry:  ks.cfg.FrontendTick * time.Duration(ks.cfg.FrontendElectionTicks) / 2,
 		Leader: r.fe.g.Leader, Local: func(e env.Env, m *dirgroup.Fwd) { r.fe.onFwd(e, id, m) }}
@@ -40,15 +40,6 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 		r.dir = newDirectory(ks, id)
 	}
 	return r
-}
-
-// toGateway hands a frontend member's answer to the gateway it is for.
-func (r *Replica) toGateway(e env.Env, to wire.NodeID, m *dirgroup.FwdReply) {
-	if to == r.id {
-		r.gw.OnReply(e, m)
-		return
-	}
-	e.Send(to, m)
 }
 
 // Start implements env.Replica. What a role must keep is in its group's
