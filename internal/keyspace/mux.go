@@ -204,6 +204,14 @@ func (e *Envelope) Kind() string { return e.Msg.Kind() }
 // BaseKind is the kind the envelope registers under with the codec.
 func (*Envelope) BaseKind() string { return "keyspace.envelope" }
 
+// Inner implements wire.Wrapper: a storage service's runtime finds the
+// request inside.
+func (e *Envelope) Inner() wire.Msg { return e.Msg }
+
+// Rewrap implements wire.Wrapper: the service's answer goes back to the
+// same keyspace.
+func (e *Envelope) Rewrap(m wire.Msg) wire.Msg { return &Envelope{KS: e.KS, Msg: m} }
+
 // AppendPayload implements wire.Encodable.
 func (e *Envelope) AppendPayload(b []byte) []byte {
 	b = wire.AppendUvarint(b, uint64(e.KS))

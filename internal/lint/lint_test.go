@@ -20,7 +20,7 @@ import (
 
 // deterministic lists the directories (relative to the module root, each
 // with its subdirectories) whose non-test code must stay pure.
-var deterministic = []string{"internal/protocol", "internal/hlc", "internal/ring", "internal/keyspace"}
+var deterministic = []string{"internal/protocol", "internal/hlc", "internal/ring", "internal/keyspace", "internal/storagesvc"}
 
 // forbiddenImports may not be imported by deterministic code.
 var forbiddenImports = map[string]string{

@@ -35,6 +35,15 @@ type Transport interface {
 	Send(to wire.NodeID, m wire.Msg)
 }
 
+// Services carries requests to storage services (internal/svchost's Router
+// is one): the loop hands it each message a protocol sent to a service
+// address (wire.StorageService), after the handler's writes are durable,
+// like any message. Send must not block; the answer comes back through
+// Deliver, as a message from the service's address.
+type Services interface {
+	Send(to wire.NodeID, m wire.Msg)
+}
+
 // Observer receives the runtime's measurements; *metrics.Metrics is one.
 // (Messages are counted by the transport, fsyncs by the storage engine.)
 type Observer interface {
@@ -50,6 +59,7 @@ type Config struct {
 	Factory   env.Factory
 	Engine    store.Engine
 	Transport Transport // nil: a single-node cluster
+	Services  Services  // nil: messages to storage services are dropped
 	Observer  Observer  // nil: no measurements
 	Log       *slog.Logger
 	// InboxSize bounds the events waiting for the loop; senders block when
@@ -498,7 +508,11 @@ func (n *Node) flush() error {
 		return fmt.Errorf("node: sync: %w", err)
 	}
 	for i, o := range n.outMsgs {
-		if n.cfg.Transport != nil {
+		if _, svc := o.to.StorageRegion(); svc {
+			if n.cfg.Services != nil {
+				n.cfg.Services.Send(o.to, o.msg)
+			}
+		} else if n.cfg.Transport != nil {
 			n.cfg.Transport.Send(o.to, o.msg)
 		}
 		n.outMsgs[i] = outMsg{}

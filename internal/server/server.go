@@ -42,6 +42,7 @@ import (
 	"github.com/lightcone/lightcone/internal/protocol"
 	_ "github.com/lightcone/lightcone/internal/protocol/all" // every protocol, from the registry
 	"github.com/lightcone/lightcone/internal/store/disk"
+	"github.com/lightcone/lightcone/internal/svchost"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/transport"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -92,6 +93,12 @@ type Config struct {
 	// Keyspace is the default keyspace's policy (its levels are Read and
 	// Write below unless it names its own).
 	Keyspace KeyspacePolicy `yaml:"keyspace"`
+	// StorageServices configures the regions' storage services
+	// (internal/storagesvc), by region name: backend hosted (the default
+	// for a region not listed: in memory on the region's first node) or
+	// s3 (an S3-compatible endpoint and bucket). See
+	// docs/storage-services.md.
+	StorageServices map[string]svchost.Backend `yaml:"storage_services"`
 	// Keyspaces are further keyspaces, each with its own policy, served
 	// beside the default one. Clients name them (RESP LC.KEYSPACE, gRPC's
 	// keyspace field).
@@ -476,7 +483,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return err
 	}
-	codec, err := keyspace.Codec(inner)
+	// Envelopes around the protocols' messages, and the storage-service
+	// router's own (forwarded calls to hosted services).
+	codec, err := wire.NewCodec(keyspace.MessageTypes(inner), svchost.MessageTypes())
 	if err != nil {
 		return err
 	}
@@ -503,9 +512,23 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 	var nd *node.Node
 	var tr *transport.Transport
+	svcCfg := svchost.Config{Self: lay.self, Topology: tp, Backends: cfg.StorageServices, Log: log,
+		Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }}
+	if lay.peers != nil {
+		svcCfg.Send = func(to wire.NodeID, msg wire.Msg) { tr.Send(to, msg) }
+	}
+	services, err := svchost.New(svcCfg)
+	if err != nil {
+		return err
+	}
+	ncfg.Services = services
 	if lay.peers != nil {
 		tcfg := transport.Config{Self: lay.self, Cluster: lay.name, Listen: cfg.PeerAddr, Peers: lay.peers, Codec: codec,
-			Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }, Observer: m, Log: log, TLS: peerTLS,
+			Deliver: func(from wire.NodeID, msg wire.Msg) {
+				if !services.HandlePeer(from, msg) {
+					nd.Deliver(from, msg)
+				}
+			}, Observer: m, Log: log, TLS: peerTLS,
 			Names: nodeNames(tp), PingInterval: cfg.PingInterval}
 		if lay.wan {
 			tcfg.WAN = &transport.WAN{Topology: tp, Seed: uint64(time.Now().UnixNano())}

@@ -8,11 +8,13 @@ import (
 type eventKind uint8
 
 const (
-	evDeliver eventKind = iota + 1 // a message arrives at node from another node
-	evRequest                      // a client request arrives at its gateway
-	evReply                        // a reply arrives at its client
-	evTimer                        // a node's timer fires
-	evFunc                         // a scheduled callback (clients, fault schedules)
+	evDeliver     eventKind = iota + 1 // a message arrives at node from another node
+	evRequest                          // a client request arrives at its gateway
+	evReply                            // a reply arrives at its client
+	evTimer                            // a node's timer fires
+	evFunc                             // a scheduled callback (clients, fault schedules)
+	evService                          // a request reaches a storage service (node: its address)
+	evServiceDone                      // a storage service applies a request and answers
 )
 
 // event is one entry of the simulator's queue. Events at equal times run in

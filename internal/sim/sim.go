@@ -106,6 +106,7 @@ type Sim struct {
 	counts  map[string]*KindCount
 	scratch []byte // encodes messages to count their bytes
 	log     *slog.Logger
+	svc     services // service.go
 }
 
 // New builds a simulation and boots every node at time 0.
@@ -126,6 +127,7 @@ func New(cfg Config) *Sim {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.svc.init(cfg.Seed, len(cfg.Topology.World.Regions))
 	clk := rand.New(rand.NewPCG(cfg.Seed, 0x636c6b)) // "clk"
 	for i := 0; i < n; i++ {
 		id := wire.NodeID(i)
@@ -239,6 +241,10 @@ func (s *Sim) step(e event) {
 	}
 	s.now = e.at
 	s.steps++
+	if e.kind == evService || e.kind == evServiceDone {
+		s.serviceStep(e)
+		return
+	}
 	nd := s.nodes[e.node]
 	if (e.kind == evDeliver || e.kind == evRequest) && s.cfg.ServiceTime > 0 && nd.up {
 		if !e.served {
@@ -309,6 +315,9 @@ func (s *Sim) traceEvent(e event, what string) {
 }
 
 // send routes a message through the network model, leaving at time at.
+// Either end may be a region's storage service (service.go): such links
+// are not FIFO (each request is its own connection) and partitions do not
+// cut them (Sim.SetServiceDown models an outage).
 func (s *Sim) send(at int64, from, to wire.NodeID, m wire.Msg) {
 	c := s.counts[m.Kind()]
 	if c == nil {
@@ -318,9 +327,15 @@ func (s *Sim) send(at int64, from, to wire.NodeID, m wire.Msg) {
 	c.Count++
 	m, size := s.onWire(from, to, m)
 	c.Bytes += int64(size)
+	fromRegion, fromSvc := s.regionOf(from)
+	toRegion, toSvc := s.regionOf(to)
+	if toSvc && toRegion >= len(s.topo.World.Regions) {
+		panic(fmt.Sprintf("sim: n%d sent %s to the storage service of region %d; the world has %d regions (seed %d)", from, m.Kind(), toRegion, len(s.topo.World.Regions), s.cfg.Seed))
+	}
 	n := len(s.nodes)
 	link := int(from)*n + int(to)
-	if s.blocked[link] > 0 {
+	svc := fromSvc || toSvc
+	if !svc && s.blocked[link] > 0 {
 		return
 	}
 	if s.cfg.Net.Loss > 0 && s.net.Float64() < s.cfg.Net.Loss {
@@ -330,20 +345,33 @@ func (s *Sim) send(at int64, from, to wire.NodeID, m wire.Msg) {
 	if s.cfg.Net.Duplicate > 0 && s.net.Float64() < s.cfg.Net.Duplicate {
 		copies = 2
 	}
+	kind := evDeliver
+	if toSvc {
+		kind = evService
+	}
 	for ; copies > 0; copies-- {
-		d := int64(s.topo.World.Delay(s.topo.RegionOf(from), s.topo.RegionOf(to), s.net))
+		d := int64(s.topo.World.Delay(fromRegion, toRegion, s.net))
 		if from == to {
 			d = 0
 		}
 		arrive := at + d
-		if s.cfg.Net.Reorder > 0 && s.net.Float64() < s.cfg.Net.Reorder {
+		switch {
+		case s.cfg.Net.Reorder > 0 && s.net.Float64() < s.cfg.Net.Reorder:
 			arrive += s.net.Int64N(int64(s.cfg.Net.ReorderDelay) + 1)
-		} else {
+		case !svc:
 			arrive = max(arrive, s.lastAt[link])
 			s.lastAt[link] = arrive
 		}
-		s.schedule(event{at: arrive, kind: evDeliver, node: to, from: from, msg: m})
+		s.schedule(event{at: arrive, kind: kind, node: to, from: from, msg: m})
 	}
+}
+
+// regionOf is the region of a node or of a storage service's address.
+func (s *Sim) regionOf(id wire.NodeID) (region int, service bool) {
+	if r, ok := id.StorageRegion(); ok {
+		return r, true
+	}
+	return s.topo.RegionOf(id), false
 }
 
 func (s *Sim) reply(at int64, from wire.NodeID, r *wire.Reply) {

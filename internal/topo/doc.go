@@ -55,6 +55,11 @@
 //	    one_way_ms: 40              # base one-way delay, ms
 //	    jitter: {dist: exponential, mean_ms: 1}
 //	    source: measured, 2024
+//	storage_services:               # optional: regions' storage services
+//	  - region: east                # (internal/storagesvc) service time,
+//	    read: {median_ms: 8, p99_ms: 80}    # log-normal through median
+//	    write: {median_ms: 15, p99_ms: 200} # and p99; reads: get, head,
+//	    source: where from          # list; writes: put, put_meta, delete
 //
 // Parse and Load read such a document and Validate it. Built-in worlds are
 // embedded (presets/*.yaml): PresetNames lists them, Preset returns one,

@@ -43,6 +43,8 @@ type worldFile struct {
 	NodesPerRegion int      `yaml:"nodes_per_region"`
 	Intra          *Link    `yaml:"intra"`
 	Links          []Link   `yaml:"links"`
+
+	StorageServices []StorageService `yaml:"storage_services"`
 }
 
 // Parse decodes a world from YAML and validates it. Unknown fields, wrongly
@@ -89,6 +91,8 @@ func Parse(data []byte) (w *World, err error) {
 		Regions:        wf.Regions,
 		NodesPerRegion: wf.NodesPerRegion,
 		Links:          wf.Links,
+
+		StorageServices: wf.StorageServices,
 	}
 	if wf.Intra != nil {
 		w.Intra = *wf.Intra
@@ -223,6 +227,9 @@ func (w *World) Validate() error {
 					w.Regions[a].Name, w.Regions[b].Name, w.Regions[a].Name, w.Regions[b].Name)
 			}
 		}
+	}
+	if err := w.validateStorage(index); err != nil {
+		return errors.New(prefix + err.Error())
 	}
 	w.warnings = nil
 	for a := 0; a < n; a++ {

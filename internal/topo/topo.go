@@ -46,7 +46,12 @@ type World struct {
 	NodesPerRegion int      `yaml:"nodes_per_region"`
 	Intra          Link     `yaml:"intra"` // delay between nodes of one region (From/To unused)
 	Links          []Link   `yaml:"links"`
+	// StorageServices model the regions' storage services' response
+	// times (storage.go); a region not listed answers at once.
+	StorageServices []StorageService `yaml:"storage_services"`
 
+	// storage[r] is region r's storage service model, filled by Validate.
+	storage []StorageService
 	// delay[i][j] is the link model from region i to region j, filled by
 	// Validate; Intra on the diagonal.
 	delay [][]Link

@@ -285,7 +285,7 @@ func TestParseErrors(t *testing.T) {
 		yaml string
 		want string // substring of the error
 	}{
-		{"unknown field", goodYAML + "colour: blue\n", `colour: line 10: unknown field "colour" (valid: name, description, source, regions, nodes_per_region, intra, links)`},
+		{"unknown field", goodYAML + "colour: blue\n", `colour: line 10: unknown field "colour" (valid: name, description, source, regions, nodes_per_region, intra, links, storage_services)`},
 		{"unknown nested field", strings.Replace(goodYAML, "one_way_ms: 40", "one_way: 40", 1), `world "tiny": links[0].one_way: line 9: unknown field "one_way" (valid: from, to, one_way_ms, jitter, source)`},
 		{"unknown dist", strings.Replace(goodYAML, "uniform", "gauss", 1), `world "tiny": links[0].jitter.dist: unknown distribution "gauss" (valid: none, exponential, uniform, normal)`},
 		{"missing link", goodYAML + "  - {name: japan, lat: 35, long: 139}\n", ""}, // fixed below

@@ -55,3 +55,36 @@ func (v Version) Compare(u Version) int {
 }
 
 func (v Version) String() string { return fmt.Sprintf("%s@n%d", v.TS, v.Node) }
+
+// serviceBase is the first NodeID reserved for storage services: region r's
+// service is serviceBase+r. Topologies number their nodes from 0 and are
+// far smaller, so the ranges never meet.
+const serviceBase NodeID = 1 << 30
+
+// StorageService is the address of region's storage service
+// (internal/storagesvc): a protocol sends it requests with env.Env.Send and
+// its answers arrive as messages from this address. Both runtimes route it
+// (the simulator to its modelled service, the server to the region's
+// configured backend); it is not a node of the topology.
+func StorageService(region int) NodeID { return serviceBase + NodeID(region) }
+
+// StorageRegion reports whether id is a storage service's address, and
+// whose region's.
+func (id NodeID) StorageRegion() (region int, ok bool) {
+	if id < serviceBase {
+		return 0, false
+	}
+	return int(id - serviceBase), true
+}
+
+// Wrapper is a message carrying another one on its way between nodes (the
+// keyspace envelope). A runtime routing a request to a storage service
+// unwraps it to find the request and wraps the answer the same way, so it
+// reaches the keyspace that asked.
+type Wrapper interface {
+	Msg
+	// Inner is the carried message.
+	Inner() Msg
+	// Rewrap returns a wrapper like this one carrying m instead.
+	Rewrap(m Msg) Msg
+}

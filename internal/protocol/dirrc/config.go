@@ -16,7 +16,8 @@ import (
 // the setting names, decoded strictly.
 type Config struct {
 	// Placement: directory_region, directory_regions, directory_replicas,
-	// directory_tick and directory_election_ticks (internal/protocol/dirgroup).
+	// directory_tick, directory_election_ticks and directory_shards
+	// (internal/protocol/dirgroup).
 	// rc's directory_replicas defaults to 1 (doc.go, "Crashes": a group of
 	// 3 loses its majority too often under storage faults).
 	dirgroup.Placement `yaml:",inline"`
@@ -116,9 +117,9 @@ type Keyspace struct {
 	// the directory's name for the region's frontend group feGroups[r].
 	frontends []wire.NodeID
 	feGroups  []rsm.Config
-	// directories are the directory group's members, replica 0 first.
-	directories []wire.NodeID
-	group       rsm.Config
+	// layout is the directory's groups: the default one (index 0) and one
+	// per directory_shards entry, each a row's directory by key.
+	layout *dirgroup.Layout
 }
 
 // NewKeyspace validates cfg against t and places the roles.
@@ -140,7 +141,7 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 		ks.feGroups = append(ks.feGroups, g)
 	}
 	var err error
-	if ks.directories, ks.group, err = cfg.Place(t, "rc.dir"); err != nil {
+	if ks.layout, err = cfg.Layout(t, "rc.dir"); err != nil {
 		return nil, fmt.Errorf("rc: %w", err)
 	}
 	return ks, nil
@@ -149,8 +150,15 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 // Config returns the keyspace's settings with defaults filled.
 func (k *Keyspace) Config() Config { return k.cfg }
 
-// Directories are the nodes of the directory's replicated group.
-func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.directories) }
+// Directories are the nodes of the default directory's replicated group
+// (the rows of no directory_shards entry).
+func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.layout.Dirs[0].Members) }
+
+// DirectoryOf are the nodes of key's directory group (its shard's, or the
+// default one's).
+func (k *Keyspace) DirectoryOf(key string) []wire.NodeID {
+	return slices.Clone(k.layout.For(key).Members)
+}
 
 // resumeGrace is how much longer than hold_lease a new leader waits before
 // it may force a head's release: a deposed leader may still answer

@@ -11,8 +11,9 @@ import (
 )
 
 // dirTick is a directory replica's periodic timer: the leader forces the
-// release of heads whose holder stopped heartbeating (rules 7, R3).
-type dirTick struct{}
+// release of heads whose holder stopped heartbeating (rules 7, R3). dir is
+// the replica's directory group (a node may be a replica of several).
+type dirTick struct{ dir int }
 
 // entry is one frontend in a row's FIFO queue: FE is the region's
 // canonical frontend ID (rule D8).
@@ -64,6 +65,7 @@ const (
 type directory struct {
 	ks   *Keyspace
 	id   wire.NodeID
+	idx  int // the directory group's index in the keyspace's layout
 	g    *rsm.Group
 	prop dirgroup.Proposer
 	rows map[string]*dirRow
@@ -82,9 +84,9 @@ type directory struct {
 	regions dirgroup.Regions
 }
 
-func newDirectory(ks *Keyspace, id wire.NodeID) *directory {
-	d := &directory{ks: ks, id: id, rows: map[string]*dirRow{}, regions: dirgroup.NewRegions(ks.topo)}
-	d.g = rsm.New(ks.group, d)
+func newDirectory(ks *Keyspace, id wire.NodeID, idx int) *directory {
+	d := &directory{ks: ks, id: id, idx: idx, rows: map[string]*dirRow{}, regions: dirgroup.NewRegions(ks.topo)}
+	d.g = rsm.New(ks.layout.Dirs[idx].Group, d)
 	d.prop.G = d.g
 	return d
 }
@@ -92,7 +94,7 @@ func newDirectory(ks *Keyspace, id wire.NodeID) *directory {
 // start replays the group's log (rsm has no snapshots: every replica
 // rebuilds its rows from the commands).
 func (d *directory) start(e env.Env) {
-	e.SetTimer(d.ks.cfg.HeartbeatInterval, dirTick{})
+	e.SetTimer(d.ks.cfg.HeartbeatInterval, dirTick{d.idx})
 	d.g.Start(e)
 	d.settle(e)
 }
@@ -364,7 +366,7 @@ func (d *directory) onHeartbeat(e env.Env, from wire.NodeID, m *Heartbeat) {
 // heartbeated for hold_lease (rule 7: the thesis's proposed heartbeat and
 // timeout; rule R3). A lost proposal is made again at the next tick.
 func (d *directory) tick(e env.Env) {
-	e.SetTimer(d.ks.cfg.HeartbeatInterval, dirTick{})
+	e.SetTimer(d.ks.cfg.HeartbeatInterval, dirTick{d.idx})
 	if !d.g.IsLeader() {
 		return
 	}

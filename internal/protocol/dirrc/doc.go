@@ -12,6 +12,12 @@
 // directory as one rsm group (Raft), placed by internal/protocol/dirgroup.
 // The directory knows a region's frontend by the region's first node (its
 // canonical ID; rule D8).
+// With directory_shards, each shard's rows (by key prefix) have a
+// directory group of their own in the shard's region, the others the
+// default group (dirgroup, "Sharding"; seed 002 §5.4): the rules below
+// are per row and a row has one group, so they hold per group; a frontend
+// leader sends a row's fe_acquire and fe_release to its group and
+// heartbeats each group apart (rules 7, R5). TestSwarmSharded.
 //
 //  1. Clients call acquire(key) and release(key) (wire.OpAcquire,
 //     OpRelease; RESP LC.ACQUIRE / LC.RELEASE) around their reads and

@@ -132,14 +132,13 @@ type frontend struct {
 	nextToken uint64
 	nextOp    uint64
 	hbSeq     uint64
-	hbSent    map[uint64]int64
+	hbSent    map[uint64]hbSent
 	lastTS    int64
-	// dir is the directory replica to send to: the last one heard from
-	// as the leader, the next one after resend_interval +
-	// heartbeat_interval without a word from it while something is
-	// outstanding (rule R5). heardAt is when it was last heard from.
-	dir     dirgroup.Tracker
-	heardAt int64
+	// dir is, per directory group, the replica to send to: the last one
+	// heard from as the leader, the next one after resend_interval +
+	// heartbeat_interval without a word from it while the group's rows
+	// are outstanding (rule R5).
+	dir dirgroup.Trackers
 	// term and seq make fe_acquire nonces: the leader's term in the high
 	// 32 bits, seq counting up within it, so nonces count up across the
 	// region's leaders and the directory can tell a stale fe_acquire
@@ -150,10 +149,17 @@ type frontend struct {
 	evictions, lapses, syncs uint64
 }
 
+// hbSent is a heartbeat sent: when, and to which directory group (each
+// group's rows are heartbeated apart).
+type hbSent struct {
+	at  int64
+	dir int
+}
+
 func newFrontend(ks *Keyspace, id wire.NodeID, reply func(env.Env, wire.NodeID, *dirgroup.FwdReply)) *frontend {
 	f := &frontend{ks: ks, id: id, fe: ks.Frontend(id), rows: map[string]*feRow{}, reply: reply,
-		waits: map[uint64]*wait{}, hbSent: map[uint64]int64{},
-		dir:  dirgroup.NewTracker(ks.directories),
+		waits: map[uint64]*wait{}, hbSent: map[uint64]hbSent{},
+		dir:  dirgroup.NewTrackers(ks.layout),
 		seen: dirgroup.Seen{Horizon: 4 * ks.gatewayTimeout()}}
 	f.g = rsm.New(ks.feGroups[ks.topo.RegionOf(id)], f)
 	return f
@@ -162,7 +168,7 @@ func newFrontend(ks *Keyspace, id wire.NodeID, reply func(env.Env, wire.NodeID, 
 // start replays the group's log: the rows' copies are rebuilt from the
 // commands.
 func (f *frontend) start(e env.Env) {
-	f.heardAt = e.Now()
+	f.dir.Start(e.Now())
 	f.nextOp = e.Rand().Uint64() >> 1
 	e.SetTimer(f.ks.cfg.HeartbeatInterval, feTick{})
 	f.g.Start(e)
@@ -374,7 +380,7 @@ func (f *frontend) startAcquire(e env.Env, key string, r *feRow) {
 	}
 	f.seq++
 	r.state, r.nonce, r.base, r.lastSend, r.wanted = acquiring, f.term<<32|f.seq&(1<<32-1), now, now, false
-	e.Send(f.dir.Target(), &FeAcquire{Key: key, Nonce: r.nonce, Sent: now})
+	e.Send(f.dir.For(key).Target(), &FeAcquire{Key: key, Nonce: r.nonce, Sent: now})
 }
 
 // maybeRelease sends fe_release once the last client released (the
@@ -383,7 +389,7 @@ func (f *frontend) maybeRelease(e env.Env, key string, r *feRow) {
 	if r.state != held || len(r.holders) > 0 || r.busy != 0 {
 		return
 	}
-	e.Send(f.dir.Target(), &FeRelease{Key: key, Nonce: r.nonce, Epoch: r.epoch, Current: true})
+	e.Send(f.dir.For(key).Target(), &FeRelease{Key: key, Nonce: r.nonce, Epoch: r.epoch, Current: true})
 	r.state, r.nonce, r.chain, r.wanted = idle, 0, nil, false
 	if len(r.waiters) > 0 {
 		f.startAcquire(e, key, r)
@@ -419,7 +425,7 @@ func (f *frontend) lapse(e env.Env, key string, r *feRow) {
 
 // onGrant starts the lazy sync at acquire (rule 5).
 func (f *frontend) onGrant(e env.Env, from wire.NodeID, m *Grant) {
-	f.heard(e, from)
+	f.dir.For(m.Key).HeardAt(from, e.Now())
 	if !f.g.IsLeader() {
 		return // the region's leader resends its fe_acquire (rule F3)
 	}
@@ -431,7 +437,7 @@ func (f *frontend) onGrant(e env.Env, from wire.NodeID, m *Grant) {
 		// term or an earlier one, whose leader can commit nothing more
 		// (rule F3).
 		if m.Nonce>>32 <= f.g.Term() {
-			e.Send(f.dir.Target(), &FeRelease{Key: m.Key, Nonce: m.Nonce, Epoch: m.Epoch})
+			e.Send(f.dir.For(m.Key).Target(), &FeRelease{Key: m.Key, Nonce: m.Nonce, Epoch: m.Epoch})
 		}
 		return
 	}
@@ -678,18 +684,15 @@ func (f *frontend) Readable(e env.Env, token uint64) {
 	}
 }
 
-// heard notes a directory replica acting as the leader (rule R5).
-func (f *frontend) heard(e env.Env, from wire.NodeID) {
-	f.dir.Heard(from)
-	f.heardAt = e.Now()
-}
-
+// onHeartbeatAck notes a directory replica acting as the leader of the
+// group the heartbeat went to (rule R5) and extends the leases it renewed.
 func (f *frontend) onHeartbeatAck(e env.Env, from wire.NodeID, m *HeartbeatAck) {
-	f.heard(e, from)
-	sent, ok := f.hbSent[m.Seq]
+	hb, ok := f.hbSent[m.Seq]
 	if !ok {
 		return
 	}
+	f.dir.At(hb.dir).HeardAt(from, e.Now())
+	sent := hb.at
 	for _, h := range m.Holds {
 		r := f.rows[h.Key]
 		if r == nil || r.nonce != h.Nonce || (r.state != held && r.state != syncing) {
@@ -708,18 +711,15 @@ func (f *frontend) tick(e env.Env) {
 	cfg := f.ks.cfg
 	e.SetTimer(cfg.HeartbeatInterval, feTick{})
 	if !f.g.IsLeader() {
-		f.heardAt = e.Now()
+		f.dir.Start(e.Now())
 		return
 	}
 	now := e.Now()
 	keys := slices.Sorted(maps.Keys(f.rows))
-	busy := slices.ContainsFunc(keys, func(k string) bool { return f.rows[k].state != idle || len(f.rows[k].waiters) > 0 })
-	if busy && now-f.heardAt >= int64(cfg.ResendInterval+cfg.HeartbeatInterval) {
-		// Nothing from the directory replica asked while rows are
-		// outstanding: it may be down, cut off or no longer the leader.
-		f.dir.Next()
-		f.heardAt = now
-	}
+	// Nothing from a group's replica asked while its rows are
+	// outstanding: it may be down, cut off or no longer the leader.
+	busy := slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return f.rows[k].state == idle && len(f.rows[k].waiters) == 0 })
+	f.dir.NextIfSilent(now, int64(cfg.ResendInterval+cfg.HeartbeatInterval), busy)
 	var holds []hold
 	for _, k := range keys {
 		r := f.rows[k]
@@ -749,7 +749,7 @@ func (f *frontend) tick(e env.Env) {
 			f.maybeRelease(e, k, r)
 		case r.state == acquiring && now-r.lastSend >= int64(cfg.ResendInterval):
 			r.lastSend = now
-			e.Send(f.dir.Target(), &FeAcquire{Key: k, Nonce: r.nonce, Sent: now})
+			e.Send(f.dir.For(k).Target(), &FeAcquire{Key: k, Nonce: r.nonce, Sent: now})
 		case r.state == syncing && now >= r.leaseUntil:
 			f.lapse(e, k, r)
 		case r.state == syncing && now-r.lastSend >= int64(cfg.ResendInterval):
@@ -760,10 +760,20 @@ func (f *frontend) tick(e env.Env) {
 			holds = append(holds, hold{Key: k, Nonce: r.nonce, Epoch: r.epoch, Current: r.state == held})
 		}
 	}
-	if len(holds) > 0 {
+	// One heartbeat per directory group with holds (keys are sorted, so
+	// each group's holds are too).
+	byDir := make([][]hold, f.dir.Len())
+	for _, h := range holds {
+		i := f.dir.Index(h.Key)
+		byDir[i] = append(byDir[i], h)
+	}
+	for i, hs := range byDir {
+		if len(hs) == 0 {
+			continue
+		}
 		f.hbSeq++
-		f.hbSent[f.hbSeq] = now
-		delete(f.hbSent, f.hbSeq-8)
-		e.Send(f.dir.Target(), &Heartbeat{Seq: f.hbSeq, Holds: holds})
+		f.hbSent[f.hbSeq] = hbSent{at: now, dir: i}
+		delete(f.hbSent, f.hbSeq-8*uint64(len(byDir)))
+		e.Send(f.dir.At(i).Target(), &Heartbeat{Seq: f.hbSeq, Holds: hs})
 	}
 }

@@ -20,14 +20,18 @@ func (k *Keyspace) Factory() env.Factory {
 // Replica is one node of an RC keyspace. Every node is a gateway that
 // hands its clients' requests to its region's frontend leader
 // (dirgroup.Gateway), and a member of its region's frontend group; the
-// directory's replicas (Keyspace.Directories) each run a member of the
-// directory's group. Each role keeps its own state and handlers.
+// directory's replicas each run a member of their directory group (the
+// default one, or a directory_shards entry's). Each role keeps its own
+// state and handlers.
 type Replica struct {
-	ks  *Keyspace
-	id  wire.NodeID
-	gw  *dirgroup.Gateway
-	fe  *frontend
-	dir *directory // nil unless this node is a directory replica
+	ks *Keyspace
+	id wire.NodeID
+	gw *dirgroup.Gateway
+	fe *frontend
+	// dirs[i] is this node's replica of directory group i (the default
+	// one, then each directory_shards entry's), nil where it is none; a
+	// node may be a replica of several.
+	dirs []*directory
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -36,11 +40,18 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	r.gw = &dirgroup.Gateway{Self: id, Proto: "rc", Timeout: ks.gatewayTimeout(),
 		Retry:  ks.cfg.FrontendTick * time.Duration(ks.cfg.FrontendElectionTicks) / 2,
 		Leader: r.fe.g.Leader, Local: func(e env.Env, m *dirgroup.Fwd) { r.fe.onFwd(e, id, m) }}
-	if slices.Contains(ks.directories, id) {
-		r.dir = newDirectory(ks, id)
+	for i, d := range ks.layout.Dirs {
+		var dir *directory
+		if slices.Contains(d.Members, id) {
+			dir = newDirectory(ks, id, i)
+		}
+		r.dirs = append(r.dirs, dir)
 	}
 	return r
 }
+
+// dirFor is this node's replica of key's directory group, or nil.
+func (r *Replica) dirFor(key string) *directory { return r.dirs[r.ks.layout.Index(key)] }
 
 // Start implements env.Replica. What a role must keep is in its group's
 // log (the region's copies in the frontend group's, the directory's rows
@@ -50,8 +61,10 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 func (r *Replica) Start(e env.Env) {
 	r.gw.Start(e)
 	r.fe.start(e)
-	if r.dir != nil {
-		r.dir.start(e)
+	for _, d := range r.dirs {
+		if d != nil {
+			d.start(e)
+		}
 	}
 }
 
@@ -78,9 +91,11 @@ func (r *Replica) settle(e env.Env) {
 // Step implements env.Replica.
 func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	defer r.settle(e)
-	if r.dir != nil && r.dir.g.Step(e, from, m) {
-		r.dir.settle(e)
-		return
+	for _, d := range r.dirs {
+		if d != nil && d.g.Step(e, from, m) { // rsm messages name their group
+			d.settle(e)
+			return
+		}
 	}
 	if r.fe.g.Step(e, from, m) {
 		return
@@ -99,16 +114,20 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *SyncResp:
 		r.fe.onSyncResp(e, from, m)
 	case *FeAcquire:
-		if r.dir != nil {
-			r.dir.onAcquire(e, from, m)
+		if d := r.dirFor(m.Key); d != nil {
+			d.onAcquire(e, from, m)
 		}
 	case *FeRelease:
-		if r.dir != nil {
-			r.dir.onRelease(e, from, m)
+		if d := r.dirFor(m.Key); d != nil {
+			d.onRelease(e, from, m)
 		}
 	case *Heartbeat:
-		if r.dir != nil {
-			r.dir.onHeartbeat(e, from, m)
+		// A frontend heartbeats each directory group apart: every hold
+		// of one Heartbeat is of the same group's rows.
+		if len(m.Holds) > 0 {
+			if d := r.dirFor(m.Holds[0].Key); d != nil {
+				d.onHeartbeat(e, from, m)
+			}
 		}
 	}
 }
@@ -116,9 +135,11 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 // Timer implements env.Replica.
 func (r *Replica) Timer(e env.Env, payload any) {
 	defer r.settle(e)
-	if r.dir != nil && r.dir.g.Timer(e, payload) {
-		r.dir.settle(e)
-		return
+	for _, d := range r.dirs {
+		if d != nil && d.g.Timer(e, payload) {
+			d.settle(e)
+			return
+		}
 	}
 	if r.fe.g.Timer(e, payload) {
 		return
@@ -129,15 +150,17 @@ func (r *Replica) Timer(e env.Env, payload any) {
 	case feTick:
 		r.fe.tick(e)
 	case dirTick:
-		if r.dir != nil {
-			r.dir.tick(e)
+		if p.dir < len(r.dirs) && r.dirs[p.dir] != nil {
+			r.dirs[p.dir].tick(e)
 		}
 	}
 }
 
 // Store keys: a preloaded record, read by every frontend member when a
 // row is first named. The directory's group keeps its log under
-// "rsm/rc.dir/", a region's frontend group under "rsm/rc.fe/<region>/".
+// "rsm/rc.dir/", a shard's under "rsm/rc.dir.<escaped prefix>/"
+// (dirgroup.Placement.Layout), a region's frontend group under
+// "rsm/rc.fe/<region>/".
 func loadKey(k string) string { return "rc/load/" + k }
 
 // Counters implements protocol.Counted.
@@ -150,17 +173,23 @@ func (r *Replica) Counters(int64) []protocol.Counter {
 		{Name: "syncs_total", Help: "rows copied from another frontend at acquire (rule 5)", Value: float64(r.fe.syncs)},
 	}
 	lead := 0
-	if r.dir != nil {
-		cs = append(cs, protocol.Counter{Name: "forced_releases_total", Help: "heads released by the directory leader after hold_lease without heartbeats (rule 7)", Value: float64(r.dir.forced)})
-		if r.dir.g.IsLeader() {
-			lead = 1
+	if slices.ContainsFunc(r.dirs, func(d *directory) bool { return d != nil }) {
+		var forced uint64
+		for _, d := range r.dirs {
+			if d != nil {
+				forced += d.forced
+				if d.g.IsLeader() {
+					lead++
+				}
+			}
 		}
+		cs = append(cs, protocol.Counter{Name: "forced_releases_total", Help: "heads released by the directory leader after hold_lease without heartbeats (rule 7)", Value: float64(forced)})
 	}
 	feLead := 0
 	if r.fe.g.IsLeader() {
 		feLead = 1
 	}
-	return append(cs, protocol.Gauge("directory_leader", "1 if this node leads the directory's replica group, else 0.", lead),
+	return append(cs, protocol.Gauge("directory_leader", "How many directory replica groups this node leads (the default one and directory_shards'; 0 or 1 without shards).", lead),
 		protocol.Gauge("frontend_leader", "1 if this node leads its region's frontend group (acts as the region's frontend), else 0.", feLead))
 }
 

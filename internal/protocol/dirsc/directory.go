@@ -93,9 +93,9 @@ const (
 	cmdFinish                  // key, proc id, acks
 )
 
-func newDirectory(ks *Keyspace, id wire.NodeID) *directory {
+func newDirectory(ks *Keyspace, id wire.NodeID, group rsm.Config) *directory {
 	d := &directory{ks: ks, id: id, rows: make(map[string]*dirRow), regions: dirgroup.NewRegions(ks.topo)}
-	d.g = rsm.New(ks.group, d)
+	d.g = rsm.New(group, d)
 	d.prop.G = d.g
 	return d
 }

@@ -20,7 +20,11 @@
 // internal/protocol/rsm) of directory_replicas nodes placed round robin
 // over directory_regions (non-frontend nodes first), so it survives the
 // loss of a minority (seed 002 A.3: "State machine replication can be
-// used"). Every change of a row is a command applied in log order on every
+// used"). With directory_shards, each shard's rows (by key prefix) have a
+// group of their own in the shard's region, the others the default group
+// (dirgroup, "Sharding"; seed 002 §5.4): every rule below is per row, and
+// a row has one group, so they hold per group; a frontend sends a row's
+// requests to its group (F7). TestSwarmSharded. Every change of a row is a command applied in log order on every
 // replica, committed (durable on a majority) before anything it implies is
 // sent; the group's leader alone drives what needs a clock and sends to
 // frontends (D7). directory_replicas: 1 is the thesis's single directory.

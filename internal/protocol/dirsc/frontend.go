@@ -33,7 +33,7 @@ type frontend struct {
 	// dir is the directory replica requests go to: the last one heard
 	// from (grants, busy answers and invalidations come from the
 	// leader), the next one after a request went unanswered (F7).
-	dir dirgroup.Tracker
+	dir dirgroup.Trackers
 	// st pumps the rows the group's callbacks touched, once the group
 	// call under way returns, and notices a lost leadership.
 	st dirgroup.Settler
@@ -146,7 +146,7 @@ type (
 
 func newFrontend(ks *Keyspace, id wire.NodeID, reply func(env.Env, wire.NodeID, *dirgroup.FwdReply)) *frontend {
 	f := &frontend{ks: ks, id: id, fe: ks.Frontend(id), rows: make(map[string]*feRow), reply: reply,
-		dir: dirgroup.NewTracker(ks.directories), waits: make(map[uint64]*wait),
+		dir: dirgroup.NewTrackers(ks.layout), waits: make(map[uint64]*wait),
 		seen: dirgroup.Seen{Horizon: 4 * (ks.cfg.OpTimeout + ks.cfg.ResendInterval)}}
 	f.g = rsm.New(ks.feGroups[ks.topo.RegionOf(id)], f)
 	return f
@@ -348,7 +348,7 @@ func (f *frontend) apply(r *feRow, del bool, value []byte) wire.Version {
 // request sends request(Row, want) to the directory (Alg. 4.1 line 7).
 func (f *frontend) request(e env.Env, key string, r *feRow, want State) {
 	nonce := e.Rand().Uint64()
-	r.req = &outReq{want: want, nonce: nonce, sentAt: e.Now(), to: f.dir.Target(),
+	r.req = &outReq{want: want, nonce: nonce, sentAt: e.Now(), to: f.dir.For(key).Target(),
 		timer: e.SetTimer(f.ks.cfg.ResendInterval, reqTimer{key, nonce})}
 	e.Send(r.req.to, &Request{Key: key, Want: want, Nonce: nonce})
 }
@@ -358,13 +358,13 @@ func (f *frontend) step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *dirgroup.Fwd:
 		f.onFwd(e, from, m)
 	case *Busy:
-		f.dir.Heard(from)
+		f.dir.For(m.Key).Heard(from)
 		f.onBusy(e, m)
 	case *Grant:
-		f.dir.Heard(from)
+		f.dir.For(m.Key).Heard(from)
 		f.onGrant(e, m)
 	case *Inval:
-		f.dir.Heard(from)
+		f.dir.For(m.Key).Heard(from)
 		f.onInval(e, from, m)
 	case *Sync:
 		f.onSync(e, from, m)
@@ -721,7 +721,7 @@ func (f *frontend) onTimer(e env.Env, payload any) {
 		// No answer: the replica asked may be down or cut off; ask the
 		// next (a follower forwards the request to its leader), unless a
 		// leader was heard from since (F7).
-		f.dir.Unanswered(r.req.to)
+		f.dir.For(p.key).Unanswered(r.req.to)
 		r.req = nil
 		f.st.Touch(p.key)
 	case retryTimer:

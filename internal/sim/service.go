@@ -1,0 +1,85 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/lightcone/lightcone/internal/storagesvc"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// Storage services. Every region has one, a storagesvc.Mem, at address
+// wire.StorageService(region). A request a node sends it travels the
+// network like any message (the world's delay from the node's region to
+// the service's, loss, duplication, reordering; not partitions, and links
+// to services are not FIFO), waits the service time drawn from the
+// world's model for the region (topo.StorageService: reads and writes
+// apart), is applied at the end of that wait, and the answer travels back
+// the same way. So a duplicated request is applied twice, a lost answer
+// leaves its outcome unknown to the sender, and concurrent requests take
+// effect in the order their service times end, as on a real cloud store.
+
+// services is the simulator's storage services.
+type services struct {
+	mems []*storagesvc.Mem
+	down []bool
+	rng  *rand.Rand // service times
+}
+
+func (v *services) init(seed uint64, regions int) {
+	v.rng = rand.New(rand.NewPCG(seed, 0x737663)) // "svc"
+	v.down = make([]bool, regions)
+	for range regions {
+		// Epoch 0: a simulated service never restarts.
+		v.mems = append(v.mems, storagesvc.NewMem(0))
+	}
+}
+
+// Service returns region's storage service (to load objects before a run
+// and to inspect them after; calling it during a run bypasses the network
+// and the service time).
+func (s *Sim) Service(region int) *storagesvc.Mem { return s.svc.mems[region] }
+
+// SetServiceDown starts (down) or ends an outage of region's storage
+// service: requests that reach it meanwhile get no answer. Requests it
+// had already taken are still applied and answered.
+func (s *Sim) SetServiceDown(region int, down bool) {
+	s.svc.down[region] = down
+	what := "service-up"
+	if down {
+		what = "service-down"
+	}
+	s.traceEvent(event{at: s.now, node: wire.StorageService(region)}, what)
+}
+
+// serviceStep handles a request's arrival at a service (evService) and its
+// completion (evServiceDone).
+func (s *Sim) serviceStep(e event) {
+	region, _ := e.node.StorageRegion()
+	switch e.kind {
+	case evService:
+		if s.svc.down[region] {
+			s.traceEvent(e, "service-dropped")
+			return
+		}
+		m := s.delivered(e)
+		req, _, ok := storagesvc.Unwrap(m)
+		if !ok {
+			panic(fmt.Sprintf("sim: n%d sent %s to the storage service of region %d, which takes only storagesvc.Request (seed %d)", e.from, m.Kind(), region, s.cfg.Seed))
+		}
+		s.traceEvent(e, "service:"+req.Op.String())
+		model := s.topo.World.Storage(region)
+		lat := model.Read
+		if req.Op.IsWrite() {
+			lat = model.Write
+		}
+		d := lat.Sample(s.svc.rng)
+		s.schedule(event{at: s.now + int64(max(d, 0)), kind: evServiceDone, node: e.node, from: e.from, msg: m})
+	case evServiceDone:
+		req, wrap, _ := storagesvc.Unwrap(e.msg)
+		s.traceEvent(e, "service-done:"+req.Op.String())
+		resp := storagesvc.Exec(context.Background(), s.svc.mems[region], req)
+		s.send(s.now, e.node, e.from, wrap(resp))
+	}
+}

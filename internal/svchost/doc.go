@@ -1,0 +1,34 @@
+// Package svchost routes protocols' storage-service requests in the real
+// runtime (storagesvc's doc.go tells the whole layer's story).
+//
+// A protocol sends a storagesvc.Request to a region's service address; the
+// node's event loop hands it, once the handler's writes are durable, to
+// the Router (node.Config.Services), which never blocks the loop: it runs
+// the request on a goroutine (at most 1024 at once; beyond, the answer is
+// Unavailable at once) and delivers the answer back to the loop as a
+// message from the service's address, inside the keyspace envelope the
+// request came in.
+//
+// Each region's backend comes from the server YAML's storage_services,
+// keyed by region name:
+//
+//		storage_services:
+//		  us-east: {backend: s3, endpoint: "s3.us-east-1.amazonaws.com", tls: true,
+//		            bucket: lc-us-east, access_key: ..., secret_key: ..., timeout: 5s}
+//		  eu-west: {backend: hosted}     # the default for regions not listed
+//
+//	  - s3: every node sends its requests straight to the endpoint
+//	    (internal/s3svc), each with the timeout (default 10s), past which the
+//	    answer is Unavailable: outcome unknown.
+//	  - hosted: the reference service (storagesvc.Mem, serialized) in the
+//	    memory of the region's first node, Topology.ByRegion[r][0]. Other
+//	    nodes forward requests to it as Calls over the peer transport and
+//	    get Returns; a request or answer lost with a connection is simply
+//	    never answered, as on a lossy network. Before answering, the host
+//	    sleeps a service time drawn from the world's storage_services model
+//	    for the region (the simulator applies the same model), so an
+//	    emulated world on one machine shows the tails a cloud store would.
+//	    Its objects live as long as the process: a restarted host starts
+//	    empty, under a new ETag epoch, like a store that lost its data —
+//	    it is for tests, demos and experiments, not for data to keep.
+package svchost

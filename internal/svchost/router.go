@@ -1,0 +1,314 @@
+package svchost
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/s3svc"
+	"github.com/lightcone/lightcone/internal/storagesvc"
+	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// Backend names.
+const (
+	BackendHosted = "hosted"
+	BackendS3     = "s3"
+)
+
+// Backend configures one region's storage service (the server YAML's
+// storage_services, by region name).
+type Backend struct {
+	// Backend is "hosted" (default: a reference service in memory on the
+	// region's first node, answering after the world's modelled service
+	// time) or "s3" (the S3 fields below).
+	Backend string `yaml:"backend"`
+	// Timeout bounds each request to the backend; past it the answer is
+	// ErrUnavailable, outcome unknown. Default 10s.
+	Timeout      time.Duration `yaml:"timeout"`
+	s3svc.Config `yaml:",inline"`
+}
+
+// DefaultTimeout is Backend.Timeout's default.
+const DefaultTimeout = 10 * time.Second
+
+// maxInflight bounds the requests a router runs at once (its own and those
+// it hosts for other nodes); beyond it a request is answered
+// ErrUnavailable at once rather than queued without limit.
+const maxInflight = 1024
+
+// pendingTTL is how long a router remembers a request it forwarded to a
+// hosting node: an answer later than this is dropped (the protocol's own
+// timer has long fired).
+const pendingTTL = 5 * time.Minute
+
+// Config configures a Router.
+type Config struct {
+	Self     wire.NodeID
+	Topology *topo.Topology
+	// Backends by region name; a region not listed is hosted.
+	Backends map[string]Backend
+	// Deliver hands a service's answer to this node's event loop, as a
+	// message from the service's address (node.Node.Deliver).
+	Deliver func(from wire.NodeID, m wire.Msg)
+	// Send carries a Call or a Return to another node (the peer
+	// transport); nil in a single-node server, where every hosted service
+	// is this node's.
+	Send func(to wire.NodeID, m wire.Msg)
+	Log  *slog.Logger
+}
+
+// Router is the real runtime's route to storage services: the node's event
+// loop hands it every message a protocol sends to a service address
+// (node.Config.Services), and it runs the request off the loop against the
+// region's backend, then delivers the answer back to the loop. A region's
+// hosted service lives on its first node (Topology.ByRegion[r][0]): other
+// nodes forward requests to it as Calls over the peer transport, and it
+// answers with Returns (MessageTypes). If that node is down, the region's
+// service is unavailable, as a cloud store's outage would be.
+type Router struct {
+	cfg      Config
+	backends []routeTo
+	sem      chan struct{}
+
+	mu      sync.Mutex
+	rng     *rand.Rand // service times of hosted services
+	seq     uint64
+	pending map[uint64]pendingCall
+	swept   time.Time
+}
+
+type routeTo struct {
+	svc     storagesvc.Service // this node runs the requests (s3, or hosted here)
+	host    wire.NodeID        // else: the node hosting the region's service
+	latency topo.StorageService
+	timeout time.Duration
+	hosted  bool
+}
+
+type pendingCall struct {
+	region int
+	wrap   func(wire.Msg) wire.Msg
+	at     time.Time
+}
+
+// New builds a router. Each hosted service this node hosts starts empty,
+// with a fresh ETag epoch.
+func New(cfg Config) (*Router, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	w := cfg.Topology.World
+	for name := range cfg.Backends { // lint:order-independent: a check
+		if w.RegionIndex(name) < 0 {
+			return nil, fmt.Errorf("storage_services: %q is not a region of world %q", name, w.Name)
+		}
+	}
+	var seed [16]byte
+	_, _ = crand.Read(seed[:])
+	r := &Router{cfg: cfg, sem: make(chan struct{}, maxInflight), pending: map[uint64]pendingCall{},
+		rng: rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))}
+	for i, reg := range w.Regions {
+		b := cfg.Backends[reg.Name]
+		to := routeTo{latency: w.Storage(i), timeout: b.Timeout}
+		if to.timeout == 0 {
+			to.timeout = DefaultTimeout
+		}
+		switch b.Backend {
+		case "", BackendHosted:
+			to.hosted = true
+			to.host = cfg.Topology.ByRegion[i][0]
+			if to.host == cfg.Self {
+				to.svc = NewSerial(storagesvc.NewMem(binary.LittleEndian.Uint64(seed[8:]) ^ uint64(time.Now().UnixNano())))
+			}
+		case BackendS3:
+			s, err := s3svc.New(b.Config)
+			if err != nil {
+				return nil, fmt.Errorf("storage_services.%s: %w", reg.Name, err)
+			}
+			to.svc = s
+		default:
+			return nil, fmt.Errorf("storage_services.%s.backend: %q (valid: hosted, s3)", reg.Name, b.Backend)
+		}
+		r.backends = append(r.backends, to)
+	}
+	return r, nil
+}
+
+// Send implements node.Services: it takes a message a protocol sent to a
+// service address, on the event loop, and returns at once.
+func (r *Router) Send(to wire.NodeID, m wire.Msg) {
+	region, ok := to.StorageRegion()
+	req, wrap, isReq := storagesvc.Unwrap(m)
+	if !ok || region >= len(r.backends) || !isReq {
+		r.cfg.Log.Warn("svchost: dropping a message for no storage service", "to", int64(to), "kind", m.Kind())
+		return
+	}
+	b := r.backends[region]
+	if b.svc == nil {
+		r.forward(region, b.host, req, wrap)
+		return
+	}
+	r.run(func() {
+		resp := r.exec(b, req)
+		r.cfg.Deliver(storagesvc.Addr(region), wrap(resp))
+	}, func() { r.cfg.Deliver(storagesvc.Addr(region), wrap(busy(req))) })
+}
+
+// run runs f on its own goroutine, or overloaded if maxInflight are running.
+func (r *Router) run(f, overloaded func()) {
+	select {
+	case r.sem <- struct{}{}:
+		go func() {
+			defer func() { <-r.sem }()
+			f()
+		}()
+	default:
+		overloaded()
+	}
+}
+
+func busy(req *storagesvc.Request) *storagesvc.Response {
+	return &storagesvc.Response{ID: req.ID, Op: req.Op, Code: storagesvc.Unavailable, Msg: "svchost: too many requests in flight"}
+}
+
+// exec runs req on b's service: a hosted one waits its modelled service
+// time first (the operation takes effect at its end, as in the simulator).
+func (r *Router) exec(b routeTo, req *storagesvc.Request) *storagesvc.Response {
+	if b.hosted {
+		lat := b.latency.Read
+		if req.Op.IsWrite() {
+			lat = b.latency.Write
+		}
+		r.mu.Lock()
+		d := lat.Sample(r.rng)
+		r.mu.Unlock()
+		time.Sleep(d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	defer cancel()
+	return storagesvc.Exec(ctx, b.svc, req)
+}
+
+// forward sends req to the node hosting region's service.
+func (r *Router) forward(region int, host wire.NodeID, req *storagesvc.Request, wrap func(wire.Msg) wire.Msg) {
+	if r.cfg.Send == nil {
+		r.cfg.Log.Warn("svchost: no transport to the node hosting a storage service", "region", region)
+		return
+	}
+	now := time.Now()
+	r.mu.Lock()
+	r.seq++
+	seq := r.seq
+	r.pending[seq] = pendingCall{region: region, wrap: wrap, at: now}
+	if now.Sub(r.swept) > pendingTTL {
+		r.swept = now
+		for k, p := range r.pending { // lint:order-independent: deletes
+			if now.Sub(p.at) > pendingTTL {
+				delete(r.pending, k)
+			}
+		}
+	}
+	r.mu.Unlock()
+	r.cfg.Send(host, &Call{Seq: seq, Region: int32(region), Req: req})
+}
+
+// HandlePeer takes the router's own messages from the peer transport (Calls
+// to a service this node hosts, Returns of its forwarded requests) and
+// reports whether m was one.
+func (r *Router) HandlePeer(from wire.NodeID, m wire.Msg) bool {
+	switch m := m.(type) {
+	case *Call:
+		r.call(from, m)
+	case *Return:
+		r.mu.Lock()
+		p, ok := r.pending[m.Seq]
+		delete(r.pending, m.Seq)
+		r.mu.Unlock()
+		if ok {
+			r.cfg.Deliver(storagesvc.Addr(p.region), p.wrap(m.Resp))
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func (r *Router) call(from wire.NodeID, c *Call) {
+	reply := func(resp *storagesvc.Response) { r.cfg.Send(from, &Return{Seq: c.Seq, Resp: resp}) }
+	region := int(c.Region)
+	if region < 0 || region >= len(r.backends) || !r.backends[region].hosted || r.backends[region].svc == nil {
+		reply(&storagesvc.Response{ID: c.Req.ID, Op: c.Req.Op, Code: storagesvc.Unavailable,
+			Msg: fmt.Sprintf("svchost: node %d does not host region %d's storage service", r.cfg.Self, region)})
+		return
+	}
+	r.run(func() { reply(r.exec(r.backends[region], c.Req)) }, func() { reply(busy(c.Req)) })
+}
+
+// Call is a request forwarded to the node hosting a region's service.
+type Call struct {
+	Seq    uint64
+	Region int32
+	Req    *storagesvc.Request
+}
+
+// Kind implements wire.Msg.
+func (*Call) Kind() string { return "svchost.call" }
+
+// Return is a hosted service's answer to a Call.
+type Return struct {
+	Seq  uint64
+	Resp *storagesvc.Response
+}
+
+// Kind implements wire.Msg.
+func (*Return) Kind() string { return "svchost.return" }
+
+// MessageTypes are Call and Return, for the peer transport's codec (beside
+// the keyspace envelope: they are the runtime's, not a keyspace's).
+func MessageTypes() []wire.MsgType {
+	return []wire.MsgType{
+		{Kind: "svchost.call", New: func() wire.Encodable { return &Call{Req: &storagesvc.Request{}} }},
+		{Kind: "svchost.return", New: func() wire.Encodable { return &Return{Resp: &storagesvc.Response{}} }},
+	}
+}
+
+// AppendPayload implements wire.Encodable.
+func (c *Call) AppendPayload(b []byte) []byte {
+	b = wire.AppendUvarint(b, c.Seq)
+	b = wire.AppendVarint(b, int64(c.Region))
+	return c.Req.AppendPayload(b)
+}
+
+// DecodePayload implements wire.Encodable.
+func (c *Call) DecodePayload(d *wire.Decoder) {
+	c.Seq = d.Uvarint()
+	region := d.Varint()
+	if region < 0 || region > 1<<20 {
+		d.Fail(errors.New("svchost: call for region out of range"))
+		return
+	}
+	c.Region = int32(region)
+	c.Req = &storagesvc.Request{}
+	c.Req.DecodePayload(d)
+}
+
+// AppendPayload implements wire.Encodable.
+func (r *Return) AppendPayload(b []byte) []byte {
+	b = wire.AppendUvarint(b, r.Seq)
+	return r.Resp.AppendPayload(b)
+}
+
+// DecodePayload implements wire.Encodable.
+func (r *Return) DecodePayload(d *wire.Decoder) {
+	r.Seq = d.Uvarint()
+	r.Resp = &storagesvc.Response{}
+	r.Resp.DecodePayload(d)
+}
