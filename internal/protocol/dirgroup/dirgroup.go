@@ -46,6 +46,7 @@ package dirgroup
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -81,13 +82,21 @@ type Placement struct {
 	// ticks (rsm Config.ElectionTicks): a replica that has not heard from
 	// a leader for a draw in [E, 2E) ticks campaigns. Default 10.
 	DirectoryElectionTicks int `yaml:"directory_election_ticks"`
+	// DirectorySnapshotEntries is how many log entries a directory
+	// replica applies between two snapshots of its rows (rsm
+	// Config.SnapshotEntries): each compacts the group's log, so a
+	// restarted replica reads one snapshot and about this many entries.
+	// Default 100 (rsm's is 1000): a directory's rows encode small, and
+	// every entry a restart reads is one more store read that may fail.
+	DirectorySnapshotEntries int `yaml:"directory_snapshot_entries"`
 	// DirectoryShards splits the directory by key prefix (the thesis's
 	// §5.4: a directory near the datacenters that use its rows gives them
 	// priority): each entry's rows (the keys it is the longest matching
 	// prefix of) have a directory group of their own, placed in the
 	// entry's region; rows that match no entry go to the directory
-	// placed by the settings above. Each group has the tick and election
-	// timeout above. Default: none (one directory for every row).
+	// placed by the settings above. Each group has the tick, election
+	// timeout and snapshot interval above. Default: none (one directory
+	// for every row).
 	DirectoryShards []Shard `yaml:"directory_shards"`
 }
 
@@ -107,6 +116,9 @@ func (p *Placement) EnsureDefaults(w *topo.World) {
 	}
 	if p.DirectoryTick == 0 {
 		p.DirectoryTick = 50 * time.Millisecond
+	}
+	if p.DirectorySnapshotEntries == 0 {
+		p.DirectorySnapshotEntries = 100
 	}
 	p.DirectoryShards = slices.Clone(p.DirectoryShards) // the caller's settings stay as given
 	for i := range p.DirectoryShards {
@@ -133,6 +145,9 @@ func (p *Placement) Validate(w *topo.World) error {
 	}
 	if p.DirectoryTick <= 0 {
 		return fmt.Errorf("directory_tick = %s; must be positive", p.DirectoryTick)
+	}
+	if p.DirectorySnapshotEntries < 1 {
+		return fmt.Errorf("directory_snapshot_entries = %d; must be at least 1", p.DirectorySnapshotEntries)
 	}
 	return validateShards(p.DirectoryShards, w)
 }
@@ -166,7 +181,8 @@ func (p *Placement) Place(t *topo.Topology, group string) ([]wire.NodeID, rsm.Co
 			}
 		}
 	}
-	cfg := rsm.Config{Group: group, Members: members, TickInterval: p.DirectoryTick, ElectionTicks: p.DirectoryElectionTicks}
+	cfg := rsm.Config{Group: group, Members: members, TickInterval: p.DirectoryTick, ElectionTicks: p.DirectoryElectionTicks,
+		SnapshotEntries: p.DirectorySnapshotEntries}
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, rsm.Config{}, fmt.Errorf("directory group: %w", err)
@@ -258,6 +274,38 @@ func (p *Proposer) checkLeader(e env.Env, resume func(env.Env)) {
 	if p.leader && !was {
 		resume(e)
 	}
+}
+
+// EncodeRows is a directory's snapshot (rsm.StateMachine.Snapshot): its
+// rows in key order, each encoded by enc after its key.
+func EncodeRows[R any](rows map[string]R, enc func(b []byte, r R) []byte) []byte {
+	b := wire.AppendUvarint(nil, uint64(len(rows)))
+	for _, key := range slices.Sorted(maps.Keys(rows)) {
+		b = enc(wire.AppendString(b, key), rows[key])
+	}
+	return b
+}
+
+// DecodeRows decodes what EncodeRows encoded, each row by dec (which reads
+// from d and leaves errors in it). An error says data does not decode.
+func DecodeRows[R any](data []byte, dec func(d *wire.Decoder) R) (map[string]R, error) {
+	d := wire.NewDecoder(data)
+	n := d.Uvarint()
+	if n > uint64(d.Len()) {
+		d.Fail(wire.ErrTruncated)
+	}
+	rows := make(map[string]R)
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		key := d.String()
+		rows[key] = dec(d)
+	}
+	if d.Err() == nil && d.Len() != 0 {
+		d.Fail(fmt.Errorf("%d bytes left over", d.Len()))
+	}
+	if d.Err() != nil {
+		return nil, fmt.Errorf("snapshot of %d bytes: %w", len(data), d.Err())
+	}
+	return rows, nil
 }
 
 // SeenBy remembers requests a frontend took, by a caller-chosen key (rc:

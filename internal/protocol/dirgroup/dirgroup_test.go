@@ -59,8 +59,9 @@ func TestLayoutPlacesShardsInTheirRegions(t *testing.T) {
 		if d.Prefix != w.prefix || d.Group.Group != w.group || !slices.Equal(d.Members, w.members) || !slices.Equal(d.Group.Members, w.members) {
 			t.Errorf("Dirs[%d] = %q %s %v; want %q %s %v", i, d.Prefix, d.Group.Group, d.Members, w.prefix, w.group, w.members)
 		}
-		if d.Group.TickInterval != 50*time.Millisecond || d.Group.ElectionTicks != 10 {
-			t.Errorf("Dirs[%d] tick %s × %d; want directory_tick and directory_election_ticks (50ms × 10)", i, d.Group.TickInterval, d.Group.ElectionTicks)
+		if d.Group.TickInterval != 50*time.Millisecond || d.Group.ElectionTicks != 10 || d.Group.SnapshotEntries != 100 {
+			t.Errorf("Dirs[%d] tick %s × %d, a snapshot every %d entries; want directory_tick, directory_election_ticks and directory_snapshot_entries (50ms × 10, 100)",
+				i, d.Group.TickInterval, d.Group.ElectionTicks, d.Group.SnapshotEntries)
 		}
 	}
 	// No group's store prefix is a prefix of another's.

@@ -84,7 +84,8 @@ func (p *Placement) Layout(t *topo.Topology, name string) (*Layout, error) {
 	l := &Layout{Dirs: []Directory{{Members: members, Group: cfg}}}
 	for i, s := range p.DirectoryShards {
 		sp := Placement{DirectoryRegion: s.Region, DirectoryRegions: []string{s.Region}, DirectoryReplicas: s.Replicas,
-			DirectoryTick: p.DirectoryTick, DirectoryElectionTicks: p.DirectoryElectionTicks}
+			DirectoryTick: p.DirectoryTick, DirectoryElectionTicks: p.DirectoryElectionTicks,
+			DirectorySnapshotEntries: p.DirectorySnapshotEntries}
 		members, cfg, err := sp.Place(t, name+"."+url.PathEscape(s.Prefix))
 		if err != nil {
 			return nil, fmt.Errorf("directory_shards[%d] (prefix %q): %w", i, s.Prefix, err)

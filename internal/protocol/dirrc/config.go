@@ -16,10 +16,10 @@ import (
 // the setting names, decoded strictly.
 type Config struct {
 	// Placement: directory_region, directory_regions, directory_replicas,
-	// directory_tick, directory_election_ticks and directory_shards
-	// (internal/protocol/dirgroup).
-	// rc's directory_replicas defaults to 1 (doc.go, "Crashes": a group of
-	// 3 loses its majority too often under storage faults).
+	// directory_tick, directory_election_ticks, directory_snapshot_entries
+	// and directory_shards (internal/protocol/dirgroup).
+	// rc's directory_replicas defaults to 1 (doc.go, "Crashes": under
+	// storage faults a group of 3 changes leader too often).
 	dirgroup.Placement `yaml:",inline"`
 	// Frontends: frontend_tick and frontend_election_ticks, the region
 	// frontend groups' (internal/protocol/dirgroup; doc.go, rules F1–F6).
@@ -62,8 +62,8 @@ type Config struct {
 // EnsureDefaults fills unset fields.
 func (c *Config) EnsureDefaults(w *topo.World) {
 	if c.DirectoryReplicas == 0 {
-		// One replica: under storage faults a group of 3 loses its
-		// majority too often (doc.go, "Crashes").
+		// One replica: under storage faults a group of 3 changes leader
+		// too often (doc.go, "Crashes").
 		c.DirectoryReplicas = 1
 	}
 	c.Placement.EnsureDefaults(w)

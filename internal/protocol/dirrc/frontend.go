@@ -1,6 +1,7 @@
 package dirrc
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -581,6 +582,40 @@ func (f *frontend) Apply(e env.Env, index uint64, cmd []byte) []byte {
 		env.Invariant(e, false, "rc: frontend command %d undecodable: %v", index, d.Err())
 	}
 	return res
+}
+
+// Snapshot implements rsm.StateMachine: every row's replicated state (rule
+// F1): the epoch its copy is current as of, and the copy.
+func (f *frontend) Snapshot(env.Env) []byte {
+	return dirgroup.EncodeRows(f.rows, func(b []byte, r *feRow) []byte {
+		return store.AppendWire(wire.AppendBool(wire.AppendUvarint(b, r.cur), r.found), r.rec)
+	})
+}
+
+// Restore implements rsm.StateMachine: every row takes a Snapshot's
+// replicated state; a row the snapshot does not name starts again from
+// the preloaded record. What the leader was doing with a row (holds,
+// leases, queues: F3) stays for settle to end: a member restores only as
+// a follower.
+func (f *frontend) Restore(e env.Env, data []byte) error {
+	rows, err := dirgroup.DecodeRows(data, func(d *wire.Decoder) *feRow {
+		return &feRow{cur: d.Uvarint(), found: d.Bool(), rec: store.DecodeWire(d)}
+	})
+	if err != nil {
+		return fmt.Errorf("rc: frontend %w", err)
+	}
+	for _, key := range slices.Sorted(maps.Keys(f.rows)) {
+		if _, ok := rows[key]; !ok {
+			r := f.rows[key]
+			r.cur = 0
+			r.rec, r.found, _ = get(e, loadKey(key))
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(rows)) {
+		r, nr := f.row(e, key), rows[key]
+		r.cur, r.found, r.rec = nr.cur, nr.found, nr.rec
+	}
+	return nil
 }
 
 // Applied implements rsm.StateMachine: this member proposed the command

@@ -16,11 +16,13 @@ import (
 // the setting names, decoded strictly.
 type Config struct {
 	// Placement: directory_region, directory_regions, directory_replicas,
-	// directory_tick, directory_election_ticks and directory_shards
+	// directory_tick, directory_election_ticks, directory_snapshot_entries
+	// and directory_shards
 	// (internal/protocol/dirgroup).
 	dirgroup.Placement `yaml:",inline"`
-	// Frontends: frontend_tick and frontend_election_ticks, the region
-	// frontend groups' (internal/protocol/dirgroup).
+	// Frontends: frontend_tick, frontend_election_ticks and
+	// frontend_snapshot_entries, the region frontend groups'
+	// (internal/protocol/dirgroup).
 	dirgroup.Frontends `yaml:",inline"`
 	// ShareLease (L) is how long a Shared grant lets a frontend serve
 	// reads locally, on its own clock from when it sent its request; the

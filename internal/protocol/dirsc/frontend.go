@@ -1,6 +1,7 @@
 package dirsc
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -152,7 +153,8 @@ func newFrontend(ks *Keyspace, id wire.NodeID, reply func(env.Env, wire.NodeID, 
 	return f
 }
 
-// start replays the group's log: the rows are rebuilt from the commands.
+// start restores the group's latest snapshot and replays the log after it
+// (rsm): the rows are rebuilt from the commands.
 func (f *frontend) start(e env.Env) {
 	f.nextOp = e.Rand().Uint64() >> 1
 	f.g.Start(e)
@@ -625,6 +627,40 @@ func (f *frontend) applyInval(e env.Env, r *feRow, to State, epoch uint64) []byt
 func appendAck(b []byte, dataEpoch uint64, kept, down bool) []byte {
 	b = wire.AppendUvarint(b, dataEpoch)
 	return wire.AppendBool(wire.AppendBool(b, kept), down)
+}
+
+// Snapshot implements rsm.StateMachine: every row's replicated state
+// (state, fence, data), in key order. Leases and the leader's work are
+// this member's, not encoded.
+func (f *frontend) Snapshot(env.Env) []byte {
+	return dirgroup.EncodeRows(f.rows, func(b []byte, r *feRow) []byte {
+		b = wire.AppendUvarint(wire.AppendUvarint(b, uint64(r.state)), r.fence)
+		return appendData(b, r.data)
+	})
+}
+
+// Restore implements rsm.StateMachine: every row takes a Snapshot's
+// replicated state as a command entering it would (enter: no lease, rule
+// F11; a sync the fence makes moot ends). What a deposed leader was doing
+// with a row stays for settle to end (F9): a member restores only as a
+// follower, perhaps deposed within the same call.
+func (f *frontend) Restore(e env.Env, data []byte) error {
+	rows, err := dirgroup.DecodeRows(data, func(d *wire.Decoder) *feRow {
+		return &feRow{state: decodeState(d), fence: d.Uvarint(), data: decodeData(d)}
+	})
+	if err != nil {
+		return fmt.Errorf("sc: frontend %w", err)
+	}
+	for _, key := range slices.Sorted(maps.Keys(rows)) {
+		r, nr := f.rows[key], rows[key]
+		if r == nil {
+			r = &feRow{}
+			f.rows[key] = r
+		}
+		f.enter(e, r, nr.state, nr.fence)
+		r.fence, r.data = nr.fence, nr.data
+	}
+	return nil
 }
 
 // Applied implements rsm.StateMachine: this member proposed the command
