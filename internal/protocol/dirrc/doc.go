@@ -193,8 +193,9 @@
 // replicas, or of the region it must sync from, is down or cut off
 // (acquire_timeout refuses the waiting clients; a region of one or two
 // nodes tolerates no loss).
-// TestSwarmSnapshots: TestSwarm's runs with the directory's and frontend groups' logs compacted
-// every 2–6 entries. TestTeethNoSyncAtAcquire: without the sync at
+// TestSwarmSnapshots: TestSwarm's runs with the directory's and the
+// frontend groups' logs compacted every 2–6 entries.
+// TestTeethNoSyncAtAcquire: without the sync at
 // acquire the checker rejects the history. TestFailover: the directory's
 // leader killed mid-run, another replica grants within a stated bound and
 // the history passes (three nodes a region, so the killed replica's
