@@ -55,7 +55,7 @@ func foResumeBound() time.Duration {
 // each region's frontend is a group of its three nodes; the directory's
 // three replicas go on the second nodes (a-1, b-1, c-1), so killing the
 // directory leader takes one member from one region's frontend group,
-// which keeps its majority. rc (frontends on the first nodes) runs two.
+// which keeps its majority. rc runs three too, for the same reason.
 func foWorld(n int) string {
 	return fmt.Sprintf(`name: wan3x%[2]d
 description: three regions of %[2]d nodes, %[1]d ms apart one way (tests)
@@ -287,10 +287,14 @@ const (
 // TestFailover bound for rc (dirrc doc.go: the longest election timeout,
 // twice a frontend's move to the next replica after resend_interval +
 // heartbeat_interval of silence, hold_lease plus the new leader's grace
-// of (2E+1) ticks, 4 round trips), plus one split vote (2·E·tick) and
-// foSlack for scheduling six processes on a shared machine.
+// of (2E+1) ticks, 4 round trips), plus one split vote (2·E·tick), the
+// election of region a's frontend group should the killed node have led it
+// (2·2·E·tick of the default frontend_tick and frontend_election_ticks,
+// one split vote) and foSlack for scheduling nine processes on a shared
+// machine.
 func rcResumeBound() time.Duration {
-	return 4*foElectionTicks*foTick + 2*(rcResend+rcHeartbeat) + rcHoldLease + (2*foElectionTicks+1)*foTick + 4*2*foOneWay + foSlack
+	const feElection = 2 * 2 * 10 * 20 * time.Millisecond
+	return 4*foElectionTicks*foTick + 2*(rcResend+rcHeartbeat) + rcHoldLease + (2*foElectionTicks+1)*foTick + 4*2*foOneWay + feElection + foSlack
 }
 
 // TestRCDirectoryFailoverOnRealServers (issue 13): the rc twin of
@@ -304,12 +308,12 @@ func TestRCDirectoryFailoverOnRealServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test; skipped in -short")
 	}
-	worldFile := filepath.Join(t.TempDir(), "wan3x2.yaml")
-	if err := os.WriteFile(worldFile, []byte(foWorld(2)), 0o644); err != nil {
+	worldFile := filepath.Join(t.TempDir(), "wan3x3.yaml")
+	if err := os.WriteFile(worldFile, []byte(foWorld(3)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dirNodes := []string{"a-1", "b-1", "c-1"}
-	c := newClusterOf(t, worldFile, []string{"a-0", "a-1", "b-0", "b-1", "c-0", "c-1"}, true, fmt.Sprintf(
+	c := newClusterOf(t, worldFile, []string{"a-0", "a-1", "a-2", "b-0", "b-1", "b-2", "c-0", "c-1", "c-2"}, true, fmt.Sprintf(
 		"keyspaces:\n  - {name: rc, protocol: rc, directory_regions: [a, b, c], directory_replicas: 3, "+
 			"directory_tick: %v, directory_election_ticks: %d, resend_interval: %v, hold_lease: %v, heartbeat_interval: %v, "+
 			"hold_timeout: 2s, acquire_timeout: 5s}\n",

@@ -5,7 +5,8 @@
 // how a directory replica proposes commands and notices it became the
 // leader (Proposer); and about running each region's frontend as an rsm
 // group over the region's nodes (region.go: Frontends, Regions;
-// gateway.go: Gateway, Seen), which sc uses (its doc.go rules F8–F12, D8).
+// gateway.go: Gateway, Seen), which sc and rc use (sc's doc.go rules
+// F8–F12, D8; rc's F1–F6, D8).
 //
 // # Algorithm
 //

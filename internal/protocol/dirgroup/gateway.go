@@ -15,10 +15,13 @@ import (
 // a gateway never sends one ID twice (a retry after a redirect takes the
 // next ID), and a frontend member handles an ID once (Seen).
 type Fwd struct {
-	ID    uint64
-	Op    wire.Op
-	Key   string
-	Value []byte
+	ID uint64
+	// Client is the client's ID at the gateway (rc keeps holds per
+	// gateway and client).
+	Client wire.ClientID
+	Op     wire.Op
+	Key    string
+	Value  []byte
 }
 
 // FwdReply answers a Fwd. Redirect says the member is not the leader and
@@ -53,6 +56,7 @@ func MessageTypes() []wire.MsgType {
 // AppendPayload implements wire.Encodable.
 func (m *Fwd) AppendPayload(b []byte) []byte {
 	b = wire.AppendUvarint(b, m.ID)
+	b = wire.AppendUvarint(b, uint64(m.Client))
 	b = wire.AppendUvarint(b, uint64(m.Op))
 	b = wire.AppendString(b, m.Key)
 	return wire.AppendBytes(b, m.Value)
@@ -61,6 +65,7 @@ func (m *Fwd) AppendPayload(b []byte) []byte {
 // DecodePayload implements wire.Encodable.
 func (m *Fwd) DecodePayload(d *wire.Decoder) {
 	m.ID = d.Uvarint()
+	m.Client = wire.ClientID(d.Uvarint())
 	m.Op = wire.Op(d.Uvarint())
 	m.Key, m.Value = d.String(), d.Bytes()
 }
@@ -160,7 +165,7 @@ func (g *Gateway) send(e env.Env, base uint64, p *gwPending) {
 		return
 	}
 	p.sent, p.hint, p.to = true, rsm.NoLeader, to
-	m := &Fwd{ID: base + p.attempt, Op: p.req.Op, Key: p.req.Key, Value: p.req.Value}
+	m := &Fwd{ID: base + p.attempt, Client: p.req.Client, Op: p.req.Op, Key: p.req.Key, Value: p.req.Value}
 	if to == g.Self {
 		g.Local(e, m)
 		return
@@ -192,6 +197,16 @@ func (g *Gateway) Settle(e env.Env) {
 		e.Reply(&wire.Reply{ID: p.req.ID, Client: p.req.Client, Err: &wire.Error{Code: wire.ErrTimeout,
 			Msg: g.Proto + ": the region's frontend leader changed before answering (outcome unknown)"}})
 	}
+}
+
+// Deliver hands a frontend member's answer to the gateway at node to:
+// this one (OnReply) or another's over the network.
+func (g *Gateway) Deliver(e env.Env, to wire.NodeID, m *FwdReply) {
+	if to == g.Self {
+		g.OnReply(e, m)
+		return
+	}
+	e.Send(to, m)
 }
 
 // OnReply takes a frontend member's answer.

@@ -2,9 +2,11 @@ package dirgroup
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
+	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -127,4 +129,39 @@ func (rs *Regions) Next(fe wire.NodeID) {
 // Members are the nodes of fe's region, fe's region's first node first.
 func (rs *Regions) Members(fe wire.NodeID) []wire.NodeID {
 	return rs.t.ByRegion[rs.t.RegionOf(fe)]
+}
+
+// Settler is a frontend member's follow-up after each input: the group's
+// callbacks (Apply, Applied, Readable) must not re-enter the group, so they
+// mark the rows they touched, and Settle, run once the group call has
+// returned, notices the member losing the leadership and then pumps each
+// touched row, in key order.
+type Settler struct {
+	leader  bool
+	touched map[string]bool
+}
+
+// Touch marks key's row to pump at the next Settle.
+func (s *Settler) Touch(key string) {
+	if s.touched == nil {
+		s.touched = make(map[string]bool)
+	}
+	s.touched[key] = true
+}
+
+// Settle calls stepDown if the member was the leader at the last call and
+// is not now (lead), then pump for every touched row (a pump may touch
+// more).
+func (s *Settler) Settle(e env.Env, lead bool, stepDown func(env.Env), pump func(e env.Env, key string)) {
+	if lead != s.leader {
+		s.leader = lead
+		if !lead {
+			stepDown(e)
+		}
+	}
+	for len(s.touched) > 0 {
+		key := slices.Min(slices.Collect(maps.Keys(s.touched)))
+		delete(s.touched, key)
+		pump(e, key)
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
+	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -20,6 +21,9 @@ type Config struct {
 	// rc's directory_replicas defaults to 1 (doc.go, "Crashes": under
 	// storage faults a group of 3 changes leader too often).
 	dirgroup.Placement `yaml:",inline"`
+	// Frontends: frontend_tick and frontend_election_ticks, the region
+	// frontend groups' (internal/protocol/dirgroup; doc.go, rules F1–F6).
+	dirgroup.Frontends `yaml:",inline"`
 	// HoldLease (T) is how long the directory keeps a frontend at the head
 	// of a row's queue after it last heard from it (a grant or a
 	// heartbeat), on the directory's clock; then it forces the release
@@ -50,7 +54,8 @@ type Config struct {
 	// noSync grants without syncing from the last holder (teeth tests only).
 	noSync bool
 	// probe, if set, is told of every grant a directory replica sends,
-	// forced release and client eviction (tests only).
+	// forced release, client eviction and client operation a frontend
+	// member answers successfully ("serve") (tests only).
 	probe func(e env.Env, event string)
 }
 
@@ -62,6 +67,7 @@ func (c *Config) EnsureDefaults(w *topo.World) {
 		c.DirectoryReplicas = 1
 	}
 	c.Placement.EnsureDefaults(w)
+	c.Frontends.EnsureDefaults()
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -80,6 +86,9 @@ func (c *Config) EnsureDefaults(w *topo.World) {
 // Validate checks c against world w.
 func (c *Config) Validate(w *topo.World) error {
 	if err := c.Placement.Validate(w); err != nil {
+		return fmt.Errorf("rc: %w", err)
+	}
+	if err := c.Frontends.Validate(); err != nil {
 		return fmt.Errorf("rc: %w", err)
 	}
 	for _, d := range []struct {
@@ -102,9 +111,12 @@ func (c *Config) Validate(w *topo.World) error {
 
 // Keyspace is a built RC keyspace: its settings and who plays which role.
 type Keyspace struct {
-	cfg       Config
-	topo      *topo.Topology
-	frontends []wire.NodeID // by region: the region's first node
+	cfg  Config
+	topo *topo.Topology
+	// frontends[r] is region r's canonical frontend ID (its first node):
+	// the directory's name for the region's frontend group feGroups[r].
+	frontends []wire.NodeID
+	feGroups  []rsm.Config
 	// layout is the directory's groups: the default one (index 0) and one
 	// per directory_shards entry, each a row's directory by key.
 	layout *dirgroup.Layout
@@ -122,6 +134,11 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 			return nil, fmt.Errorf("rc: region %s has no node", t.World.Regions[r].Name)
 		}
 		ks.frontends = append(ks.frontends, ids[0])
+		g, err := cfg.Frontends.Group(t, r, "rc")
+		if err != nil {
+			return nil, fmt.Errorf("rc: %w", err)
+		}
+		ks.feGroups = append(ks.feGroups, g)
 	}
 	var err error
 	if ks.layout, err = cfg.Layout(t, "rc.dir"); err != nil {
@@ -148,15 +165,32 @@ func (k *Keyspace) DirectoryOf(key string) []wire.NodeID {
 // heartbeats until it steps down (dirgroup.Placement.MaxStepDown; doc.go,
 // rule R4).
 func (k *Keyspace) resumeGrace() time.Duration {
-	return k.cfg.MaxStepDown(k.cfg.MaxDriftPPM * 1e-6)
+	return k.cfg.Placement.MaxStepDown(k.cfg.MaxDriftPPM * 1e-6)
 }
 
-// Frontend is the frontend of node n's region.
+// Frontend is the canonical frontend ID of node n's region (its first
+// node), by which the directory knows the region's frontend group.
 func (k *Keyspace) Frontend(n wire.NodeID) wire.NodeID { return k.frontends[k.topo.RegionOf(n)] }
 
-// Replicas appends every frontend: each holds a copy of every row.
+// regionNodes are the members of the frontend group named fe, fe first.
+func (k *Keyspace) regionNodes(fe wire.NodeID) []wire.NodeID {
+	return k.topo.ByRegion[k.topo.RegionOf(fe)]
+}
+
+// Replicas appends every node: every member of every region's frontend
+// group starts each row from the preloaded record.
 func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
-	return append(dst, k.frontends...)
+	for _, ids := range k.topo.ByRegion {
+		dst = append(dst, ids...)
+	}
+	return dst
+}
+
+// gatewayTimeout bounds how long a gateway waits for its region's
+// frontend leader to answer: an acquire may wait acquire_timeout there,
+// plus resends.
+func (k *Keyspace) gatewayTimeout() time.Duration {
+	return k.cfg.AcquireTimeout + 2*k.cfg.ResendInterval
 }
 
 // feLease is how long, on a frontend's clock, a hold stays servable after

@@ -16,7 +16,8 @@ import (
 // the replica's directory group (a node may be a replica of several).
 type dirTick struct{ dir int }
 
-// entry is one frontend in a row's FIFO queue.
+// entry is one frontend in a row's FIFO queue: FE is the region's
+// canonical frontend ID (rule D8).
 type entry struct {
 	FE    wire.NodeID
 	Nonce uint64
@@ -79,10 +80,13 @@ type directory struct {
 	// among them) is applied, and heartbeats may be answered (rule R4).
 	barrier uint64
 	ready   bool
+	// regions addresses each region's frontend group: grants go to the
+	// member last heard from (rule D8).
+	regions dirgroup.Regions
 }
 
 func newDirectory(ks *Keyspace, id wire.NodeID, idx int) *directory {
-	d := &directory{ks: ks, id: id, idx: idx, rows: map[string]*dirRow{}}
+	d := &directory{ks: ks, id: id, idx: idx, rows: map[string]*dirRow{}, regions: dirgroup.NewRegions(ks.topo)}
 	d.g = rsm.New(ks.layout.Dirs[idx].Group, d)
 	d.prop.G = d.g
 	return d
@@ -121,7 +125,7 @@ func (d *directory) resume(e env.Env) {
 			continue
 		}
 		r.deadline = max(r.deadline, d.leaseFloor)
-		d.sendGrant(e, key, r, 0)
+		d.sendGrant(e, key, r, 0, d.regions.Target(r.queue[0].FE))
 	}
 }
 
@@ -142,8 +146,9 @@ func (d *directory) propose(e env.Env, cmd []byte) {
 // the leader. A resent fe_acquire the leader has queued already is
 // answered at once (the head's grant was lost) or dropped (it waits).
 func (d *directory) onAcquire(e env.Env, from wire.NodeID, m *FeAcquire) {
+	d.regions.Heard(from)
 	if r := d.rows[m.Key]; r != nil && d.g.IsLeader() {
-		switch i := slices.Index(r.queue, entry{from, m.Nonce}); {
+		switch i := slices.Index(r.queue, entry{d.ks.Frontend(from), m.Nonce}); {
 		case i == 0:
 			// The head asks again: its grant was lost or came too late
 			// to serve. A leader that knows every earlier leader's
@@ -155,7 +160,7 @@ func (d *directory) onAcquire(e env.Env, from wire.NodeID, m *FeAcquire) {
 				r.deadline = max(r.deadline, e.Now()+int64(d.ks.cfg.HoldLease))
 				sent = m.Sent
 			}
-			d.sendGrant(e, m.Key, r, sent)
+			d.sendGrant(e, m.Key, r, sent, from)
 			return
 		case i > 0:
 			return // queued already: no log entry for a waiting frontend's resend
@@ -188,12 +193,13 @@ func (d *directory) Apply(e env.Env, index uint64, cmd []byte) []byte {
 	case cmdAcquire:
 		from, nonce, sent := wire.NodeID(dec.Varint()), dec.Uvarint(), dec.Varint()
 		if dec.Err() == nil {
-			d.applyAcquire(e, key, from, nonce, sent)
+			d.regions.Heard(from)
+			d.applyAcquire(e, key, d.ks.Frontend(from), nonce, sent)
 		}
 	case cmdRelease:
 		from, nonce, epoch, current := wire.NodeID(dec.Varint()), dec.Uvarint(), dec.Uvarint(), dec.Bool()
 		r := d.row(key)
-		if dec.Err() != nil || len(r.queue) == 0 || r.queue[0] != (entry{from, nonce}) || epoch != r.epoch {
+		if dec.Err() != nil || len(r.queue) == 0 || r.queue[0] != (entry{d.ks.Frontend(from), nonce}) || epoch != r.epoch {
 			// Stale or duplicate. The epoch matters: a duplicated
 			// fe_acquire can queue a nonce again after its release, and
 			// that grant's epoch was never served (seed 628 of TestSwarm).
@@ -204,7 +210,7 @@ func (d *directory) Apply(e env.Env, index uint64, cmd []byte) []byte {
 		d.grantNext(e, key, r)
 	case cmdConfirm:
 		from, nonce, epoch := wire.NodeID(dec.Varint()), dec.Uvarint(), dec.Uvarint()
-		if r := d.row(key); dec.Err() == nil && len(r.queue) > 0 && r.queue[0] == (entry{from, nonce}) && epoch == r.epoch {
+		if r := d.row(key); dec.Err() == nil && len(r.queue) > 0 && r.queue[0] == (entry{d.ks.Frontend(from), nonce}) && epoch == r.epoch {
 			r.confirmed = true
 		}
 	case cmdForce:
@@ -293,7 +299,7 @@ func (d *directory) applyAcquire(e env.Env, key string, from wire.NodeID, nonce 
 		// forwarded late: the frontend gave it up for the queued one.
 	case r.queue[i].Nonce == nonce:
 		if i == 0 && d.g.IsLeader() { // the grant was lost: send it again
-			d.sendGrant(e, key, r, 0)
+			d.sendGrant(e, key, r, 0, d.regions.Target(from))
 		}
 	case i == 0:
 		d.dequeueHead(r)
@@ -304,9 +310,10 @@ func (d *directory) applyAcquire(e env.Env, key string, from wire.NodeID, nonce 
 	}
 }
 
-// staleNonce says fe_acquire nonce n comes from the same frontend
-// incarnation as queued nonce q (high 32 bits) and is older.
-func staleNonce(n, q uint64) bool { return n>>32 == q>>32 && n < q }
+// staleNonce says fe_acquire nonce n is older than queued nonce q of the
+// same region: nonces count up across the region's frontend leaders (the
+// leader's term in the high 32 bits, rule F3).
+func staleNonce(n, q uint64) bool { return n < q }
 
 // dequeueHead removes the head and records it as the newest sync source:
 // alone if it reported its copy current, else ahead of the older sources
@@ -344,15 +351,16 @@ func (d *directory) grantHead(e env.Env, key string, r *dirRow, sent int64) {
 	r.confirmed = false
 	r.deadline = max(e.Now()+int64(d.ks.cfg.HoldLease), d.leaseFloor)
 	if d.g.IsLeader() {
-		d.sendGrant(e, key, r, sent)
+		d.sendGrant(e, key, r, sent, d.regions.Target(r.queue[0].FE))
 	}
 }
 
-// sendGrant sends the head its grant, echoing sent (Grant.Sent).
-func (d *directory) sendGrant(e env.Env, key string, r *dirRow, sent int64) {
+// sendGrant sends the head its grant, echoing sent (Grant.Sent), to
+// member to of the head's region.
+func (d *directory) sendGrant(e env.Env, key string, r *dirRow, sent int64, to wire.NodeID) {
 	h := r.queue[0]
 	d.event(e, "grant")
-	e.Send(h.FE, &Grant{Key: key, Nonce: h.Nonce, Epoch: r.epoch, Chain: slices.Clone(r.chain), Sent: sent})
+	e.Send(to, &Grant{Key: key, Nonce: h.Nonce, Epoch: r.epoch, Chain: slices.Clone(r.chain), Sent: sent})
 }
 
 func (d *directory) event(e env.Env, what string) {
@@ -369,10 +377,11 @@ func (d *directory) onHeartbeat(e env.Env, from wire.NodeID, m *Heartbeat) {
 	if !d.g.IsLeader() || !d.ready {
 		return
 	}
+	d.regions.Heard(from)
 	ack := &HeartbeatAck{Seq: m.Seq}
 	for _, h := range m.Holds {
 		r := d.rows[h.Key]
-		if r == nil || len(r.queue) == 0 || r.queue[0] != (entry{from, h.Nonce}) || h.Epoch != r.epoch || r.forcing == r.epoch {
+		if r == nil || len(r.queue) == 0 || r.queue[0] != (entry{d.ks.Frontend(from), h.Nonce}) || h.Epoch != r.epoch || r.forcing == r.epoch {
 			continue
 		}
 		r.deadline = max(r.deadline, e.Now()+int64(d.ks.cfg.HoldLease))

@@ -2,8 +2,9 @@ package dirrc
 
 import (
 	"fmt"
-	"github.com/lightcone/lightcone/internal/protocol/rsm"
 
+	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
+	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -71,8 +72,9 @@ type HeartbeatAck struct {
 	Holds []hold
 }
 
-// SyncReq asks a former holder for its copy of Key, if it is current as of
-// Want; Epoch is the asker's grant.
+// SyncReq asks a former holder's region (any member of its frontend
+// group) for its copy of Key, if it is current as of Want; Epoch is the
+// asker's grant.
 type SyncReq struct {
 	Key   string
 	Epoch uint64
@@ -90,27 +92,6 @@ type SyncResp struct {
 	Rec     store.Record
 }
 
-// Fwd carries a client request from a node to its region's frontend.
-type Fwd struct {
-	ID     wire.RequestID
-	Client wire.ClientID
-	Op     wire.Op
-	Key    string
-	Value  []byte
-}
-
-// FwdReply is the frontend's answer to a Fwd, which the gateway hands to
-// its client as is.
-type FwdReply struct {
-	ID      wire.RequestID
-	Client  wire.ClientID
-	Found   bool
-	Value   []byte
-	Version wire.Version
-	Code    wire.ErrorCode // 0: success
-	Msg     string
-}
-
 func (*FeAcquire) Kind() string    { return "rc.fe_acquire" }
 func (*FeRelease) Kind() string    { return "rc.fe_release" }
 func (*Grant) Kind() string        { return "rc.grant" }
@@ -118,8 +99,6 @@ func (*Heartbeat) Kind() string    { return "rc.heartbeat" }
 func (*HeartbeatAck) Kind() string { return "rc.heartbeat_ack" }
 func (*SyncReq) Kind() string      { return "rc.sync" }
 func (*SyncResp) Kind() string     { return "rc.sync_resp" }
-func (*Fwd) Kind() string          { return "rc.fwd" }
-func (*FwdReply) Kind() string     { return "rc.fwd_reply" }
 
 // MessageTypes lists the protocol's messages for the network codec.
 func MessageTypes() []wire.MsgType {
@@ -131,9 +110,7 @@ func MessageTypes() []wire.MsgType {
 		{Kind: "rc.heartbeat_ack", New: func() wire.Encodable { return new(HeartbeatAck) }},
 		{Kind: "rc.sync", New: func() wire.Encodable { return new(SyncReq) }},
 		{Kind: "rc.sync_resp", New: func() wire.Encodable { return new(SyncResp) }},
-		{Kind: "rc.fwd", New: func() wire.Encodable { return new(Fwd) }},
-		{Kind: "rc.fwd_reply", New: func() wire.Encodable { return new(FwdReply) }},
-	}, rsm.MessageTypes()...)
+	}, append(dirgroup.MessageTypes(), rsm.MessageTypes()...)...)
 }
 
 // maxList bounds decoded lists: a corrupt length cannot allocate without
@@ -233,34 +210,4 @@ func (m *SyncResp) AppendPayload(b []byte) []byte {
 func (m *SyncResp) DecodePayload(d *wire.Decoder) {
 	m.Key, m.Epoch, m.Want = d.String(), d.Uvarint(), d.Uvarint()
 	m.Current, m.Found, m.Rec = d.Bool(), d.Bool(), store.DecodeWire(d)
-}
-
-func (m *Fwd) AppendPayload(b []byte) []byte {
-	b = wire.AppendUvarint(wire.AppendUvarint(b, uint64(m.ID)), uint64(m.Client))
-	b = wire.AppendUvarint(b, uint64(m.Op))
-	return wire.AppendBytes(wire.AppendString(b, m.Key), m.Value)
-}
-func (m *Fwd) DecodePayload(d *wire.Decoder) {
-	m.ID, m.Client = wire.RequestID(d.Uvarint()), wire.ClientID(d.Uvarint())
-	op := d.Uvarint()
-	if op > 255 {
-		d.Fail(fmt.Errorf("rc: operation %d out of range", op))
-	}
-	m.Op, m.Key, m.Value = wire.Op(op), d.String(), d.Bytes()
-}
-
-func (m *FwdReply) AppendPayload(b []byte) []byte {
-	b = wire.AppendUvarint(wire.AppendUvarint(b, uint64(m.ID)), uint64(m.Client))
-	b = wire.AppendBytes(wire.AppendBool(b, m.Found), m.Value)
-	b = wire.AppendVersion(b, m.Version)
-	return wire.AppendString(wire.AppendUvarint(b, uint64(m.Code)), m.Msg)
-}
-func (m *FwdReply) DecodePayload(d *wire.Decoder) {
-	m.ID, m.Client = wire.RequestID(d.Uvarint()), wire.ClientID(d.Uvarint())
-	m.Found, m.Value, m.Version = d.Bool(), d.Bytes(), d.Version()
-	code := d.Uvarint()
-	if code > 255 {
-		d.Fail(fmt.Errorf("rc: error code %d out of range", code))
-	}
-	m.Code, m.Msg = wire.ErrorCode(code), d.String()
 }

@@ -65,8 +65,8 @@ func (k registered) Floor(region int, op protocol.Op, oneWay func(a, b int) time
 	return 0
 }
 
-// Load: every frontend stores the preloaded row (the state before any
-// grant, which every frontend agrees on).
+// Load: every node stores the preloaded row (the state before any grant,
+// which every frontend member starts a row from).
 func (k registered) Load(key string, rec store.Record) (string, store.Record) {
-	return rowKey(key), rec
+	return loadKey(key), rec
 }

@@ -14,7 +14,8 @@ import (
 // (directory_shards): region a's rows ("a/...") and region b's ("b/...")
 // each have a group of one or two replicas in their region; the shared
 // rows (and region c's) stay with the default directory, placed as
-// swarmConfig draws it (a node may be in two groups). 70% of each
+// swarmConfig draws it (a node may be in two groups), over one to three
+// nodes a region (two at least for a shard of two). 70% of each
 // client's operations are on its region's rows (region_keys).
 func shardedConfig(t testing.TB, seed uint64) scenario.Config {
 	c := swarmConfig(t, seed)
@@ -23,6 +24,9 @@ func shardedConfig(t testing.TB, seed uint64) scenario.Config {
 	set.DirectoryShards = []dirgroup.Shard{
 		{Prefix: "a/", Region: "a", Replicas: 1 + r.IntN(2)},
 		{Prefix: "b/", Region: "b", Replicas: 1 + r.IntN(2)},
+	}
+	if c.WorldDef.NodesPerRegion == 1 && (set.DirectoryShards[0].Replicas == 2 || set.DirectoryShards[1].Replicas == 2) {
+		c.WorldDef = swarmWorld(t, 2) // a shard of two replicas needs two nodes in its region
 	}
 	c.Settings, c.RegionKeys = &set, 0.7
 	return c

@@ -8,18 +8,21 @@ import (
 	"github.com/lightcone/lightcone/internal/simtest"
 )
 
-// snapshotting is TestSwarm's run with the directory group taking a
-// snapshot of its rows every 2 to 6 commands.
+// snapshotting is TestSwarm's run with the directory group, and each
+// region's frontend group, taking a snapshot of its rows every 2 to 6
+// commands.
 func snapshotting(tb testing.TB, seed uint64) scenario.Config {
 	c := swarmConfig(tb, seed)
 	s := *c.Settings.(*dirrc.Config)
 	s.DirectorySnapshotEntries = 2 + int(seed%5)
+	s.FrontendSnapshotEntries = 2 + int(seed/5%5)
 	c.Settings = &s
 	return c
 }
 
-// TestSwarmSnapshots: TestSwarm's runs with the directory's log compacted
-// every few commands, so restarted replicas restore their rows from
+// TestSwarmSnapshots: TestSwarm's runs with the directory's and the
+// frontend groups' logs compacted every few commands, so restarted
+// replicas and frontend members restore their rows from
 // snapshots (Restore: the replicated fields, heads' deadlines from now)
 // and lagging ones are sent the leader's; every history must be release
 // consistent.

@@ -35,11 +35,9 @@ type frontend struct {
 	// from (grants, busy answers and invalidations come from the
 	// leader), the next one after a request went unanswered (F7).
 	dir dirgroup.Trackers
-	// leader: this member acted as its group's leader at the last settle.
-	leader bool
-	// dirty rows are pumped once the group call under way returns (the
-	// group's callbacks must not re-enter it).
-	dirty map[string]bool
+	// st pumps the rows the group's callbacks touched, once the group
+	// call under way returns, and notices a lost leadership.
+	st dirgroup.Settler
 	// waits are the proposals and reads this incarnation awaits, by token.
 	waits     map[uint64]*wait
 	nextToken uint64
@@ -149,7 +147,7 @@ type (
 
 func newFrontend(ks *Keyspace, id wire.NodeID, reply func(env.Env, wire.NodeID, *dirgroup.FwdReply)) *frontend {
 	f := &frontend{ks: ks, id: id, fe: ks.Frontend(id), rows: make(map[string]*feRow), reply: reply,
-		dir: dirgroup.NewTrackers(ks.layout), dirty: make(map[string]bool), waits: make(map[uint64]*wait),
+		dir: dirgroup.NewTrackers(ks.layout), waits: make(map[uint64]*wait),
 		seen: dirgroup.Seen{Horizon: 4 * (ks.cfg.OpTimeout + ks.cfg.ResendInterval)}}
 	f.g = rsm.New(ks.feGroups[ks.topo.RegionOf(id)], f)
 	return f
@@ -184,17 +182,7 @@ func (f *frontend) row(e env.Env, key string) *feRow {
 // settle runs after every input: it notices this member losing the
 // leadership (rule F9) and pumps the rows the group's callbacks touched.
 func (f *frontend) settle(e env.Env) {
-	if lead := f.g.IsLeader(); lead != f.leader {
-		f.leader = lead
-		if !lead {
-			f.stepDown(e)
-		}
-	}
-	for len(f.dirty) > 0 {
-		key := slices.Min(slices.Collect(maps.Keys(f.dirty)))
-		delete(f.dirty, key)
-		f.pump(e, key, f.row(e, key))
-	}
+	f.st.Settle(e, f.g.IsLeader(), f.stepDown, func(e env.Env, key string) { f.pump(e, key, f.row(e, key)) })
 }
 
 // stepDown drops the leader's work (rule F9): requests to the
@@ -221,7 +209,7 @@ func (f *frontend) stepDown(e env.Env) {
 		}
 		r.busy = 0
 		if len(r.queue) > 0 {
-			f.dirty[key] = true
+			f.st.Touch(key)
 		}
 	}
 }
@@ -241,7 +229,7 @@ func (f *frontend) onFwd(e env.Env, from wire.NodeID, m *dirgroup.Fwd) {
 	op.timer = e.SetTimer(f.ks.cfg.OpTimeout, opTimer{m.Key, op.id})
 	r := f.row(e, m.Key)
 	r.queue = append(r.queue, op)
-	f.dirty[m.Key] = true
+	f.st.Touch(m.Key)
 }
 
 func (f *frontend) answer(e env.Env, op *clientOp, rep *wire.Reply) {
@@ -410,7 +398,7 @@ func (f *frontend) onGrant(e env.Env, g *Grant) {
 	sentAt := r.req.sentAt
 	r.req = nil
 	if g.Epoch <= r.fence || r.busy != 0 {
-		f.dirty[g.Key] = true // revoked before it arrived: ask again
+		f.st.Touch(g.Key) // revoked before it arrived: ask again
 		return
 	}
 	r.attempts = 0
@@ -548,7 +536,7 @@ func (f *frontend) Apply(e env.Env, index uint64, cmd []byte) []byte {
 		return nil
 	}
 	r := f.row(e, key)
-	f.dirty[key] = true
+	f.st.Touch(key)
 	var res []byte
 	switch cmd[0] {
 	case cmdWrite:
@@ -684,7 +672,7 @@ func (f *frontend) Applied(e env.Env, token uint64, res []byte) {
 	}
 	delete(f.waits, token)
 	r := f.row(e, w.key)
-	f.dirty[w.key] = true
+	f.st.Touch(w.key)
 	if r.busy == token {
 		r.busy = 0
 	}
@@ -731,7 +719,7 @@ func (f *frontend) Readable(e env.Env, token uint64) {
 		return
 	}
 	r := f.row(e, w.key)
-	f.dirty[w.key] = true
+	f.st.Touch(w.key)
 	if r.busy != token {
 		return
 	}
@@ -760,7 +748,7 @@ func (f *frontend) onTimer(e env.Env, payload any) {
 			// served.
 			f.answer(e, op, &wire.Reply{Err: &wire.Error{Code: wire.ErrUnavailable, Msg: "sc: row not obtained in time (not applied)"}})
 		}
-		f.dirty[p.key] = true
+		f.st.Touch(p.key)
 	case reqTimer:
 		r := f.row(e, p.key)
 		if r.req == nil || r.req.nonce != p.nonce {
@@ -771,11 +759,11 @@ func (f *frontend) onTimer(e env.Env, payload any) {
 		// leader was heard from since (F7).
 		f.dir.For(p.key).Unanswered(r.req.to)
 		r.req = nil
-		f.dirty[p.key] = true
+		f.st.Touch(p.key)
 	case retryTimer:
 		r := f.row(e, p.key)
 		r.retrying = false
-		f.dirty[p.key] = true
+		f.st.Touch(p.key)
 	case syncTimer:
 		r := f.row(e, p.key)
 		if r.sync == nil || r.sync.nonce != p.nonce {

@@ -34,7 +34,7 @@ type Replica struct {
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	r := &Replica{ks: ks, id: id}
-	r.fe = newFrontend(ks, id, r.toGateway)
+	r.fe = newFrontend(ks, id, func(e env.Env, to wire.NodeID, m *dirgroup.FwdReply) { r.gw.Deliver(e, to, m) })
 	r.gw = &dirgroup.Gateway{Self: id, Proto: "sc", Timeout: ks.cfg.OpTimeout + 2*ks.cfg.ResendInterval,
 		Retry:  ks.cfg.FrontendTick * time.Duration(ks.cfg.FrontendElectionTicks) / 2,
 		Leader: r.fe.g.Leader, Local: func(e env.Env, m *dirgroup.Fwd) { r.fe.onFwd(e, id, m) }}
@@ -72,15 +72,6 @@ func (r *Replica) timerGroups(e env.Env, payload any) bool {
 		}
 	}
 	return false
-}
-
-// toGateway hands a frontend member's answer to the gateway it is for.
-func (r *Replica) toGateway(e env.Env, to wire.NodeID, m *dirgroup.FwdReply) {
-	if to == r.id {
-		r.gw.OnReply(e, m)
-		return
-	}
-	e.Send(to, m)
 }
 
 // Start implements env.Replica. Everything a role must keep is in its

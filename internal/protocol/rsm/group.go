@@ -236,6 +236,16 @@ func (g *Group) IsLeader() bool {
 	return g.rn != nil && g.rn.BasicStatus().RaftState == raft.StateLeader
 }
 
+// Term is the member's current Raft term (0 before Start). A leader's
+// term is unique to it: no other member leads in that term, and a later
+// leader's term is higher.
+func (g *Group) Term() uint64 {
+	if g.rn == nil {
+		return 0
+	}
+	return g.rn.BasicStatus().GetTerm()
+}
+
 // Applied is the index of the last entry this member applied.
 func (g *Group) Applied() uint64 { return g.applied }
 
