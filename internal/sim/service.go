@@ -26,7 +26,7 @@ import (
 type services struct {
 	mems [][]*storagesvc.Mem // by region, then replica
 	down []bool              // by region: an outage takes every replica
-	rng  *rand.Rand // service times
+	rng  *rand.Rand          // service times
 }
 
 func (v *services) init(seed uint64, regions int) {

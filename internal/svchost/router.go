@@ -103,7 +103,7 @@ type routeTo struct {
 type pendingCall struct {
 	to   wire.NodeID // the service's address
 	wrap func(wire.Msg) wire.Msg
-	at     time.Time
+	at   time.Time
 }
 
 // New builds a router. Each hosted service this node hosts starts empty,
