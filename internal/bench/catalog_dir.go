@@ -263,3 +263,70 @@ func dirFig57() *Experiment {
 		},
 	}
 }
+
+// dirPlacementShards is the sharded series' directory_shards: each DC's
+// rows (region_keys' "<region>/" prefix) have a 3-replica directory group
+// in that DC; the shared rows stay with the directory in the far region.
+const dirPlacementShards = `directory_shards=[{prefix: "dc1/", region: dc1}, {prefix: "dc2/", region: dc2}]`
+
+// dirPlacementSeries are the three placements, for SC and RC: the
+// directory in the far region (dir2's default, 50 ms from each DC), all
+// of it in dc1 (the thesis's §5.4: dc1 favoured, dc2 penalised), and
+// sharded, each DC's rows' directory in that DC.
+func dirPlacementSeries() []Series {
+	var out []Series
+	for _, proto := range []struct{ label, name string }{{"SC", "sc"}, {"RC", "rc"}} {
+		for _, pl := range []struct {
+			label string
+			set   []string
+		}{
+			{"far", nil},
+			{"@dc1", []string{"directory_region=dc1"}},
+			{"sharded", []string{dirPlacementShards}},
+		} {
+			out = append(out, Series{Label: proto.label + " " + pl.label, Apply: func(c *scenario.Config) {
+				c.WorldDef = dirWorld(true)
+				c.Use(proto.name, pl.set...)
+			}})
+		}
+	}
+	return out
+}
+
+// dirPlacementRegionKeys is the share of each client's operations on its
+// own DC's rows; the rest are on rows both DCs use.
+const dirPlacementRegionKeys = 0.9
+
+func dirPlacement() *Experiment {
+	base := dirBase(dirWorkload("a", "zipfian", -1))
+	base.RegionKeys = dirPlacementRegionKeys
+	region := func(m string) []string { return []string{MetricIn("dc1", m), MetricIn("dc2", m)} }
+	metrics := []string{MetricMean}
+	for _, m := range []string{MetricMean, MetricP50, MetricP99} {
+		metrics = append(metrics, region(m)...)
+	}
+	return &Experiment{
+		Name:  "dir-placement",
+		Title: "Directory placement: far, in one DC, or sharded by the DC that uses the rows (directory thesis §5.4)",
+		Description: "World dir2 with 3 nodes per region: dc1 and dc2 100 ms apart (one way), the dir region 50 ms " +
+			"from each. YCSB A (50% updates, Zipfian) over 60,000 records, one client per DC, 5,000 operations " +
+			"each at 3/s (as dir-table5.2). 90% of each client's operations are on its own DC's rows (region_keys: " +
+			"the key prefixed \"dc1/\" or \"dc2/\", created by their DC's first write), 10% on rows both DCs use " +
+			"(preloaded Modified at dc1, the thesis's loader). Three placements of the directory for SC and for RC: " +
+			"\"far\", all of it in the dir region (the thesis's setup); \"@dc1\", all of it in dc1 (directory_region: " +
+			"dc1, the placement §5.4 says gives dc1 priority); \"sharded\", each DC's rows' directory a 3-replica " +
+			"group in that DC (directory_shards), the shared rows' in the dir region.",
+		Reference: Reference{
+			Source: "Directory-coherence thesis (seed 002) §5.4 Directory Placement (discussed, never measured); digest notes/002-003 Part A.6",
+			Claims: []string{
+				"Both directory-based systems can give priority to selected datacenters by placing the Directory server geographically closer to those datacenters.",
+				"This is effectively giving priority to those regions since the communication delay between the Directory will decrease.",
+				"However, the latency between datacenters will remain the same so the cost of synchronizing data will still be high.",
+			},
+		},
+		Workload: "YCSB A (50% updates, Zipfian), 60,000 records per DC and shared, 90% of each client's operations on its DC's rows, 2 clients × 5,000 operations",
+		Base:     base,
+		Series:   dirPlacementSeries(),
+		Metrics:  metrics,
+	}
+}

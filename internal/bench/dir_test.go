@@ -81,3 +81,46 @@ func TestRegionalMetricNames(t *testing.T) {
 		}
 	}
 }
+
+// TestDirPlacementShape runs dir-placement at a tiny size and checks what
+// it measures (seed 002 §5.4): the directory in dc1 speeds dc1 up and
+// slows dc2 down against the far directory, and sharding it per DC speeds
+// both up, for SC and RC.
+func TestDirPlacementShape(t *testing.T) {
+	e, err := Default().Get("dir-placement")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), e, Options{Overrides: map[string]string{"ops_per_client": "60", "records": "500"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := func(series, region string) float64 {
+		t.Helper()
+		for _, p := range rep.Points {
+			if p.Series == series {
+				if c := p.Result.Check; c == nil || c.Verdict != "pass" {
+					t.Errorf("%s: check %+v; want pass", series, c)
+				}
+				v, ok := metric(p.Result, MetricIn(region, MetricMean))
+				if !ok {
+					t.Fatalf("%s: no mean at %s", series, region)
+				}
+				return v
+			}
+		}
+		t.Fatalf("no series %s", series)
+		return 0
+	}
+	for _, p := range []string{"SC", "RC"} {
+		far1, far2 := mean(p+" far", "dc1"), mean(p+" far", "dc2")
+		at1, at2 := mean(p+" @dc1", "dc1"), mean(p+" @dc1", "dc2")
+		sh1, sh2 := mean(p+" sharded", "dc1"), mean(p+" sharded", "dc2")
+		if !(at1 < far1 && at2 > far2) {
+			t.Errorf("%s: directory in dc1: dc1 %.1f ms (far %.1f), dc2 %.1f (far %.1f); want dc1 faster, dc2 slower", p, at1, far1, at2, far2)
+		}
+		if !(sh1 < far1 && sh2 < far2) {
+			t.Errorf("%s: sharded: dc1 %.1f ms (far %.1f), dc2 %.1f (far %.1f); want both faster", p, sh1, far1, sh2, far2)
+		}
+	}
+}

@@ -132,8 +132,8 @@ const (
 
 // MetricIn names metric m restricted to the clients of one region
 // ("read_mean_ms@dc1"): seed 002 reports its loader-side and remote
-// clients apart. Only the latency metrics (read_*, write_*, mean_ms,
-// per_op_mean_ms) have a regional form.
+// clients apart. Only the latency metrics (p50_ms, p99_ms, read_*,
+// write_*, mean_ms, per_op_mean_ms) have a regional form.
 func MetricIn(region, m string) string { return m + "@" + region }
 
 // inRegion splits a MetricIn name.
@@ -145,7 +145,7 @@ func inRegion(name string) (m, region string) {
 }
 
 // regional lists the metrics MetricIn accepts.
-var regional = []string{MetricReadP50, MetricReadP90, MetricReadP95, MetricReadP99, MetricWriteP50, MetricWriteP90, MetricWriteP95,
+var regional = []string{MetricP50, MetricP99, MetricReadP50, MetricReadP90, MetricReadP95, MetricReadP99, MetricWriteP50, MetricWriteP90, MetricWriteP95,
 	MetricWriteP99, MetricMean, MetricReadMean, MetricWriteMean, MetricReadStd, MetricWriteStd, MetricPerOpMean}
 
 // MetricAboveMs names the share of all operations slower than ms, in %

@@ -100,7 +100,7 @@ func metric(res *scenario.Result, name string) (float64, bool) {
 		kinds = []string{"read"}
 	case MetricWriteP50, MetricWriteP90, MetricWriteP95, MetricWriteP99, MetricWriteMean, MetricWriteStd:
 		kinds = []string{"update", "insert"}
-	case MetricMean, MetricPerOpMean:
+	case MetricMean, MetricPerOpMean, MetricP50, MetricP99: // P50, P99: of one region (all regions' come from the "all" row)
 		kinds = []string{"read", "update", "insert", "scan", "rmw"}
 	default:
 		return 0, false

@@ -76,6 +76,15 @@ type Config struct {
 	// measured operation, of its first operation's kind; Result.Batch
 	// divides it back to a time per operation. Default 1.
 	Batch int `yaml:"batch"`
+	// RegionKeys is the share of each client's operations on its own
+	// region's rows: the workload's key with the region's name and "/"
+	// before it ("dc1/user42"); the other operations use the workload's
+	// key as is, rows every region shares. A region's rows are not
+	// preloaded: each is created by its region's first write (a read
+	// before finds nothing). For placing a directory near the rows its
+	// region uses (seed 002 §5.4, bench dir-placement; directory_shards).
+	// Simulator only. Default 0: every row shared.
+	RegionKeys float64 `yaml:"region_keys"`
 	// Warmup is the first part of Duration that is not measured: operations
 	// started before it are left out of the latency rows, histograms and
 	// operation count, and messages sent before it out of the message
@@ -271,6 +280,9 @@ func resolve(c Config) (*resolved, error) {
 	}
 	if c.Warmup < 0 || c.Warmup >= c.Duration {
 		return nil, fmt.Errorf("warmup: %s; must be at least 0 and shorter than duration %s", c.Warmup, c.Duration)
+	}
+	if !(c.RegionKeys >= 0 && c.RegionKeys <= 1) {
+		return nil, fmt.Errorf("region_keys: %g; must be a share in [0, 1]", c.RegionKeys)
 	}
 	if c.ThresholdMs < 0 {
 		return nil, fmt.Errorf("threshold_ms: %g; must not be negative", c.ThresholdMs)

@@ -286,6 +286,8 @@ func (rn *runner) startOp(cl *client, intended int64) {
 	}
 	cl.opsStarted++
 	op := rn.gen.Next(cl.rng)
+	prefix := rn.regionPrefix(cl)
+	op.Key = prefix + op.Key
 	cl.busy, cl.class, cl.intended, cl.started, cl.failed = true, classOf(op.Kind), intended, now, false
 	cl.steps = cl.steps[:0]
 	switch op.Kind {
@@ -299,7 +301,7 @@ func (rn *runner) startOp(cl *client, intended int64) {
 		// The protocol contract has no range read: a scan is ScanLen
 		// sequential reads of consecutive records.
 		for _, k := range rn.gen.ScanKeys(op) {
-			cl.steps = append(cl.steps, step{wire.OpGet, k})
+			cl.steps = append(cl.steps, step{wire.OpGet, prefix + k})
 		}
 	}
 	for i := 1; i < rn.r.cfg.Batch; i++ {
@@ -319,6 +321,17 @@ func (rn *runner) startOp(cl *client, intended int64) {
 		cl.steps = bracket(cl.steps)
 	}
 	rn.sendStep(cl)
+}
+
+// regionPrefix draws whether the client's next operation is on its
+// region's rows (Config.RegionKeys) and returns the key prefix: its
+// region's name and "/", or "" for a shared row. It draws nothing when
+// RegionKeys is 0, so runs without it keep their random sequence.
+func (rn *runner) regionPrefix(cl *client) string {
+	if rn.r.cfg.RegionKeys == 0 || cl.rng.Float64() >= rn.r.cfg.RegionKeys {
+		return ""
+	}
+	return rn.r.world.Regions[cl.region].Name + "/"
 }
 
 // bracket wraps each run of steps on one key in an acquire and a release

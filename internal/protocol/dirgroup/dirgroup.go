@@ -1,11 +1,11 @@
 // Package dirgroup is what the directory-based protocols (sc, rc) share
-// about running their directory as a replicated state machine group
-// (internal/protocol/rsm): where the group's members go (Placement), how a
-// frontend finds the leader (Tracker), and how a directory replica proposes
-// commands and notices it became the leader (Proposer); and about running
-// each region's frontend as an rsm group over the region's nodes
-// (region.go: Frontends, Regions; gateway.go: Gateway, Seen), which sc
-// uses (its doc.go rules F8–F12, D8).
+// about running their directory as replicated state machine groups
+// (internal/protocol/rsm): where each group's members go (Placement,
+// Layout), how a frontend finds a group's leader (Tracker, Trackers), and
+// how a directory replica proposes commands and notices it became the
+// leader (Proposer); and about running each region's frontend as an rsm
+// group over the region's nodes (region.go: Frontends, Regions;
+// gateway.go: Gateway, Seen), which sc uses (its doc.go rules F8–F12, D8).
 //
 // # Algorithm
 //
@@ -16,6 +16,17 @@
 // unanswered (a follower forwards proposals to its leader, rsm rule 4). A
 // replica that becomes the leader resumes what the former leader was
 // driving (each protocol says what: sc rule D7, rc rule R4).
+//
+// Sharding (directory_shards; seed 002 §5.4, "Directory Placement"): each
+// shard's rows — the keys it is the longest matching prefix of — have a
+// directory group of their own, an independent rsm group with its own
+// name and log, placed in the shard's region the same way; other rows
+// have the default group. A row's directory is a function of its key
+// alone, the same on every node, so each row is directed by exactly one
+// group and the protocols' per-row rules hold per group unchanged. A node
+// may be a replica of several groups (rsm messages and timers name their
+// group). A frontend tracks each group's leader apart (Trackers).
+// dir-placement (internal/bench) measures it.
 //
 // # Guarantee
 //
@@ -34,6 +45,7 @@ package dirgroup
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -69,6 +81,22 @@ type Placement struct {
 	// ticks (rsm Config.ElectionTicks): a replica that has not heard from
 	// a leader for a draw in [E, 2E) ticks campaigns. Default 10.
 	DirectoryElectionTicks int `yaml:"directory_election_ticks"`
+	// DirectorySnapshotEntries is how many log entries a directory
+	// replica applies between two snapshots of its rows (rsm
+	// Config.SnapshotEntries): each compacts the group's log, so a
+	// restarted replica reads one snapshot and about this many entries.
+	// Default 100 (rsm's is 1000): a directory's rows encode small, and
+	// every entry a restart reads is one more store read that may fail.
+	DirectorySnapshotEntries int `yaml:"directory_snapshot_entries"`
+	// DirectoryShards splits the directory by key prefix (the thesis's
+	// §5.4: a directory near the datacenters that use its rows gives them
+	// priority): each entry's rows (the keys it is the longest matching
+	// prefix of) have a directory group of their own, placed in the
+	// entry's region; rows that match no entry go to the directory
+	// placed by the settings above. Each group has the tick, election
+	// timeout and snapshot interval above. Default: none (one directory
+	// for every row).
+	DirectoryShards []Shard `yaml:"directory_shards"`
 }
 
 // EnsureDefaults fills unset fields.
@@ -87,6 +115,13 @@ func (p *Placement) EnsureDefaults(w *topo.World) {
 	}
 	if p.DirectoryTick == 0 {
 		p.DirectoryTick = 50 * time.Millisecond
+	}
+	if p.DirectorySnapshotEntries == 0 {
+		p.DirectorySnapshotEntries = 100
+	}
+	p.DirectoryShards = slices.Clone(p.DirectoryShards) // the caller's settings stay as given
+	for i := range p.DirectoryShards {
+		p.DirectoryShards[i].ensureDefaults(w)
 	}
 }
 
@@ -110,7 +145,10 @@ func (p *Placement) Validate(w *topo.World) error {
 	if p.DirectoryTick <= 0 {
 		return fmt.Errorf("directory_tick = %s; must be positive", p.DirectoryTick)
 	}
-	return nil
+	if p.DirectorySnapshotEntries < 1 {
+		return fmt.Errorf("directory_snapshot_entries = %d; must be at least 1", p.DirectorySnapshotEntries)
+	}
+	return validateShards(p.DirectoryShards, w)
 }
 
 // nodesIn is how many nodes the directory regions have (each counted once).
@@ -142,7 +180,8 @@ func (p *Placement) Place(t *topo.Topology, group string) ([]wire.NodeID, rsm.Co
 			}
 		}
 	}
-	cfg := rsm.Config{Group: group, Members: members, TickInterval: p.DirectoryTick, ElectionTicks: p.DirectoryElectionTicks}
+	cfg := rsm.Config{Group: group, Members: members, TickInterval: p.DirectoryTick, ElectionTicks: p.DirectoryElectionTicks,
+		SnapshotEntries: p.DirectorySnapshotEntries}
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, rsm.Config{}, fmt.Errorf("directory group: %w", err)
@@ -163,6 +202,7 @@ func (p *Placement) MaxStepDown(rho float64) time.Duration {
 type Tracker struct {
 	members []wire.NodeID
 	i       int
+	heardAt int64 // when a leader was last heard from (HeardAt), or the target moved
 }
 
 // NewTracker starts at replica 0.
@@ -177,6 +217,12 @@ func (t *Tracker) Heard(n wire.NodeID) {
 	if i := slices.Index(t.members, n); i >= 0 {
 		t.i = i
 	}
+}
+
+// HeardAt is Heard, noting when (Trackers.NextIfSilent).
+func (t *Tracker) HeardAt(n wire.NodeID, now int64) {
+	t.Heard(n)
+	t.heardAt = now
 }
 
 // Next gives up on the current target (a request went unanswered: it may
@@ -227,4 +273,70 @@ func (p *Proposer) checkLeader(e env.Env, resume func(env.Env)) {
 	if p.leader && !was {
 		resume(e)
 	}
+}
+
+// EncodeRows is a directory's snapshot (rsm.StateMachine.Snapshot): its
+// rows in key order, each encoded by enc after its key.
+func EncodeRows[R any](rows map[string]R, enc func(b []byte, r R) []byte) []byte {
+	b := wire.AppendUvarint(nil, uint64(len(rows)))
+	for _, key := range slices.Sorted(maps.Keys(rows)) {
+		b = enc(wire.AppendString(b, key), rows[key])
+	}
+	return b
+}
+
+// DecodeRows decodes what EncodeRows encoded, each row by dec (which reads
+// from d and leaves errors in it). An error says data does not decode.
+func DecodeRows[R any](data []byte, dec func(d *wire.Decoder) R) (map[string]R, error) {
+	d := wire.NewDecoder(data)
+	n := d.Uvarint()
+	if n > uint64(d.Len()) {
+		d.Fail(wire.ErrTruncated)
+	}
+	rows := make(map[string]R)
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		key := d.String()
+		rows[key] = dec(d)
+	}
+	if d.Err() == nil && d.Len() != 0 {
+		d.Fail(fmt.Errorf("%d bytes left over", d.Len()))
+	}
+	if d.Err() != nil {
+		return nil, fmt.Errorf("snapshot of %d bytes: %w", len(data), d.Err())
+	}
+	return rows, nil
+}
+
+// SeenBy remembers requests a frontend took, by a caller-chosen key (rc:
+// the forwarding gateway, the client and the request's ID; Seen: the
+// gateway and the Fwd's ID), so a duplicated forward is not applied
+// twice. It is in memory only: a copy arriving after a restart is not
+// recognised (the simulator delivers duplicates within a network delay,
+// shorter than any restart).
+type SeenBy[K comparable] struct {
+	at map[K]int64
+}
+
+// seenMax is how many entries SeenBy keeps before it forgets old ones.
+const seenMax = 4096
+
+// First records k at now and says whether it is new. Past seenMax entries
+// it forgets those older than now − horizon, so horizon must exceed how
+// late a duplicate can arrive.
+func (s *SeenBy[K]) First(k K, now, horizon int64) bool {
+	if _, dup := s.at[k]; dup {
+		return false
+	}
+	if s.at == nil {
+		s.at = make(map[K]int64)
+	}
+	if len(s.at) >= seenMax {
+		for k, at := range s.at { // lint:order-independent: deletes every old entry
+			if at < now-horizon {
+				delete(s.at, k)
+			}
+		}
+	}
+	s.at[k] = now
+	return true
 }

@@ -257,7 +257,7 @@ func (g *Gateway) OnTimer(e env.Env, t GwTimer) {
 // the original, far less than Horizon.
 type Seen struct {
 	Horizon time.Duration
-	at      map[seenKey]int64
+	by      SeenBy[seenKey]
 }
 
 type seenKey struct {
@@ -267,21 +267,5 @@ type seenKey struct {
 
 // Add records (from, id) and reports whether it is new.
 func (s *Seen) Add(e env.Env, from wire.NodeID, id uint64) bool {
-	if s.at == nil {
-		s.at = make(map[seenKey]int64)
-	}
-	k := seenKey{from, id}
-	if _, dup := s.at[k]; dup {
-		return false
-	}
-	now := e.Now()
-	if len(s.at) >= 4096 {
-		for k, at := range s.at { // lint:order-independent: deletes every old entry
-			if at < now-int64(s.Horizon) {
-				delete(s.at, k)
-			}
-		}
-	}
-	s.at[k] = now
-	return true
+	return s.by.First(seenKey{from, id}, e.Now(), int64(s.Horizon))
 }

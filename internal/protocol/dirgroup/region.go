@@ -29,6 +29,11 @@ type Frontends struct {
 	// in ticks (rsm Config.ElectionTicks): a member that has not heard
 	// from a leader for a draw in [E, 2E) ticks campaigns. Default 10.
 	FrontendElectionTicks int `yaml:"frontend_election_ticks"`
+	// FrontendSnapshotEntries is how many log entries a frontend member
+	// applies between two snapshots of its rows (rsm
+	// Config.SnapshotEntries): each compacts the group's log. Default 1000
+	// (rsm's): a frontend's snapshot holds every row's data.
+	FrontendSnapshotEntries int `yaml:"frontend_snapshot_entries"`
 }
 
 // EnsureDefaults fills unset fields.
@@ -38,6 +43,9 @@ func (f *Frontends) EnsureDefaults() {
 	}
 	if f.FrontendElectionTicks == 0 {
 		f.FrontendElectionTicks = 10
+	}
+	if f.FrontendSnapshotEntries == 0 {
+		f.FrontendSnapshotEntries = 1000
 	}
 }
 
@@ -49,6 +57,9 @@ func (f *Frontends) Validate() error {
 	if f.FrontendElectionTicks < 2 {
 		return fmt.Errorf("frontend_election_ticks = %d; must be at least 2", f.FrontendElectionTicks)
 	}
+	if f.FrontendSnapshotEntries < 1 {
+		return fmt.Errorf("frontend_snapshot_entries = %d; must be at least 1", f.FrontendSnapshotEntries)
+	}
 	return nil
 }
 
@@ -58,7 +69,7 @@ func (f *Frontends) Validate() error {
 func (f *Frontends) Group(t *topo.Topology, r int, proto string) (rsm.Config, error) {
 	name := proto + ".fe/" + t.World.Regions[r].Name
 	cfg := rsm.Config{Group: name, Members: slices.Clone(t.ByRegion[r]), TickInterval: f.FrontendTick,
-		ElectionTicks: f.FrontendElectionTicks, StorePrefix: "rsm/" + name + "/"}
+		ElectionTicks: f.FrontendElectionTicks, SnapshotEntries: f.FrontendSnapshotEntries, StorePrefix: "rsm/" + name + "/"}
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return rsm.Config{}, fmt.Errorf("frontend group of region %s: %w", t.World.Regions[r].Name, err)

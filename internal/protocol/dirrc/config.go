@@ -7,7 +7,6 @@ import (
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
-	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -16,9 +15,10 @@ import (
 // the setting names, decoded strictly.
 type Config struct {
 	// Placement: directory_region, directory_regions, directory_replicas,
-	// directory_tick and directory_election_ticks (internal/protocol/dirgroup).
-	// rc's directory_replicas defaults to 1 (doc.go, "Crashes": a group of
-	// 3 loses its majority too often under storage faults).
+	// directory_tick, directory_election_ticks, directory_snapshot_entries
+	// and directory_shards (internal/protocol/dirgroup).
+	// rc's directory_replicas defaults to 1 (doc.go, "Crashes": under
+	// storage faults a group of 3 changes leader too often).
 	dirgroup.Placement `yaml:",inline"`
 	// HoldLease (T) is how long the directory keeps a frontend at the head
 	// of a row's queue after it last heard from it (a grant or a
@@ -57,8 +57,8 @@ type Config struct {
 // EnsureDefaults fills unset fields.
 func (c *Config) EnsureDefaults(w *topo.World) {
 	if c.DirectoryReplicas == 0 {
-		// One replica: under storage faults a group of 3 loses its
-		// majority too often (doc.go, "Crashes").
+		// One replica: under storage faults a group of 3 changes leader
+		// too often (doc.go, "Crashes").
 		c.DirectoryReplicas = 1
 	}
 	c.Placement.EnsureDefaults(w)
@@ -105,9 +105,9 @@ type Keyspace struct {
 	cfg       Config
 	topo      *topo.Topology
 	frontends []wire.NodeID // by region: the region's first node
-	// directories are the directory group's members, replica 0 first.
-	directories []wire.NodeID
-	group       rsm.Config
+	// layout is the directory's groups: the default one (index 0) and one
+	// per directory_shards entry, each a row's directory by key.
+	layout *dirgroup.Layout
 }
 
 // NewKeyspace validates cfg against t and places the roles.
@@ -124,7 +124,7 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 		ks.frontends = append(ks.frontends, ids[0])
 	}
 	var err error
-	if ks.directories, ks.group, err = cfg.Place(t, "rc.dir"); err != nil {
+	if ks.layout, err = cfg.Layout(t, "rc.dir"); err != nil {
 		return nil, fmt.Errorf("rc: %w", err)
 	}
 	return ks, nil
@@ -133,8 +133,15 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 // Config returns the keyspace's settings with defaults filled.
 func (k *Keyspace) Config() Config { return k.cfg }
 
-// Directories are the nodes of the directory's replicated group.
-func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.directories) }
+// Directories are the nodes of the default directory's replicated group
+// (the rows of no directory_shards entry).
+func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.layout.Dirs[0].Members) }
+
+// DirectoryOf are the nodes of key's directory group (its shard's, or the
+// default one's).
+func (k *Keyspace) DirectoryOf(key string) []wire.NodeID {
+	return slices.Clone(k.layout.For(key).Members)
+}
 
 // resumeGrace is how much longer than hold_lease a new leader waits before
 // it may force a head's release: a deposed leader may still answer

@@ -1,6 +1,7 @@
 package dirrc
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -11,8 +12,9 @@ import (
 )
 
 // dirTick is a directory replica's periodic timer: the leader forces the
-// release of heads whose holder stopped heartbeating (rules 7, R3).
-type dirTick struct{}
+// release of heads whose holder stopped heartbeating (rules 7, R3). dir is
+// the replica's directory group (a node may be a replica of several).
+type dirTick struct{ dir int }
 
 // entry is one frontend in a row's FIFO queue.
 type entry struct {
@@ -63,6 +65,7 @@ const (
 type directory struct {
 	ks   *Keyspace
 	id   wire.NodeID
+	idx  int // the directory group's index in the keyspace's layout
 	g    *rsm.Group
 	prop dirgroup.Proposer
 	rows map[string]*dirRow
@@ -78,17 +81,17 @@ type directory struct {
 	ready   bool
 }
 
-func newDirectory(ks *Keyspace, id wire.NodeID) *directory {
-	d := &directory{ks: ks, id: id, rows: map[string]*dirRow{}}
-	d.g = rsm.New(ks.group, d)
+func newDirectory(ks *Keyspace, id wire.NodeID, idx int) *directory {
+	d := &directory{ks: ks, id: id, idx: idx, rows: map[string]*dirRow{}}
+	d.g = rsm.New(ks.layout.Dirs[idx].Group, d)
 	d.prop.G = d.g
 	return d
 }
 
-// start replays the group's log (rsm has no snapshots: every replica
-// rebuilds its rows from the commands).
+// start restores the group's latest snapshot and replays the log after it
+// (rsm): every replica rebuilds its rows from the commands.
 func (d *directory) start(e env.Env) {
-	e.SetTimer(d.ks.cfg.HeartbeatInterval, dirTick{})
+	e.SetTimer(d.ks.cfg.HeartbeatInterval, dirTick{d.idx})
 	d.g.Start(e)
 	d.settle(e)
 }
@@ -238,6 +241,40 @@ func (d *directory) Applied(env.Env, uint64, []byte) {}
 // Readable implements rsm.StateMachine: the directory never reads.
 func (d *directory) Readable(env.Env, uint64) {}
 
+// Snapshot implements rsm.StateMachine: the replicated fields of every
+// row, in key order. Deadlines and the leader's proposals in flight are
+// this replica's, not encoded.
+func (d *directory) Snapshot(env.Env) []byte {
+	return dirgroup.EncodeRows(d.rows, func(b []byte, r *dirRow) []byte {
+		b = wire.AppendBool(wire.AppendUvarint(b, r.epoch), r.confirmed)
+		b = wire.AppendUvarint(b, uint64(len(r.queue)))
+		for _, q := range r.queue {
+			b = wire.AppendUvarint(wire.AppendVarint(b, int64(q.FE)), q.Nonce)
+		}
+		return appendSources(b, r.chain)
+	})
+}
+
+// Restore implements rsm.StateMachine: the rows of a Snapshot. Every head
+// gets a full hold_lease from now (and no less than the lease floor), as
+// a replay's application of its grant would give it (rules 7, R3).
+func (d *directory) Restore(e env.Env, data []byte) error {
+	deadline := max(e.Now()+int64(d.ks.cfg.HoldLease), d.leaseFloor)
+	rows, err := dirgroup.DecodeRows(data, func(dec *wire.Decoder) *dirRow {
+		r := &dirRow{epoch: dec.Uvarint(), confirmed: dec.Bool(), deadline: deadline}
+		for j, q := 0, listLen(dec); j < q && dec.Err() == nil; j++ {
+			r.queue = append(r.queue, entry{FE: wire.NodeID(dec.Varint()), Nonce: dec.Uvarint()})
+		}
+		r.chain = decodeSources(dec)
+		return r
+	})
+	if err != nil {
+		return fmt.Errorf("rc: directory %w", err)
+	}
+	d.rows = rows
+	return nil
+}
+
 // applyAcquire enqueues the frontend (rule 3). A frontend already queued
 // under another nonce has given up that place (it released, lapsed or
 // restarted): if it was the head this is its release, and it goes to the
@@ -355,7 +392,7 @@ func (d *directory) onHeartbeat(e env.Env, from wire.NodeID, m *Heartbeat) {
 // heartbeated for hold_lease (rule 7: the thesis's proposed heartbeat and
 // timeout; rule R3). A lost proposal is made again at the next tick.
 func (d *directory) tick(e env.Env) {
-	e.SetTimer(d.ks.cfg.HeartbeatInterval, dirTick{})
+	e.SetTimer(d.ks.cfg.HeartbeatInterval, dirTick{d.idx})
 	if !d.g.IsLeader() {
 		return
 	}

@@ -61,14 +61,13 @@ type frontend struct {
 	id     wire.NodeID
 	rows   map[string]*feRow
 	hbSeq  uint64
-	hbSent map[uint64]int64
+	hbSent map[uint64]hbSent
 	lastTS int64
-	// dir is the directory replica to send to: the last one heard from
-	// as the leader, the next one after resend_interval +
-	// heartbeat_interval without a word from it while something is
-	// outstanding (rule R5). heardAt is when it was last heard from.
-	dir     dirgroup.Tracker
-	heardAt int64
+	// dir is, per directory group, the replica to send to: the last one
+	// heard from as the leader, the next one after resend_interval +
+	// heartbeat_interval without a word from it while the group's rows
+	// are outstanding (rule R5).
+	dir dirgroup.Trackers
 	// inc and seq make fe_acquire nonces: inc (random per incarnation) in
 	// the high 32 bits, seq counting up in the low, so the directory can
 	// tell a stale fe_acquire of this incarnation (reordered, or a
@@ -78,12 +77,19 @@ type frontend struct {
 	evictions, lapses, syncs uint64
 }
 
+// hbSent is a heartbeat sent: when, and to which directory group (each
+// group's rows are heartbeated apart).
+type hbSent struct {
+	at  int64
+	dir int
+}
+
 func newFrontend(ks *Keyspace, id wire.NodeID) *frontend {
-	return &frontend{ks: ks, id: id, rows: map[string]*feRow{}, hbSent: map[uint64]int64{}, dir: dirgroup.NewTracker(ks.directories)}
+	return &frontend{ks: ks, id: id, rows: map[string]*feRow{}, hbSent: map[uint64]hbSent{}, dir: dirgroup.NewTrackers(ks.layout)}
 }
 
 func (f *frontend) start(e env.Env) {
-	f.heardAt = e.Now()
+	f.dir.Start(e.Now())
 	f.inc, f.seq = e.Rand().Uint64()>>32, 0
 	e.SetTimer(f.ks.cfg.HeartbeatInterval, feTick{})
 }
@@ -188,7 +194,7 @@ func (f *frontend) startAcquire(e env.Env, key string, r *feRow) {
 	now := e.Now()
 	f.seq++
 	r.state, r.nonce, r.base, r.lastSend, r.wanted = acquiring, f.inc<<32|f.seq&(1<<32-1)|1<<31, now, now, false
-	e.Send(f.dir.Target(), &FeAcquire{Key: key, Nonce: r.nonce, Sent: now})
+	e.Send(f.dir.For(key).Target(), &FeAcquire{Key: key, Nonce: r.nonce, Sent: now})
 }
 
 // maybeRelease sends fe_release once the last client released (the
@@ -197,7 +203,7 @@ func (f *frontend) maybeRelease(e env.Env, key string, r *feRow) {
 	if r.state != held || len(r.holders) > 0 {
 		return
 	}
-	e.Send(f.dir.Target(), &FeRelease{Key: key, Nonce: r.nonce, Epoch: r.epoch, Current: true})
+	e.Send(f.dir.For(key).Target(), &FeRelease{Key: key, Nonce: r.nonce, Epoch: r.epoch, Current: true})
 	r.state, r.nonce, r.chain, r.wanted = idle, 0, nil, false
 	if len(r.waiters) > 0 {
 		f.startAcquire(e, key, r)
@@ -221,12 +227,12 @@ func (f *frontend) lapse(e env.Env, key string, r *feRow) {
 
 // onGrant starts the lazy sync at acquire (rule 5).
 func (f *frontend) onGrant(e env.Env, from wire.NodeID, m *Grant) {
-	f.heard(e, from)
+	f.dir.For(m.Key).HeardAt(from, e.Now())
 	r := f.rows[m.Key]
 	if r == nil || r.nonce != m.Nonce {
 		// A grant for an attempt this frontend gave up (a duplicated
 		// fe_acquire queued it again): hand it back unused.
-		e.Send(f.dir.Target(), &FeRelease{Key: m.Key, Nonce: m.Nonce, Epoch: m.Epoch})
+		e.Send(f.dir.For(m.Key).Target(), &FeRelease{Key: m.Key, Nonce: m.Nonce, Epoch: m.Epoch})
 		return
 	}
 	if r.state != acquiring {
@@ -361,18 +367,15 @@ func (f *frontend) onSyncReq(e env.Env, from wire.NodeID, m *SyncReq) {
 	e.Send(from, resp)
 }
 
-// heard notes a directory replica acting as the leader (rule R5).
-func (f *frontend) heard(e env.Env, from wire.NodeID) {
-	f.dir.Heard(from)
-	f.heardAt = e.Now()
-}
-
+// onHeartbeatAck notes a directory replica acting as the leader of the
+// group the heartbeat went to (rule R5) and extends the leases it renewed.
 func (f *frontend) onHeartbeatAck(e env.Env, from wire.NodeID, m *HeartbeatAck) {
-	f.heard(e, from)
-	sent, ok := f.hbSent[m.Seq]
+	hb, ok := f.hbSent[m.Seq]
 	if !ok {
 		return
 	}
+	f.dir.At(hb.dir).HeardAt(from, e.Now())
+	sent := hb.at
 	for _, h := range m.Holds {
 		r := f.rows[h.Key]
 		if r == nil || r.nonce != h.Nonce || (r.state != held && r.state != syncing) {
@@ -395,12 +398,9 @@ func (f *frontend) tick(e env.Env) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if len(keys) > 0 && now-f.heardAt >= int64(cfg.ResendInterval+cfg.HeartbeatInterval) {
-		// Nothing from the directory replica asked while rows are
-		// outstanding: it may be down, cut off or no longer the leader.
-		f.dir.Next()
-		f.heardAt = now
-	}
+	// Nothing from a group's replica asked while its rows are
+	// outstanding: it may be down, cut off or no longer the leader.
+	f.dir.NextIfSilent(now, int64(cfg.ResendInterval+cfg.HeartbeatInterval), keys)
 	var holds []hold
 	for _, k := range keys {
 		r := f.rows[k]
@@ -427,7 +427,7 @@ func (f *frontend) tick(e env.Env) {
 			f.maybeRelease(e, k, r)
 		case r.state == acquiring && now-r.lastSend >= int64(cfg.ResendInterval):
 			r.lastSend = now
-			e.Send(f.dir.Target(), &FeAcquire{Key: k, Nonce: r.nonce, Sent: now})
+			e.Send(f.dir.For(k).Target(), &FeAcquire{Key: k, Nonce: r.nonce, Sent: now})
 		case r.state == syncing && now >= r.leaseUntil:
 			f.lapse(e, k, r)
 		case r.state == syncing && now-r.lastSend >= int64(cfg.ResendInterval):
@@ -442,10 +442,20 @@ func (f *frontend) tick(e env.Env) {
 			}
 		}
 	}
-	if len(holds) > 0 {
+	// One heartbeat per directory group with holds (keys are sorted, so
+	// each group's holds are too).
+	byDir := make([][]hold, f.dir.Len())
+	for _, h := range holds {
+		i := f.dir.Index(h.Key)
+		byDir[i] = append(byDir[i], h)
+	}
+	for i, hs := range byDir {
+		if len(hs) == 0 {
+			continue
+		}
 		f.hbSeq++
-		f.hbSent[f.hbSeq] = now
-		delete(f.hbSent, f.hbSeq-8)
-		e.Send(f.dir.Target(), &Heartbeat{Seq: f.hbSeq, Holds: holds})
+		f.hbSent[f.hbSeq] = hbSent{at: now, dir: i}
+		delete(f.hbSent, f.hbSeq-8*uint64(len(byDir)))
+		e.Send(f.dir.At(i).Target(), &Heartbeat{Seq: f.hbSeq, Holds: hs})
 	}
 }

@@ -56,8 +56,8 @@ func (k registered) ClockBound() time.Duration { return 0 }
 
 func (k registered) Describe() string {
 	c := k.Config()
-	return fmt.Sprintf("rc (directory-based release consistency) directory=%s hold_lease=%s hold_timeout=%s max_drift=%gppm guarantee=release",
-		c.DirectoryRegion, c.HoldLease, c.HoldTimeout, c.MaxDriftPPM)
+	return fmt.Sprintf("rc (directory-based release consistency) directory=%s%s hold_lease=%s hold_timeout=%s max_drift=%gppm guarantee=release",
+		c.DirectoryRegion, c.DescribeShards(), c.HoldLease, c.HoldTimeout, c.MaxDriftPPM)
 }
 
 // Floor: an access to a held row is local; the floor is that best case.

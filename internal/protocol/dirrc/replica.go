@@ -6,6 +6,7 @@ import (
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/protocol"
+	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -17,14 +18,29 @@ func (k *Keyspace) Factory() env.Factory {
 
 // Replica is one node of an RC keyspace. Every node is a gateway that
 // forwards its clients' requests to its region's frontend; a region's first
-// node is also the frontend, and the directory's replicas
-// (Keyspace.Directories) each run a member of the directory's group. Each
+// node is also the frontend, and the directory's replicas each run a
+// member of their directory group (the default one, or a directory_shards
+// entry's). Each
 // role keeps its own state and handlers.
 type Replica struct {
-	ks  *Keyspace
-	id  wire.NodeID
-	fe  *frontend  // nil unless this node is its region's frontend
-	dir *directory // nil unless this node is a directory replica
+	ks *Keyspace
+	id wire.NodeID
+	fe *frontend // nil unless this node is its region's frontend
+	// dirs[i] is this node's replica of directory group i (the default
+	// one, then each directory_shards entry's), nil where it is none; a
+	// node may be a replica of several.
+	dirs []*directory
+	// fwds are the forwarded requests the frontend took: a duplicated Fwd
+	// is dropped, or a late copy of a put would write its value again
+	// inside a later hold of the same client (TestSwarmSharded seed 223).
+	fwds dirgroup.SeenBy[fwdKey]
+}
+
+// fwdKey identifies a forwarded request: its gateway, client and ID.
+type fwdKey struct {
+	gw     wire.NodeID
+	client wire.ClientID
+	id     wire.RequestID
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -32,11 +48,18 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	if ks.Frontend(id) == id {
 		r.fe = newFrontend(ks, id)
 	}
-	if slices.Contains(ks.directories, id) {
-		r.dir = newDirectory(ks, id)
+	for i, d := range ks.layout.Dirs {
+		var dir *directory
+		if slices.Contains(d.Members, id) {
+			dir = newDirectory(ks, id, i)
+		}
+		r.dirs = append(r.dirs, dir)
 	}
 	return r
 }
+
+// dirFor is this node's replica of key's directory group, or nil.
+func (r *Replica) dirFor(key string) *directory { return r.dirs[r.ks.layout.Index(key)] }
 
 // Start implements env.Replica. What a role must keep is in the store;
 // what is only in memory (client holds, waiting acquires, heartbeat
@@ -45,8 +68,10 @@ func (r *Replica) Start(e env.Env) {
 	if r.fe != nil {
 		r.fe.start(e)
 	}
-	if r.dir != nil {
-		r.dir.start(e)
+	for _, d := range r.dirs {
+		if d != nil {
+			d.start(e)
+		}
 	}
 }
 
@@ -62,9 +87,11 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 
 // Step implements env.Replica.
 func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
-	if r.dir != nil && r.dir.g.Step(e, from, m) {
-		r.dir.settle(e)
-		return
+	for _, d := range r.dirs {
+		if d != nil && d.g.Step(e, from, m) { // rsm messages name their group
+			d.settle(e)
+			return
+		}
 	}
 	switch m := m.(type) {
 	case *FwdReply:
@@ -74,7 +101,10 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		}
 		e.Reply(rep)
 	case *Fwd:
-		if r.fe != nil {
+		// A copy arrives within a network delay of the original; the
+		// horizon is far longer.
+		horizon := int64(4 * (r.ks.cfg.AcquireTimeout + r.ks.cfg.HoldTimeout))
+		if r.fe != nil && r.fwds.First(fwdKey{from, m.Client, m.ID}, e.Now(), horizon) {
 			r.fe.request(e, client{gw: from, id: m.Client}, m.ID, m.Op, m.Key, m.Value)
 		}
 	case *Grant:
@@ -94,40 +124,47 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 			r.fe.onSyncResp(e, from, m)
 		}
 	case *FeAcquire:
-		if r.dir != nil {
-			r.dir.onAcquire(e, from, m)
+		if d := r.dirFor(m.Key); d != nil {
+			d.onAcquire(e, from, m)
 		}
 	case *FeRelease:
-		if r.dir != nil {
-			r.dir.onRelease(e, from, m)
+		if d := r.dirFor(m.Key); d != nil {
+			d.onRelease(e, from, m)
 		}
 	case *Heartbeat:
-		if r.dir != nil {
-			r.dir.onHeartbeat(e, from, m)
+		// A frontend heartbeats each directory group apart: every hold
+		// of one Heartbeat is of the same group's rows.
+		if len(m.Holds) > 0 {
+			if d := r.dirFor(m.Holds[0].Key); d != nil {
+				d.onHeartbeat(e, from, m)
+			}
 		}
 	}
 }
 
 // Timer implements env.Replica.
 func (r *Replica) Timer(e env.Env, payload any) {
-	if r.dir != nil && r.dir.g.Timer(e, payload) {
-		r.dir.settle(e)
-		return
+	for _, d := range r.dirs {
+		if d != nil && d.g.Timer(e, payload) {
+			d.settle(e)
+			return
+		}
 	}
-	switch payload.(type) {
+	switch p := payload.(type) {
 	case feTick:
 		if r.fe != nil {
 			r.fe.tick(e)
 		}
 	case dirTick:
-		if r.dir != nil {
-			r.dir.tick(e)
+		if p.dir < len(r.dirs) && r.dirs[p.dir] != nil {
+			r.dirs[p.dir].tick(e)
 		}
 	}
 }
 
 // Storage keys: a frontend's copy of a row and the epoch its copy is
-// current as of. The directory's group keeps its log under "rsm/rc.dir/".
+// current as of. The directory's group keeps its log under "rsm/rc.dir/", a
+// shard's under "rsm/rc.dir.<escaped prefix>/" (dirgroup.Placement.Layout).
 func rowKey(k string) string  { return "rc/row/" + k }
 func metaKey(k string) string { return "rc/cur/" + k }
 
@@ -141,13 +178,19 @@ func (r *Replica) Counters(int64) []protocol.Counter {
 			protocol.Counter{Name: "syncs_total", Help: "rows copied from another frontend at acquire (rule 5)", Value: float64(r.fe.syncs)})
 	}
 	lead := 0
-	if r.dir != nil {
-		cs = append(cs, protocol.Counter{Name: "forced_releases_total", Help: "heads released by the directory leader after hold_lease without heartbeats (rule 7)", Value: float64(r.dir.forced)})
-		if r.dir.g.IsLeader() {
-			lead = 1
+	if slices.ContainsFunc(r.dirs, func(d *directory) bool { return d != nil }) {
+		var forced uint64
+		for _, d := range r.dirs {
+			if d != nil {
+				forced += d.forced
+				if d.g.IsLeader() {
+					lead++
+				}
+			}
 		}
+		cs = append(cs, protocol.Counter{Name: "forced_releases_total", Help: "heads released by the directory leader after hold_lease without heartbeats (rule 7)", Value: float64(forced)})
 	}
-	return append(cs, protocol.Gauge("directory_leader", "1 if this node leads the directory's replica group, else 0.", lead))
+	return append(cs, protocol.Gauge("directory_leader", "How many directory replica groups this node leads (the default one and directory_shards'; 0 or 1 without shards).", lead))
 }
 
 // get reads key; a store error fail-stops the node (store.Store).

@@ -16,10 +16,13 @@ import (
 // the setting names, decoded strictly.
 type Config struct {
 	// Placement: directory_region, directory_regions, directory_replicas,
-	// directory_tick and directory_election_ticks (internal/protocol/dirgroup).
+	// directory_tick, directory_election_ticks, directory_snapshot_entries
+	// and directory_shards
+	// (internal/protocol/dirgroup).
 	dirgroup.Placement `yaml:",inline"`
-	// Frontends: frontend_tick and frontend_election_ticks, the region
-	// frontend groups' (internal/protocol/dirgroup).
+	// Frontends: frontend_tick, frontend_election_ticks and
+	// frontend_snapshot_entries, the region frontend groups'
+	// (internal/protocol/dirgroup).
 	dirgroup.Frontends `yaml:",inline"`
 	// ShareLease (L) is how long a Shared grant lets a frontend serve
 	// reads locally, on its own clock from when it sent its request; the
@@ -113,9 +116,9 @@ func (c *Config) stretchedLease() time.Duration {
 type Keyspace struct {
 	cfg  Config
 	topo *topo.Topology
-	// directories are the directory group's members, replica 0 first.
-	directories []wire.NodeID
-	group       rsm.Config
+	// layout is the directory's groups: the default one (index 0) and one
+	// per directory_shards entry, each a row's directory by key.
+	layout *dirgroup.Layout
 	// frontends[r] is region r's canonical frontend ID (its first node):
 	// the directory's name for the region's frontend group feGroups[r].
 	frontends []wire.NodeID
@@ -141,7 +144,7 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 		ks.feGroups = append(ks.feGroups, g)
 	}
 	var err error
-	if ks.directories, ks.group, err = cfg.Place(t, "sc.dir"); err != nil {
+	if ks.layout, err = cfg.Layout(t, "sc.dir"); err != nil {
 		return nil, fmt.Errorf("sc: %w", err)
 	}
 	return ks, nil
@@ -150,11 +153,15 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 // Config returns the keyspace's policy with defaults filled.
 func (k *Keyspace) Config() Config { return k.cfg }
 
-// Directories are the nodes of the directory's replicated group.
-func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.directories) }
+// Directories are the nodes of the default directory's replicated group
+// (the rows of no directory_shards entry).
+func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.layout.Dirs[0].Members) }
 
-// isDirectory says node n is a directory replica.
-func (k *Keyspace) isDirectory(n wire.NodeID) bool { return slices.Contains(k.directories, n) }
+// DirectoryOf are the nodes of key's directory group (its shard's, or the
+// default one's).
+func (k *Keyspace) DirectoryOf(key string) []wire.NodeID {
+	return slices.Clone(k.layout.For(key).Members)
+}
 
 // Frontend is the canonical frontend ID of node n's region (its first
 // node), by which the directory knows the region's frontend group.
@@ -170,12 +177,13 @@ func (k *Keyspace) regionNodes(fe wire.NodeID) []wire.NodeID {
 func (k *Keyspace) loader() wire.NodeID { return k.frontends[0] }
 
 // Replicas appends the nodes a preloaded key is stored on: every member
-// of the loader's region and every directory replica (all read the same
-// load record, so every replica starts a row from the same state).
+// of the loader's region and every replica of the key's directory group
+// (all read the same load record, so every replica starts a row from the
+// same state).
 func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
 	members := k.regionNodes(k.loader())
 	dst = append(dst, members...)
-	for _, d := range k.directories {
+	for _, d := range k.layout.For(key).Members {
 		if !slices.Contains(members, d) {
 			dst = append(dst, d)
 		}

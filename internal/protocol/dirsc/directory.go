@@ -1,6 +1,7 @@
 package dirsc
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -93,15 +94,15 @@ const (
 	cmdFinish                  // key, proc id, acks
 )
 
-func newDirectory(ks *Keyspace, id wire.NodeID) *directory {
+func newDirectory(ks *Keyspace, id wire.NodeID, group rsm.Config) *directory {
 	d := &directory{ks: ks, id: id, rows: make(map[string]*dirRow), regions: dirgroup.NewRegions(ks.topo)}
-	d.g = rsm.New(ks.group, d)
+	d.g = rsm.New(group, d)
 	d.prop.G = d.g
 	return d
 }
 
-// start replays the group's log (rsm has no snapshots: every replica
-// rebuilds its rows from the commands).
+// start restores the group's latest snapshot and replays the log after it
+// (rsm): every replica rebuilds its rows from the commands.
 func (d *directory) start(e env.Env) {
 	d.g.Start(e)
 	d.settle(e)
@@ -205,6 +206,58 @@ func (d *directory) Applied(env.Env, uint64, []byte) {}
 
 // Readable implements rsm.StateMachine: the directory never reads.
 func (d *directory) Readable(env.Env, uint64) {}
+
+// Snapshot implements rsm.StateMachine: the replicated fields of every
+// row, in key order. Leases and the leader's progress on a Processing row
+// are this replica's, not encoded.
+func (d *directory) Snapshot(env.Env) []byte {
+	return dirgroup.EncodeRows(d.rows, func(b []byte, r *dirRow) []byte {
+		b = wire.AppendUvarint(b, uint64(r.state))
+		b = wire.AppendVarint(b, int64(r.owner))
+		b = wire.AppendUvarint(wire.AppendUvarint(b, r.epoch), r.dataEpoch)
+		b = appendNodes(appendNodes(b, r.sources), r.sharers)
+		b = wire.AppendBool(b, r.proc != nil)
+		if p := r.proc; p != nil {
+			b = wire.AppendUvarint(b, p.id)
+			b = wire.AppendVarint(wire.AppendVarint(b, int64(p.requester)), int64(p.replyTo))
+			b = wire.AppendUvarint(wire.AppendUvarint(b, uint64(p.want)), p.nonce)
+			b = wire.AppendUvarint(wire.AppendUvarint(b, uint64(p.to)), p.epoch)
+			b = appendNodes(b, p.waiting)
+		}
+		return b
+	})
+}
+
+// Restore implements rsm.StateMachine: the rows of a Snapshot. Every
+// sharer's lease runs from now, as it would from a replay's application
+// of its grant (rule D4); a Processing row waits for a leader to drive it
+// (rule D7).
+func (d *directory) Restore(e env.Env, data []byte) error {
+	leaseEnd := e.Now() + int64(d.ks.cfg.stretchedLease())
+	rows, err := dirgroup.DecodeRows(data, func(dec *wire.Decoder) *dirRow {
+		r := &dirRow{state: decodeState(dec), owner: wire.NodeID(dec.Varint()), epoch: dec.Uvarint(), dataEpoch: dec.Uvarint(),
+			sources: decodeNodes(dec), sharers: decodeNodes(dec), leases: make(map[wire.NodeID]int64)}
+		for _, s := range r.sharers {
+			r.leases[s] = leaseEnd
+		}
+		if dec.Bool() {
+			r.proc = &proc{id: dec.Uvarint(), requester: wire.NodeID(dec.Varint()), replyTo: wire.NodeID(dec.Varint()),
+				want: decodeState(dec), nonce: dec.Uvarint(),
+				to: decodeState(dec), epoch: dec.Uvarint(), waiting: decodeNodes(dec)}
+		}
+		return r
+	})
+	if err != nil {
+		return fmt.Errorf("sc: directory %w", err)
+	}
+	for _, key := range slices.Sorted(maps.Keys(d.rows)) {
+		if p := d.rows[key].proc; p != nil {
+			e.CancelTimer(p.timer)
+		}
+	}
+	d.rows = rows
+	return nil
+}
 
 // applyRequest is Alg. 4.2 with its gaps closed (doc.go, rules D1–D6):
 // from is the member of a region's frontend group that sent the request,

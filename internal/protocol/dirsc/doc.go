@@ -20,7 +20,11 @@
 // internal/protocol/rsm) of directory_replicas nodes placed round robin
 // over directory_regions (non-frontend nodes first), so it survives the
 // loss of a minority (seed 002 A.3: "State machine replication can be
-// used"). Every change of a row is a command applied in log order on every
+// used"). With directory_shards, each shard's rows (by key prefix) have a
+// group of their own in the shard's region, the others the default group
+// (dirgroup, "Sharding"; seed 002 §5.4): every rule below is per row, and
+// a row has one group, so they hold per group; a frontend sends a row's
+// requests to its group (F7). TestSwarmSharded. Every change of a row is a command applied in log order on every
 // replica, committed (durable on a majority) before anything it implies is
 // sent; the group's leader alone drives what needs a clock and sends to
 // frontends (D7). directory_replicas: 1 is the thesis's single directory.
@@ -118,8 +122,9 @@
 //	   sharer at most L·(1+ρ)/(1−ρ) on its clock from when it applied the
 //	   sharer's grant (every replica times the lease from its own
 //	   application, which follows the request and a downgraded owner's
-//	   ack; after a restart, from the replay), so a dead or partitioned
-//	   sharer delays a write by at most a stretched lease.
+//	   ack; after a restart, from the replay or the snapshot's restore),
+//	   so a dead or partitioned sharer delays a write by at most a
+//	   stretched lease.
 //	   The owner in M holds the only current copy and has no lease: a
 //	   write or read miss waits for it (A.3, "Faults").
 //	D5 The owner's ack says whether it took M: if its data epoch is the
@@ -157,7 +162,8 @@
 // of gateways, frontends and directory replicas (leaders included; 1 or 3
 // replicas), of region frontend members (leaders included; one, two or
 // three members a region), partitions, loss, duplication, reordering and
-// faulty stores (2000 seeds pass); TestTeethNoInvalidationWait shows the
+// faulty stores (2000 seeds pass), and TestSwarmSnapshots with the groups'
+// logs compacted every 2–6 entries; TestTeethNoInvalidationWait shows the
 // checker rejects a directory that does not wait for acks.
 //
 // Frontend failover (TestFrontendFailover: region a's frontend leader,
@@ -197,9 +203,12 @@
 // directory replicas is down or cut off, nor between a leader's loss and
 // the next election. A node whose disk is wiped must not rejoin under its
 // old identity (it would forget its votes; rsm has no membership
-// change): it stays lost. The groups' logs are never compacted (rsm has
-// no snapshots): a restarted member replays its logs; every frontend
-// member keeps every row in memory. Queued
+// change): it stays lost. The groups' logs are compacted by rsm snapshots
+// every directory_snapshot_entries and frontend_snapshot_entries entries
+// (the replicated fields of the rows: a restored directory replica times
+// every sharer's lease from the restore, as a replay would, D4; a
+// restored frontend member holds no lease, F11); every frontend member
+// keeps every row in memory. Queued
 // operations that time out are refused as unavailable and never applied.
 // A duplicated Fwd reaching a frontend member restarted since the
 // original is not recognised (the dedup window is in memory); the

@@ -16,6 +16,12 @@ func ProbeGrants(c *Config, f func(from wire.NodeID, at int64)) {
 	c.probe = func(e env.Env, _ *Grant) { f(e.Self(), e.Now()) }
 }
 
+// ProbeGrantKeys calls f with the sender and the row of every grant a
+// directory replica sends (shard tests only).
+func ProbeGrantKeys(c *Config, f func(from wire.NodeID, key string)) {
+	c.probe = func(e env.Env, g *Grant) { f(e.Self(), g.Key) }
+}
+
 // ProbeServes calls f with the node and its clock reading for every client
 // operation a frontend member answers successfully (failover tests only).
 func ProbeServes(c *Config, f func(from wire.NodeID, at int64)) {

@@ -1,6 +1,7 @@
 package dirsc
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -33,7 +34,7 @@ type frontend struct {
 	// dir is the directory replica requests go to: the last one heard
 	// from (grants, busy answers and invalidations come from the
 	// leader), the next one after a request went unanswered (F7).
-	dir dirgroup.Tracker
+	dir dirgroup.Trackers
 	// leader: this member acted as its group's leader at the last settle.
 	leader bool
 	// dirty rows are pumped once the group call under way returns (the
@@ -148,13 +149,14 @@ type (
 
 func newFrontend(ks *Keyspace, id wire.NodeID, reply func(env.Env, wire.NodeID, *dirgroup.FwdReply)) *frontend {
 	f := &frontend{ks: ks, id: id, fe: ks.Frontend(id), rows: make(map[string]*feRow), reply: reply,
-		dir: dirgroup.NewTracker(ks.directories), dirty: make(map[string]bool), waits: make(map[uint64]*wait),
+		dir: dirgroup.NewTrackers(ks.layout), dirty: make(map[string]bool), waits: make(map[uint64]*wait),
 		seen: dirgroup.Seen{Horizon: 4 * (ks.cfg.OpTimeout + ks.cfg.ResendInterval)}}
 	f.g = rsm.New(ks.feGroups[ks.topo.RegionOf(id)], f)
 	return f
 }
 
-// start replays the group's log: the rows are rebuilt from the commands.
+// start restores the group's latest snapshot and replays the log after it
+// (rsm): the rows are rebuilt from the commands.
 func (f *frontend) start(e env.Env) {
 	f.nextOp = e.Rand().Uint64() >> 1
 	f.g.Start(e)
@@ -360,7 +362,7 @@ func (f *frontend) apply(r *feRow, del bool, value []byte) wire.Version {
 // request sends request(Row, want) to the directory (Alg. 4.1 line 7).
 func (f *frontend) request(e env.Env, key string, r *feRow, want State) {
 	nonce := e.Rand().Uint64()
-	r.req = &outReq{want: want, nonce: nonce, sentAt: e.Now(), to: f.dir.Target(),
+	r.req = &outReq{want: want, nonce: nonce, sentAt: e.Now(), to: f.dir.For(key).Target(),
 		timer: e.SetTimer(f.ks.cfg.ResendInterval, reqTimer{key, nonce})}
 	e.Send(r.req.to, &Request{Key: key, Want: want, Nonce: nonce})
 }
@@ -370,13 +372,13 @@ func (f *frontend) step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *dirgroup.Fwd:
 		f.onFwd(e, from, m)
 	case *Busy:
-		f.dir.Heard(from)
+		f.dir.For(m.Key).Heard(from)
 		f.onBusy(e, m)
 	case *Grant:
-		f.dir.Heard(from)
+		f.dir.For(m.Key).Heard(from)
 		f.onGrant(e, m)
 	case *Inval:
-		f.dir.Heard(from)
+		f.dir.For(m.Key).Heard(from)
 		f.onInval(e, from, m)
 	case *Sync:
 		f.onSync(e, from, m)
@@ -639,6 +641,40 @@ func appendAck(b []byte, dataEpoch uint64, kept, down bool) []byte {
 	return wire.AppendBool(wire.AppendBool(b, kept), down)
 }
 
+// Snapshot implements rsm.StateMachine: every row's replicated state
+// (state, fence, data), in key order. Leases and the leader's work are
+// this member's, not encoded.
+func (f *frontend) Snapshot(env.Env) []byte {
+	return dirgroup.EncodeRows(f.rows, func(b []byte, r *feRow) []byte {
+		b = wire.AppendUvarint(wire.AppendUvarint(b, uint64(r.state)), r.fence)
+		return appendData(b, r.data)
+	})
+}
+
+// Restore implements rsm.StateMachine: every row takes a Snapshot's
+// replicated state as a command entering it would (enter: no lease, rule
+// F11; a sync the fence makes moot ends). What a deposed leader was doing
+// with a row stays for settle to end (F9): a member restores only as a
+// follower, perhaps deposed within the same call.
+func (f *frontend) Restore(e env.Env, data []byte) error {
+	rows, err := dirgroup.DecodeRows(data, func(d *wire.Decoder) *feRow {
+		return &feRow{state: decodeState(d), fence: d.Uvarint(), data: decodeData(d)}
+	})
+	if err != nil {
+		return fmt.Errorf("sc: frontend %w", err)
+	}
+	for _, key := range slices.Sorted(maps.Keys(rows)) {
+		r, nr := f.rows[key], rows[key]
+		if r == nil {
+			r = &feRow{}
+			f.rows[key] = r
+		}
+		f.enter(e, r, nr.state, nr.fence)
+		r.fence, r.data = nr.fence, nr.data
+	}
+	return nil
+}
+
 // Applied implements rsm.StateMachine: this member proposed the command
 // (in this incarnation).
 func (f *frontend) Applied(e env.Env, token uint64, res []byte) {
@@ -733,7 +769,7 @@ func (f *frontend) onTimer(e env.Env, payload any) {
 		// No answer: the replica asked may be down or cut off; ask the
 		// next (a follower forwards the request to its leader), unless a
 		// leader was heard from since (F7).
-		f.dir.Unanswered(r.req.to)
+		f.dir.For(p.key).Unanswered(r.req.to)
 		r.req = nil
 		f.dirty[p.key] = true
 	case retryTimer:

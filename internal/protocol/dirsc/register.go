@@ -52,8 +52,8 @@ func (k registered) ClockBound() time.Duration { return 0 }
 
 func (k registered) Describe() string {
 	c := k.Config()
-	return fmt.Sprintf("sc (directory-based SC) directory=%dx%v share_lease=%s max_drift=%gppm guarantee=linearizable",
-		c.DirectoryReplicas, c.DirectoryRegions, c.ShareLease, c.MaxDriftPPM)
+	return fmt.Sprintf("sc (directory-based SC) directory=%dx%v%s share_lease=%s max_drift=%gppm guarantee=linearizable",
+		c.DirectoryReplicas, c.DirectoryRegions, c.DescribeShards(), c.ShareLease, c.MaxDriftPPM)
 }
 
 // Floor: a hit is local; a miss needs the directory (and, for a read, a
@@ -68,19 +68,22 @@ func (k registered) Load(key string, rec store.Record) (string, store.Record) {
 	return loadKey(key), rec
 }
 
-// Counters implements protocol.Counted: the gauge directory_leader is 1 on
-// the node that leads the directory's group (as it knows it), else 0.
+// Counters implements protocol.Counted: the gauge directory_leader counts
+// the directory groups this node leads (as it knows it): 1 or 0 with no
+// directory_shards.
 func (r *Replica) Counters(int64) []protocol.Counter {
 	lead := 0
-	if r.dir != nil && r.dir.g.IsLeader() {
-		lead = 1
+	for _, d := range r.dirs {
+		if d != nil && d.g.IsLeader() {
+			lead++
+		}
 	}
 	feLead := 0
 	if r.fe.g.IsLeader() {
 		feLead = 1
 	}
 	return []protocol.Counter{
-		protocol.Gauge("directory_leader", "1 if this node leads the directory's replica group, else 0.", lead),
+		protocol.Gauge("directory_leader", "How many directory replica groups this node leads (the default one and directory_shards'; 0 or 1 without shards).", lead),
 		protocol.Gauge("frontend_leader", "1 if this node leads its region's frontend group (acts as the region's frontend), else 0.", feLead),
 	}
 }

@@ -2,6 +2,7 @@ package dirsc
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
@@ -17,15 +18,18 @@ func (k *Keyspace) Factory() env.Factory {
 
 // Replica is one node of an SC keyspace. Every node is a gateway that hands
 // its clients' requests to its region's frontend leader, and a member of its
-// region's frontend group; the directory's replicas (Keyspace.Directories)
-// each run a member of the directory's group. Each role keeps its own
-// state and handlers.
+// region's frontend group; the directory's replicas each run a member of
+// their directory group (the default one, or a directory_shards entry's).
+// Each role keeps its own state and handlers.
 type Replica struct {
-	ks  *Keyspace
-	id  wire.NodeID
-	gw  *dirgroup.Gateway
-	fe  *frontend
-	dir *directory // nil unless this node is a directory replica
+	ks *Keyspace
+	id wire.NodeID
+	gw *dirgroup.Gateway
+	fe *frontend
+	// dirs[i] is this node's replica of directory group i (the default
+	// one, then each directory_shards entry's), nil where it is none; a
+	// node may be a replica of several.
+	dirs []*directory
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -34,10 +38,40 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	r.gw = &dirgroup.Gateway{Self: id, Proto: "sc", Timeout: ks.cfg.OpTimeout + 2*ks.cfg.ResendInterval,
 		Retry:  ks.cfg.FrontendTick * time.Duration(ks.cfg.FrontendElectionTicks) / 2,
 		Leader: r.fe.g.Leader, Local: func(e env.Env, m *dirgroup.Fwd) { r.fe.onFwd(e, id, m) }}
-	if ks.isDirectory(id) {
-		r.dir = newDirectory(ks, id)
+	for _, d := range ks.layout.Dirs {
+		var dir *directory
+		if slices.Contains(d.Members, id) {
+			dir = newDirectory(ks, id, d.Group)
+		}
+		r.dirs = append(r.dirs, dir)
 	}
 	return r
+}
+
+// dirFor is this node's replica of key's directory group, or nil.
+func (r *Replica) dirFor(key string) *directory { return r.dirs[r.ks.layout.Index(key)] }
+
+// stepGroups gives m to the directory group it is addressed to (rsm
+// messages name their group), reporting whether one took it.
+func (r *Replica) stepGroups(e env.Env, from wire.NodeID, m wire.Msg) bool {
+	for _, d := range r.dirs {
+		if d != nil && d.g.Step(e, from, m) {
+			d.settle(e)
+			return true
+		}
+	}
+	return false
+}
+
+// timerGroups gives a timer to the directory group that set it.
+func (r *Replica) timerGroups(e env.Env, payload any) bool {
+	for _, d := range r.dirs {
+		if d != nil && d.g.Timer(e, payload) {
+			d.settle(e)
+			return true
+		}
+	}
+	return false
 }
 
 // toGateway hands a frontend member's answer to the gateway it is for.
@@ -57,8 +91,10 @@ func (r *Replica) toGateway(e env.Env, to wire.NodeID, m *dirgroup.FwdReply) {
 func (r *Replica) Start(e env.Env) {
 	r.gw.Start(e)
 	r.fe.start(e)
-	if r.dir != nil {
-		r.dir.start(e)
+	for _, d := range r.dirs {
+		if d != nil {
+			d.start(e)
+		}
 	}
 }
 
@@ -82,8 +118,7 @@ func (r *Replica) settle(e env.Env) {
 // Step implements env.Replica.
 func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	defer r.settle(e)
-	if r.dir != nil && r.dir.g.Step(e, from, m) {
-		r.dir.settle(e)
+	if r.stepGroups(e, from, m) {
 		return
 	}
 	if r.fe.g.Step(e, from, m) {
@@ -93,12 +128,12 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *dirgroup.FwdReply:
 		r.gw.OnReply(e, m)
 	case *Request:
-		if r.dir != nil {
-			r.dir.onRequest(e, from, m)
+		if d := r.dirFor(m.Key); d != nil {
+			d.onRequest(e, from, m)
 		}
 	case *InvalAck:
-		if r.dir != nil {
-			r.dir.onAck(e, from, m)
+		if d := r.dirFor(m.Key); d != nil {
+			d.onAck(e, from, m)
 		}
 	default:
 		r.fe.step(e, from, m)
@@ -108,8 +143,7 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 // Timer implements env.Replica.
 func (r *Replica) Timer(e env.Env, payload any) {
 	defer r.settle(e)
-	if r.dir != nil && r.dir.g.Timer(e, payload) {
-		r.dir.settle(e)
+	if r.timerGroups(e, payload) {
 		return
 	}
 	if r.fe.g.Timer(e, payload) {
@@ -119,8 +153,8 @@ func (r *Replica) Timer(e env.Env, payload any) {
 	case dirgroup.GwTimer:
 		r.gw.OnTimer(e, p)
 	case dirTimer:
-		if r.dir != nil {
-			r.dir.onTimer(e, p)
+		if d := r.dirFor(p.key); d != nil {
+			d.onTimer(e, p)
 		}
 	default:
 		r.fe.onTimer(e, payload)
@@ -144,7 +178,8 @@ func get(e env.Env, key string) (store.Record, bool) {
 // Store keys: a preloaded record (read by every member of the loader's
 // region until a command changes the row, and by every directory
 // replica). The directory's group keeps its log under "rsm/sc.dir/", a
-// region's frontend group under "rsm/sc.fe/<region>/".
+// shard's under "rsm/sc.dir.<escaped prefix>/" (dirgroup.Placement.Layout),
+// a region's frontend group under "rsm/sc.fe/<region>/".
 func loadKey(k string) string { return "sc/load/" + k }
 
 // loadEpoch is the epoch of preloaded data: the loader's region holds it

@@ -41,11 +41,22 @@ type Config struct {
 	// MaxInflightMsgs bounds the append messages in flight to one
 	// follower. Default 64.
 	MaxInflightMsgs int
+	// SnapshotEntries is how many entries a member applies between two
+	// snapshots of its state machine. Each snapshot is stored and
+	// compacts the log up to the index it covers, so a restarted member
+	// reads one snapshot and at most about this many entries, and a
+	// follower that needs compacted entries is sent the snapshot.
+	// Default 1000; at least 1.
+	SnapshotEntries int
 
 	// unsafeSkipHardState stops the group persisting raft's HardState
 	// (term, vote, commit): a member forgets its votes in a crash. Only
 	// the teeth test sets it (export_test.go).
 	unsafeSkipHardState bool
+	// unsafeCompactFirst deletes compacted entries from the store before
+	// it writes the snapshot that covers them: a torn crash between the
+	// two loses entries. Only the teeth test sets it (export_test.go).
+	unsafeCompactFirst bool
 }
 
 // EnsureDefaults fills the unset fields with their defaults.
@@ -68,6 +79,9 @@ func (c *Config) EnsureDefaults() {
 	if c.MaxInflightMsgs == 0 {
 		c.MaxInflightMsgs = 64
 	}
+	if c.SnapshotEntries == 0 {
+		c.SnapshotEntries = 1000
+	}
 }
 
 // Validate reports what is wrong with c (after EnsureDefaults).
@@ -83,6 +97,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("rsm: HeartbeatTicks %d is not positive", c.HeartbeatTicks)
 	case c.ElectionTicks <= c.HeartbeatTicks:
 		return fmt.Errorf("rsm: ElectionTicks %d must exceed HeartbeatTicks %d", c.ElectionTicks, c.HeartbeatTicks)
+	case c.SnapshotEntries < 1:
+		return fmt.Errorf("rsm: SnapshotEntries %d is not positive", c.SnapshotEntries)
 	}
 	s := slices.Clone(c.Members)
 	slices.Sort(s)

@@ -12,11 +12,12 @@
 //     encoding) go to RawNode.Step; the group's Env timer, every
 //     Config.TickInterval, goes to RawNode.Tick; Propose and Read go to
 //     RawNode.Propose and RawNode.ReadIndex.
-//  2. Ready, in raft's order: Ready's entries, then its HardState, are
-//     written to the Env store (storage.go: entries, last index, hard
-//     state, so a torn crash keeps a consistent prefix), then its messages
-//     are sent with Env.Send. The runtime syncs the store before the
-//     messages leave: persist before send, raft's contract.
+//  2. Ready, in raft's order: Ready's snapshot (from the leader), its
+//     entries, then its HardState, are written to the Env store
+//     (storage.go: each change in an order whose every prefix loads as a
+//     consistent state, for torn crashes), then its messages are sent with
+//     Env.Send. The runtime syncs the store before the messages leave:
+//     persist before send, raft's contract.
 //  3. Committed entries are applied in index order (StateMachine.Apply);
 //     the proposing member is told (StateMachine.Applied). ReadIndex
 //     answers wait until the member has applied their index
@@ -27,10 +28,26 @@
 //  5. Pre-vote is on: a member cut off from a majority does not raise the
 //     term when it returns. A leader that has not heard from a majority
 //     for ElectionTicks steps down (rebuilding its raft node from its
-//     durable state), so a partitioned leader's clients look elsewhere.
+//     durable state), so a partitioned leader's clients look elsewhere. A
+//     group of one campaigns as it starts: it is its own majority.
+//  6. Snapshots (Raft §7). Every Config.SnapshotEntries applied entries a
+//     member stores a snapshot of its state machine at its applied index
+//     (StateMachine.Snapshot, with the index, term and conf state), and
+//     only then deletes the entries it covers from the store and compacts
+//     raft's in-memory log. A restarting member restores its snapshot
+//     (StateMachine.Restore) and applies the log after it: Apply is never
+//     called for an index a restored snapshot covers.
+//  7. A leader whose log no longer holds what a follower lacks sends its
+//     snapshot (MsgSnap). The follower stores it, ends its log there and
+//     deletes the old log before it answers (persist before send), and
+//     restores it. Sending is all the leader knows of it: it reports the
+//     snapshot finished at once (RawNode.ReportSnapshot), so raft probes
+//     the follower after the snapshot's index, and a follower that lost
+//     the message rejects the probe and is sent the snapshot again.
 //
 // Membership is fixed: every member derives the same bootstrap snapshot
-// (index 1, term 1, Config.Members as voters) from its Config.
+// (index 1, term 1, Config.Members as voters) from its Config, and every
+// snapshot carries that conf state.
 //
 // # Determinism
 //
@@ -62,16 +79,32 @@
 // prefix of one sequence), a command applied anywhere was accepted by a
 // majority's durable logs, and a Readable read sees every command applied
 // (anywhere) before Read was called. It holds under any number of crashes
-// and restarts (state is recovered from the store), partitions, and
-// message loss, duplication and reordering; the group makes progress while
-// a majority is up and connected. Tests: TestSwarm (the register history
-// is linearizable; the Apply invariant checks agreement),
-// TestElectAndApplyInOrder, TestTeethPersistBeforeSend.
+// and restarts (state is recovered from the store, torn crashes
+// included), partitions, and message loss, duplication and reordering;
+// the group makes progress while a majority is up and connected. Tests:
+// TestSwarm (a snapshot every 3–8 entries; the register history is
+// linearizable; the Apply invariant checks agreement, and Restore checks
+// every snapshot restored is what the one command sequence makes of the
+// state; the runs must take snapshots, restore them at restarts and
+// install them on followers), TestElectAndApplyInOrder,
+// TestRestartAfterCompaction, TestStorageTornCrashes (each stored change
+// cut after each of its writes loads as before or after it),
+// TestGroupOfOneLeadsAtStart, TestTeethPersistBeforeSend and
+// TestTeethSnapshotBeforeCompaction (deleting compacted entries before
+// storing the snapshot loses entries to a torn crash: rejected).
 //
 // Not guaranteed: a proposal or read accepted by Propose or Read may be
 // lost (a dropped message, a deposed leader) and is then never applied or
 // answered; the caller times out and the outcome is unknown. The
-// incarnation a proposal came from is the only one told it was applied.
+// incarnation a proposal came from is the only one told it was applied,
+// and only if it applies the entry itself (not if it learns of it by a
+// snapshot).
+//
+// Store space: the store has no delete, so a compacted entry leaves a
+// tombstone key (its value is gone). A crash in the middle of deleting
+// the garbage above the log (a suffix raft truncated) while installing a
+// snapshot may leave a few of those entries stored: until the log grows
+// over them, or for good if a later install skips past them.
 //
 // # Clock assumption
 //
@@ -83,9 +116,10 @@
 //
 // # Not yet
 //
-// Snapshots and log compaction (the log grows forever and a restarted
-// member replays it from the start), membership changes, leader leases
-// for local reads.
+// Membership changes; leader leases for local reads; a tail of entries
+// kept after a snapshot (a follower missing even one compacted entry is
+// sent the whole snapshot); snapshots sent in chunks (one message carries
+// the whole state: the real transport refuses a frame over 128 MiB).
 //
 // # Seed
 //

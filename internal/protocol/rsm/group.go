@@ -22,22 +22,35 @@ const NoLeader wire.NodeID = -1
 // loop.
 type StateMachine interface {
 	// Apply applies the command committed at index. Every member applies
-	// the same commands in the same order, each index once per
-	// incarnation of the member; a restarted member applies the log again
-	// from its start (there are no snapshots yet), so the state machine
-	// keeps its state in memory and rebuilds it by replay. It must be
-	// deterministic: its result and its effect depend only on the
-	// commands applied before.
+	// the same commands in the same order, each index at most once per
+	// incarnation of the member, and never one a snapshot it restored
+	// covers: a restarted member restores its latest snapshot and applies
+	// the log after it. It must be deterministic: its result and its
+	// effect depend only on the commands applied before (and the snapshot
+	// restored).
 	Apply(e env.Env, index uint64, cmd []byte) (result []byte)
 	// Applied tells the member that proposed token (Propose) that its
 	// command was applied, with Apply's result. It is called right after
 	// that Apply, only on the proposing member and only in the
-	// incarnation that proposed it.
+	// incarnation that proposed it. A command a member learns of by a
+	// snapshot is never notified.
 	Applied(e env.Env, token uint64, result []byte)
 	// Readable tells the member that called Read(token) that its state
 	// machine now reflects every command committed before the Read began:
 	// a read of it now is linearizable.
 	Readable(e env.Env, token uint64)
+	// Snapshot encodes the whole replicated state: what every command
+	// applied so far made of it, so that Restore of it on any member
+	// leaves that member as if it had applied the same commands. It must
+	// be deterministic (map keys sorted). State kept on the member's own
+	// clock is not replicated and not encoded; Restore sets it as replay
+	// would.
+	Snapshot(e env.Env) []byte
+	// Restore replaces the whole state with a Snapshot's: at Start, from
+	// the member's stored snapshot, and when a lagging follower is sent
+	// the leader's. An error fail-stops the member (a broken invariant:
+	// the group never hands it anything Snapshot did not encode).
+	Restore(e env.Env, data []byte) error
 }
 
 // NotLeaderError says a member knows no leader to take a proposal or a
@@ -79,8 +92,15 @@ type Group struct {
 	// at Start): proposals and reads carry it, so Applied and Readable
 	// fire only for the incarnation that asked.
 	incarnation uint64
-	// applied is the index of the last entry applied.
+	// applied is the index of the last entry applied (or restored from a
+	// snapshot).
 	applied uint64
+	// snapIndex is the index of the latest snapshot stored (bootIndex:
+	// none): the log is compacted up to it.
+	snapIndex uint64
+	// hi is the highest index whose entry key in the store may hold an
+	// entry (storage.go): the entries a snapshot install must delete.
+	hi uint64
 	// ticks counts this incarnation's ticks. electionDue is the tick at
 	// which a follower or candidate campaigns unless it hears from a
 	// leader first (our own election timer: see doc.go, "Determinism").
@@ -124,12 +144,16 @@ func (g *Group) Start(e env.Env) {
 	if !env.Invariant(e, g.member(e.Self()) >= 0, "rsm: node n%d started group %s of %v", e.Self(), g.cfg.Group, g.cfg.Members) {
 		return
 	}
-	ms, err := g.load(e.Store())
+	ms, snap, hi, err := g.load(e.Store())
 	if err != nil {
 		e.FailStop(fmt.Errorf("rsm: group %s: loading: %w", g.cfg.Group, err))
 		return
 	}
-	g.ms = ms
+	g.ms, g.hi = ms, hi
+	g.applied, g.snapIndex = bootIndex, bootIndex
+	if snap != nil && !g.restore(e, snap) {
+		return
+	}
 	g.incarnation = e.Rand().Uint64()
 	g.heard = make([]uint64, len(g.cfg.Members))
 	if err := g.newRawNode(e); err != nil {
@@ -150,11 +174,6 @@ func (g *Group) Start(e env.Env) {
 // and when a leader steps down (a rebuilt node starts as a follower of no
 // leader, from exactly the state it made durable).
 func (g *Group) newRawNode(e env.Env) error {
-	applied := g.applied
-	if applied == 0 {
-		applied = bootIndex
-		g.applied = bootIndex
-	}
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID: raftID(e.Self()),
 		// Raft draws its own election timeout from a global source we
@@ -164,7 +183,7 @@ func (g *Group) newRawNode(e env.Env) error {
 		ElectionTick:    neverTicks,
 		HeartbeatTick:   g.cfg.HeartbeatTicks,
 		Storage:         g.ms,
-		Applied:         applied,
+		Applied:         g.applied,
 		MaxSizePerMsg:   g.cfg.MaxSizePerMsg,
 		MaxInflightMsgs: g.cfg.MaxInflightMsgs,
 		// MaxUncommittedEntriesSize bounds a leader's uncommitted tail.
@@ -178,6 +197,11 @@ func (g *Group) newRawNode(e env.Env) error {
 	}
 	g.rn = rn
 	g.resetElection(e)
+	if len(g.cfg.Members) == 1 {
+		// A group of one is its own majority: it need not wait out an
+		// election timeout to lead.
+		_ = g.rn.Campaign()
+	}
 	return nil
 }
 
@@ -360,22 +384,32 @@ func (g *Group) contain(e env.Env) {
 	}
 }
 
-// handleReady runs raft's Ready loop: persist, send, apply, advance.
+// handleReady runs raft's Ready loop: persist, send, apply, advance, and
+// compact the log when enough entries were applied since the last
+// snapshot.
 func (g *Group) handleReady(e env.Env) {
 	for g.rn.HasReady() {
 		rd := g.rn.Ready()
 		if rd.SoftState != nil && rd.SoftState.Lead != raft.None && rd.SoftState.RaftState != raft.StateLeader {
 			g.resetElection(e) // a new leader: wait a full timeout
 		}
-		if !env.Invariant(e, raft.IsEmptySnap(rd.Snapshot), "rsm: group %s: raft sent a snapshot; the log is never compacted", g.cfg.Group) {
-			return
-		}
 		// Persist before send: these writes are synced by the runtime
-		// before the messages below leave the node.
+		// before the messages below leave the node. A snapshot from the
+		// leader comes first: raft has replaced its log with it.
+		if !raft.IsEmptySnap(rd.Snapshot) {
+			if err := g.install(e.Store(), rd.Snapshot); err != nil {
+				e.FailStop(fmt.Errorf("rsm: group %s: installing a snapshot: %w", g.cfg.Group, err))
+				return
+			}
+			if !g.restore(e, rd.Snapshot) {
+				return
+			}
+		}
 		if err := g.save(e.Store(), rd.HardState, rd.Entries); err != nil {
 			e.FailStop(fmt.Errorf("rsm: group %s: saving: %w", g.cfg.Group, err))
 			return
 		}
+		var snapTo []uint64
 		for _, m := range rd.Messages {
 			b, err := marshal.Marshal(m)
 			if err != nil {
@@ -383,6 +417,9 @@ func (g *Group) handleReady(e env.Env) {
 				return
 			}
 			e.Send(nodeOf(m.GetTo()), &Msg{Group: g.cfg.Group, Type: m.GetType(), Data: b})
+			if m.GetType() == pb.MessageType_MsgSnap {
+				snapTo = append(snapTo, m.GetTo())
+			}
 		}
 		for _, rs := range rd.ReadStates {
 			if len(rs.RequestCtx) == 16 && binary.BigEndian.Uint64(rs.RequestCtx) == g.incarnation {
@@ -396,7 +433,35 @@ func (g *Group) handleReady(e env.Env) {
 		}
 		g.serveReads(e)
 		g.rn.Advance(rd)
+		// Raft sends a follower nothing more until it hears how a
+		// snapshot went. Sending is all a member knows of it: report it
+		// finished, so raft probes the follower after the snapshot's
+		// index, and a follower that lost the message rejects the probe
+		// and is sent the snapshot again.
+		for _, to := range snapTo {
+			g.rn.ReportSnapshot(to, raft.SnapshotFinish)
+		}
+		if g.applied-g.snapIndex >= uint64(g.cfg.SnapshotEntries) {
+			if err := g.compact(e); err != nil {
+				e.FailStop(fmt.Errorf("rsm: group %s: taking a snapshot: %w", g.cfg.Group, err))
+				return
+			}
+		}
 	}
+}
+
+// restore makes the state machine snap's and reports whether it could.
+func (g *Group) restore(e env.Env, snap *pb.Snapshot) bool {
+	i := snap.GetMetadata().GetIndex()
+	if !env.Invariant(e, i > g.applied, "rsm: group %s: restoring a snapshot at %d after applying %d", g.cfg.Group, i, g.applied) {
+		return false
+	}
+	if err := g.sm.Restore(e, snap.GetData()); err != nil {
+		env.Invariant(e, false, "rsm: group %s: restoring the snapshot at %d: %v", g.cfg.Group, i, err)
+		return false
+	}
+	g.applied, g.snapIndex = i, i
+	return true
 }
 
 // apply applies one committed entry.

@@ -3,8 +3,11 @@ package rsm_test
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
@@ -30,8 +33,13 @@ type regSettings struct {
 	// RequestTimeout is how long a gateway waits for its proposal or read
 	// before it answers timeout (outcome unknown). Default 2s.
 	RequestTimeout time.Duration `yaml:"request_timeout"`
+	// SnapshotEntries is the group's rsm Config.SnapshotEntries.
+	SnapshotEntries int `yaml:"snapshot_entries"`
 	// SkipHardState breaks persist before send (teeth).
 	SkipHardState bool `yaml:"skip_hard_state"`
+	// CompactFirst deletes compacted entries before storing the snapshot
+	// that covers them (teeth).
+	CompactFirst bool `yaml:"compact_first"`
 }
 
 func init() {
@@ -55,9 +63,21 @@ type regKeyspace struct {
 	cfg rsm.Config
 	log map[uint64]string
 	// seq is the indices of the commands each member applied in its
-	// current incarnation.
+	// current incarnation, or that the snapshot it restored covers.
 	seq map[wire.NodeID][]uint64
+	// members are the members' current incarnations.
+	members map[wire.NodeID]*regReplica
+	// counts are this run's snapshot events.
+	counts snapCounts
 }
+
+// snapCounts counts what the snapshot code did: snapshots taken, restored
+// at a member's start, and installed from a leader.
+type snapCounts struct{ taken, restarts, installs int }
+
+// snapEvents sums snapCounts over every run of the test binary (a swarm's
+// runs count concurrently).
+var snapEvents struct{ taken, restarts, installs atomic.Int64 }
 
 // built is the keyspace buildReg built last, for tests that inspect a
 // single run (runs in a swarm build theirs concurrently).
@@ -71,18 +91,21 @@ func buildReg(t *topo.Topology, settings any) (protocol.Keyspace, error) {
 	if s.RequestTimeout == 0 {
 		s.RequestTimeout = 2 * time.Second
 	}
-	cfg := rsm.Config{Group: "reg", TickInterval: s.TickInterval, ElectionTicks: s.ElectionTicks}
+	cfg := rsm.Config{Group: "reg", TickInterval: s.TickInterval, ElectionTicks: s.ElectionTicks, SnapshotEntries: s.SnapshotEntries}
 	for _, n := range t.Nodes {
 		cfg.Members = append(cfg.Members, n.ID)
 	}
 	if s.SkipHardState {
 		rsm.SkipHardState(&cfg)
 	}
+	if s.CompactFirst {
+		rsm.CompactFirst(&cfg)
+	}
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ks := &regKeyspace{t: t, s: s, cfg: cfg, log: map[uint64]string{}, seq: map[wire.NodeID][]uint64{}}
+	ks := &regKeyspace{t: t, s: s, cfg: cfg, log: map[uint64]string{}, seq: map[wire.NodeID][]uint64{}, members: map[wire.NodeID]*regReplica{}}
 	built.Lock()
 	built.ks = ks
 	built.Unlock()
@@ -93,6 +116,7 @@ func (k *regKeyspace) Factory() env.Factory {
 	return func(id wire.NodeID) env.Replica {
 		r := &regReplica{ks: k, vals: map[string]regVal{}, pending: map[uint64]pendingReq{}}
 		r.g = rsm.New(k.cfg, r)
+		k.members[id] = r
 		return r
 	}
 }
@@ -130,13 +154,19 @@ type regReplica struct {
 	vals    map[string]regVal // the state machine: keys written by commands
 	pending map[uint64]pendingReq
 	token   uint64
+	// last is the index of the last command applied or restored.
+	last uint64
+	// starting is set during Start (a Restore then is a restart's).
+	starting bool
 }
 
 type expire struct{ token uint64 }
 
 func (r *regReplica) Start(e env.Env) {
 	r.ks.seq[e.Self()] = nil
+	r.starting = true
 	r.g.Start(e)
+	r.starting = false
 }
 
 func (r *regReplica) Step(e env.Env, from wire.NodeID, m wire.Msg) { r.g.Step(e, from, m) }
@@ -201,20 +231,77 @@ func (r *regReplica) issue(e env.Env, tok uint64) {
 // Apply implements rsm.StateMachine.
 func (r *regReplica) Apply(e env.Env, index uint64, cmd []byte) []byte {
 	c := string(cmd)
+	r.last = index
 	r.ks.seq[e.Self()] = append(r.ks.seq[e.Self()], index)
 	if prev, ok := r.ks.log[index]; ok {
 		env.Invariant(e, prev == c, "rsmreg: n%d applied %q at %d; another member applied %q", e.Self(), c, index, prev)
 	} else {
 		r.ks.log[index] = c
 	}
+	if !applyReg(r.vals, c) {
+		env.Invariant(e, false, "rsmreg: bad command %q", c)
+	}
+	return nil
+}
+
+// applyReg applies command c to vals and reports whether it is one.
+func applyReg(vals map[string]regVal, c string) bool {
 	switch {
 	case strings.HasPrefix(c, "P"):
 		k, v, _ := strings.Cut(c[1:], "\x00")
-		r.vals[k] = regVal{v, true}
+		vals[k] = regVal{v, true}
 	case strings.HasPrefix(c, "D"):
-		r.vals[c[1:]] = regVal{}
+		vals[c[1:]] = regVal{}
 	default:
-		env.Invariant(e, false, "rsmreg: bad command %q", c)
+		return false
+	}
+	return true
+}
+
+// Snapshot implements rsm.StateMachine: the last command's index, then
+// the registers in key order.
+func (r *regReplica) Snapshot(e env.Env) []byte {
+	r.ks.counts.taken++
+	snapEvents.taken.Add(1)
+	b := wire.AppendUvarint(nil, r.last)
+	b = wire.AppendUvarint(b, uint64(len(r.vals)))
+	for _, k := range slices.Sorted(maps.Keys(r.vals)) {
+		b = wire.AppendBool(wire.AppendString(wire.AppendString(b, k), r.vals[k].v), r.vals[k].found)
+	}
+	return b
+}
+
+// Restore implements rsm.StateMachine. The registers must be what the
+// run's one command sequence makes of them up to the snapshot's last
+// command (agreement through snapshots).
+func (r *regReplica) Restore(e env.Env, data []byte) error {
+	d := wire.NewDecoder(data)
+	last, n := d.Uvarint(), d.Uvarint()
+	vals := map[string]regVal{}
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		k, v := d.String(), d.String()
+		vals[k] = regVal{v, d.Bool()}
+	}
+	if d.Err() != nil || d.Len() != 0 {
+		return fmt.Errorf("rsmreg: snapshot of %d bytes does not decode (%v)", len(data), d.Err())
+	}
+	want, seq := map[string]regVal{}, []uint64(nil)
+	for _, i := range slices.Sorted(maps.Keys(r.ks.log)) {
+		if i <= last {
+			applyReg(want, r.ks.log[i])
+			seq = append(seq, i)
+		}
+	}
+	if !maps.Equal(vals, want) {
+		return fmt.Errorf("rsmreg: n%d restored %v at command %d; the commands up to it make %v", e.Self(), vals, last, want)
+	}
+	r.vals, r.last, r.ks.seq[e.Self()] = vals, last, seq
+	if r.starting {
+		r.ks.counts.restarts++
+		snapEvents.restarts.Add(1)
+	} else {
+		r.ks.counts.installs++
+		snapEvents.installs.Add(1)
 	}
 	return nil
 }

@@ -35,8 +35,10 @@ func world(t testing.TB, n int) *topo.World {
 }
 
 // swarmConfig draws one seeded run of a group of n: its timers, a
-// contended key space, a random schedule of crashes (the leader's among
-// them: every node is a member), partitions and network faults.
+// snapshot every few entries (so logs are compacted, restarted members
+// restore snapshots and lagging ones are sent them), a contended key
+// space, a random schedule of crashes (the leader's among them: every node
+// is a member), partitions and network faults.
 func swarmConfig(t testing.TB, seed uint64, n int) scenario.Config {
 	r := rand.New(rand.NewPCG(seed, 7))
 	var wl yaml.Node
@@ -51,9 +53,10 @@ func swarmConfig(t testing.TB, seed uint64, n int) scenario.Config {
 		WorldDef: world(t, n),
 		Protocol: regName,
 		Settings: &regSettings{
-			TickInterval:   time.Duration(10+r.IntN(40)) * time.Millisecond,
-			ElectionTicks:  3 + r.IntN(8),
-			RequestTimeout: time.Second,
+			TickInterval:    time.Duration(10+r.IntN(40)) * time.Millisecond,
+			ElectionTicks:   3 + r.IntN(8),
+			RequestTimeout:  time.Second,
+			SnapshotEntries: 3 + r.IntN(6),
 		},
 		Workload:      wl,
 		Clients:       2 + r.IntN(4),
@@ -71,22 +74,32 @@ func swarmConfig(t testing.TB, seed uint64, n int) scenario.Config {
 }
 
 // TestSwarm runs seeded groups of 3 and 5 under crashes, restarts,
-// partitions, loss, duplication and reordering (and faulty stores in a
-// third of the seeds); every history must be linearizable and every
-// member's applied sequence a prefix of one sequence (the Apply
-// invariant).
+// partitions, loss, duplication and reordering (and faulty stores with
+// torn crashes in a third of the seeds), taking a snapshot every 3 to 8
+// entries; every history must be linearizable, every member's applied
+// sequence a prefix of one sequence (the Apply invariant), and every
+// snapshot restored what that sequence makes of the state (Restore's
+// check). The runs must have taken snapshots, restarted members from
+// them and installed them on lagging followers.
 func TestSwarm(t *testing.T) {
 	for _, n := range []int{3, 5} {
 		t.Run(fmt.Sprintf("n%d", n), func(t *testing.T) {
+			taken, restarts, installs := snapEvents.taken.Load(), snapEvents.restarts.Load(), snapEvents.installs.Load()
 			sum := simtest.Swarm{Seeds: 30, Short: 3, Config: func(tb testing.TB, seed uint64) scenario.Config {
 				return swarmConfig(tb, seed, n)
 			}}.Run(t)
-			for _, k := range []string{"rsm.prevote", "rsm.vote", "rsm.app", "rsm.heartbeat", "rsm.readindex"} {
+			for _, k := range []string{"rsm.prevote", "rsm.vote", "rsm.app", "rsm.heartbeat", "rsm.readindex", "rsm.snap"} {
 				if sum.Seeds >= 5 && sum.Messages[k] == 0 {
 					t.Errorf("no %s message in %d runs: the runs do not exercise it", k, sum.Seeds)
 				}
 			}
-			t.Logf("messages: %v; errors: %v", sum.Messages, sum.Errors)
+			taken, restarts, installs = snapEvents.taken.Load()-taken, snapEvents.restarts.Load()-restarts, snapEvents.installs.Load()-installs
+			if sum.Seeds >= 5 && (taken == 0 || restarts == 0 || installs == 0) {
+				t.Errorf("%d runs took %d snapshots, restored %d at restarts, installed %d from leaders; want each to happen",
+					sum.Seeds, taken, restarts, installs)
+			}
+			t.Logf("snapshots: %d taken, %d restored at restarts, %d installed; messages: %v; errors: %v",
+				taken, restarts, installs, sum.Messages, sum.Errors)
 		})
 	}
 }
