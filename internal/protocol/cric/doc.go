@@ -36,6 +36,10 @@
 //     When the value chosen at a version is not ours, go on to the next
 //     version until ours is chosen or the operation times out. A write is
 //     acknowledged only once its own value is chosen.
+//     3a. A write that sent its value to be accepted at version j must
+//     learn j's chosen value before proposing at a later version, or it
+//     could be applied twice; once later versions hide j (garbage
+//     collection) it answers timeout, outcome unknown (seed 1808).
 //  4. Fast round: ballot #0, Accept directly at every acceptor whose state
 //     allows it (each accepts at most one value per version in #0); chosen
 //     when a super quorum accepted. Otherwise fall back to rule 5 at the

@@ -73,7 +73,11 @@ type op struct {
 	deadline env.TimerID
 	attempt  int
 	fastDone uint64 // the last version the fast round was tried at
-	maxRound uint64
+	// proposedAt is the version a write last sent its own value to be
+	// accepted at, until it learns that version's chosen value: it may
+	// not propose at a later version before (rule 3a).
+	proposedAt uint64
+	maxRound   uint64
 }
 
 // pending is an outstanding storage request: its op, phase and acceptor.
@@ -506,6 +510,20 @@ func (p *Proposer) plan(e env.Env, o *op) {
 		}
 		return
 	}
+	// Rule 3a: a write whose value may have been chosen at proposedAt must
+	// learn that version's value before it proposes again: proposing at a
+	// later version could apply it twice. Once later versions hide it
+	// (garbage collection), the outcome is unknown.
+	if o.proposedAt != 0 {
+		switch {
+		case chosen && m == o.proposedAt && v.w != o.mine.w:
+			o.proposedAt = 0
+		case m > o.proposedAt || pv > o.proposedAt:
+			p.stats.timeouts++
+			p.finish(e, o, &wire.Reply{Err: &wire.Error{Code: wire.ErrTimeout, Msg: "cric: a later version hides whether this write was chosen; outcome unknown"}})
+			return
+		}
+	}
 	switch {
 	case pv > m:
 		// Someone promised for version pv, so pv-1 is chosen: compete
@@ -549,6 +567,7 @@ func (p *Proposer) answerRead(e env.Env, o *op, v value) {
 // at a super quorum, skipping Prepare (§5.2.1).
 func (p *Proposer) fastRound(e env.Env, o *op, n uint64) {
 	o.fastDone = n
+	o.proposedAt = n
 	o.n, o.b, o.val = n, Ballot{}, o.mine
 	d := digest(o.mine.data)
 	type plan struct {
@@ -660,6 +679,9 @@ func (p *Proposer) acceptPhase(e env.Env, o *op) {
 		}
 	}
 	o.val = val
+	if val.w == o.mine.w {
+		o.proposedAt = n
+	}
 	d := digest(val.data)
 	p.newPhase(e, o, phAccept)
 	for a, w := range o.views {
@@ -734,6 +756,9 @@ func (p *Proposer) chosen(e env.Env, o *op, n uint64, v value) {
 	if v.w == o.mine.w {
 		p.finish(e, o, &wire.Reply{})
 		return
+	}
+	if n == o.proposedAt {
+		o.proposedAt = 0
 	}
 	// Our value lost version n: version n+1 is fresh. Every acceptor that
 	// accepted n (a quorum) is still known, unless a commit bit went out.

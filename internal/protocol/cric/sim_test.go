@@ -1,7 +1,6 @@
 package cric_test
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -93,4 +92,10 @@ func TestSwarm(t *testing.T) {
 	t.Logf("client errors %v; messages %v", sum.Errors, sum.Messages)
 }
 
-func init() { _ = fmt.Sprint }
+// TestRegressionSeeds replays every seed that once found a bug, forever.
+// 1808: a write whose accept answers were lost was chosen at version j, saw
+// a later version chosen with another value, and proposed itself again at
+// a higher version: applied twice (rule 3a now forbids it).
+func TestRegressionSeeds(t *testing.T) {
+	simtest.Regressions(t, swarmConfig, 1808)
+}
