@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/storagesvc"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -92,6 +93,14 @@ type Keyspace interface {
 	// Load turns a record to preload under key (its version older than any
 	// write) into what the replicas store: the stored key and record.
 	Load(key string, rec store.Record) (string, store.Record)
+}
+
+// ObjectLoader is implemented by keyspaces whose data lives in the
+// regions' storage services rather than on nodes (CRIC): preloading a
+// record writes objects with put, each to a service address
+// (wire.StorageReplica), instead of storing it on Replicas.
+type ObjectLoader interface {
+	LoadObjects(key string, rec store.Record, put func(svc wire.NodeID, key string, data []byte, meta storagesvc.Meta))
 }
 
 // Op is an operation kind for latency floors.

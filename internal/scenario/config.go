@@ -155,6 +155,9 @@ type Fault struct {
 	Net *Net `yaml:"net"`
 	// Skew sets a node's clock offset and drift.
 	Skew *Skew `yaml:"skew"`
+	// Outage names a region whose storage service (every replica of it)
+	// answers nothing meanwhile (sim.Sim.SetServiceDown).
+	Outage string `yaml:"outage"`
 }
 
 // Skew sets one node's clock.

@@ -18,6 +18,7 @@ type resolvedFault struct {
 	crash  []wire.NodeID
 	groups [][]wire.NodeID
 	skew   wire.NodeID
+	outage int // region index
 }
 
 // nodesNamed resolves a node name or a region name.
@@ -88,8 +89,15 @@ func resolveFault(f Fault, t *topo.Topology) (resolvedFault, error) {
 		}
 		rf.skew = ids[0]
 	}
+	if f.Outage != "" {
+		kinds++
+		rf.outage = t.World.RegionIndex(f.Outage)
+		if rf.outage < 0 {
+			return rf, fmt.Errorf("outage: %q is not a region", f.Outage)
+		}
+	}
 	if kinds != 1 {
-		return rf, fmt.Errorf("a fault needs exactly one of crash, partition, net, skew; got %d", kinds)
+		return rf, fmt.Errorf("a fault needs exactly one of crash, partition, net, skew, outage; got %d", kinds)
 	}
 	return rf, nil
 }
@@ -146,6 +154,9 @@ func (rf resolvedFault) schedule(s *sim.Sim) {
 			s.SetClock(rf.skew, f.Skew.Offset, f.Skew.DriftPPM)
 		})
 		undo(func() { s.SetClock(rf.skew, prevOffset, prevDrift) })
+	case f.Outage != "":
+		s.At(at, func() { s.SetServiceDown(rf.outage, true) })
+		undo(func() { s.SetServiceDown(rf.outage, false) })
 	}
 }
 

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -10,7 +12,9 @@ import (
 
 	"github.com/lightcone/lightcone/internal/check"
 	"github.com/lightcone/lightcone/internal/hlc"
+	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/sim"
+	"github.com/lightcone/lightcone/internal/storagesvc"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 	"github.com/lightcone/lightcone/internal/workload"
@@ -162,6 +166,13 @@ func (r *resolved) run() *Result {
 		holders = r.proto.Replicas(holders[:0], key)
 		for _, n := range holders {
 			rn.s.Engine(n).Load(sk, rec)
+		}
+		if ol, ok := r.proto.(protocol.ObjectLoader); ok {
+			ol.LoadObjects(key, store.Record{Value: []byte(v), Version: loadVersion}, func(svc wire.NodeID, k string, data []byte, meta storagesvc.Meta) {
+				if _, err := rn.s.ServiceAt(svc).Put(context.Background(), k, data, meta, storagesvc.Cond{}); err != nil {
+					panic(fmt.Sprintf("scenario: preloading %q into storage service %d: %v", k, svc, err))
+				}
+			})
 		}
 		rn.hist.Init[key] = v
 	}

@@ -10,7 +10,9 @@ import (
 )
 
 // Storage services. Every region has one, a storagesvc.Mem, at address
-// wire.StorageService(region). A request a node sends it travels the
+// wire.StorageService(region), and any replica of it a protocol addresses
+// (wire.StorageReplica(region, i): another Mem, created on first use, with
+// its own objects and service-time draws from the region's model). A request a node sends it travels the
 // network like any message (the world's delay from the node's region to
 // the service's, loss, duplication, reordering; not partitions, and links
 // to services are not FIFO), waits the service time drawn from the
@@ -22,9 +24,9 @@ import (
 
 // services is the simulator's storage services.
 type services struct {
-	mems []*storagesvc.Mem
-	down []bool
-	rng  *rand.Rand // service times
+	mems [][]*storagesvc.Mem // by region, then replica
+	down []bool              // by region: an outage takes every replica
+	rng  *rand.Rand          // service times
 }
 
 func (v *services) init(seed uint64, regions int) {
@@ -32,17 +34,33 @@ func (v *services) init(seed uint64, regions int) {
 	v.down = make([]bool, regions)
 	for range regions {
 		// Epoch 0: a simulated service never restarts.
-		v.mems = append(v.mems, storagesvc.NewMem(0))
+		v.mems = append(v.mems, []*storagesvc.Mem{storagesvc.NewMem(0)})
 	}
 }
 
 // Service returns region's storage service (to load objects before a run
 // and to inspect them after; calling it during a run bypasses the network
 // and the service time).
-func (s *Sim) Service(region int) *storagesvc.Mem { return s.svc.mems[region] }
+func (s *Sim) Service(region int) *storagesvc.Mem { return s.svc.mems[region][0] }
+
+// ServiceAt returns the service (replica) at a storage address
+// (wire.StorageReplica), creating it if no request has reached it yet, or
+// nil if addr is no storage service of the world.
+func (s *Sim) ServiceAt(addr wire.NodeID) *storagesvc.Mem {
+	region, replica, ok := addr.StorageReplicaOf()
+	if !ok || region >= len(s.svc.mems) {
+		return nil
+	}
+	for len(s.svc.mems[region]) <= replica {
+		// Epoch 0 like replica 0: ETags are per object, and a simulated
+		// service never restarts.
+		s.svc.mems[region] = append(s.svc.mems[region], storagesvc.NewMem(0))
+	}
+	return s.svc.mems[region][replica]
+}
 
 // SetServiceDown starts (down) or ends an outage of region's storage
-// service: requests that reach it meanwhile get no answer. Requests it
+// service, every replica of it: requests that reach it meanwhile get no answer. Requests it
 // had already taken are still applied and answered.
 func (s *Sim) SetServiceDown(region int, down bool) {
 	s.svc.down[region] = down
@@ -79,7 +97,7 @@ func (s *Sim) serviceStep(e event) {
 	case evServiceDone:
 		req, wrap, _ := storagesvc.Unwrap(e.msg)
 		s.traceEvent(e, "service-done:"+req.Op.String())
-		resp := storagesvc.Exec(context.Background(), s.svc.mems[region], req)
+		resp := storagesvc.Exec(context.Background(), s.ServiceAt(e.node), req)
 		s.send(s.now, e.node, e.from, wrap(resp))
 	}
 }

@@ -39,6 +39,7 @@ storage_services:
 // "precondition failed" means an earlier attempt took effect though its
 // answer never came: the outcome a lost answer leaves unknown, found out.
 type creator struct {
+	to      wire.NodeID // the service's address; 0: region 1's
 	n       int
 	timeout time.Duration
 	cur     int    // key being created
@@ -61,14 +62,21 @@ func (c *creator) Start(e env.Env) {
 	}
 }
 
+func (c *creator) addr() wire.NodeID {
+	if c.to == 0 {
+		return storagesvc.Addr(1)
+	}
+	return c.to
+}
+
 func (c *creator) send(e env.Env) {
 	c.id++
 	c.tries++
 	c.sentAt = e.Now()
 	if c.cur == c.n { // last: one read
-		e.Send(storagesvc.Addr(1), &storagesvc.Request{ID: c.id, Op: storagesvc.OpGet, Key: "k0"})
+		e.Send(c.addr(), &storagesvc.Request{ID: c.id, Op: storagesvc.OpGet, Key: "k0"})
 	} else {
-		e.Send(storagesvc.Addr(1), &storagesvc.Request{ID: c.id, Op: storagesvc.OpPut, Key: fmt.Sprint("k", c.cur),
+		e.Send(c.addr(), &storagesvc.Request{ID: c.id, Op: storagesvc.OpPut, Key: fmt.Sprint("k", c.cur),
 			Data: []byte("v"), Meta: storagesvc.Meta{"n": fmt.Sprint(c.cur)}, Cond: storagesvc.Cond{IfNoneMatch: true}})
 	}
 	e.SetTimer(c.timeout, c.id)
@@ -76,7 +84,7 @@ func (c *creator) send(e env.Env) {
 
 func (c *creator) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	r, ok := m.(*storagesvc.Response)
-	if !ok || from != storagesvc.Addr(1) {
+	if !ok || from != c.addr() {
 		c.res.errs = append(c.res.errs, fmt.Errorf("got %s from n%d", m.Kind(), from))
 		return
 	}
@@ -122,12 +130,16 @@ func (c *creator) Timer(e env.Env, p any) {
 func (c *creator) Request(env.Env, *wire.Request) {}
 
 func runCreator(t *testing.T, seed uint64, tp *topo.Topology, net NetConfig, n int) (*Sim, *creatorResult) {
+	return runCreatorAt(t, seed, tp, net, n, 0)
+}
+
+func runCreatorAt(t *testing.T, seed uint64, tp *topo.Topology, net NetConfig, n int, to wire.NodeID) (*Sim, *creatorResult) {
 	res := &creatorResult{}
 	// The client runs inside the keyspace mux, as in a server, and every
 	// message travels encoded: the runtime unwraps the envelope to reach
 	// the request and wraps the answer back to the keyspace.
 	factory, err := keyspace.NewFactory([]keyspace.Def{{Name: "default", Factory: func(wire.NodeID) env.Replica {
-		return &creator{n: n, timeout: 400 * time.Millisecond, res: res}
+		return &creator{to: to, n: n, timeout: 400 * time.Millisecond, res: res}
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -140,6 +152,24 @@ func runCreator(t *testing.T, seed uint64, tp *topo.Topology, net NetConfig, n i
 		t.Errorf("seed %d: %v", seed, err)
 	}
 	return s, res
+}
+
+// TestServiceReplicas: replica 2 of region b's service is its own store,
+// answering from its own address with region b's service times; replica 0
+// (the region's service) holds nothing of it.
+func TestServiceReplicas(t *testing.T) {
+	to := wire.StorageReplica(1, 2)
+	s, res := runCreatorAt(t, 1, svcWorld(t, 0, 0), NetConfig{}, 3, to)
+	if res.created != 3 || len(res.rtts) != 3 || res.rtts[0] != 100*time.Millisecond {
+		t.Fatalf("created %d, first-attempt round trips %v; want 3 of 100ms", res.created, res.rtts)
+	}
+	if s.ServiceAt(to).Len() != 3 || s.Service(1).Len() != 0 || s.ServiceAt(wire.StorageReplica(1, 1)).Len() != 0 {
+		t.Errorf("replica 2 holds %d objects, replica 0 %d, replica 1 %d; want 3, 0, 0",
+			s.ServiceAt(to).Len(), s.Service(1).Len(), s.ServiceAt(wire.StorageReplica(1, 1)).Len())
+	}
+	if s.ServiceAt(wire.StorageReplica(5, 0)) != nil {
+		t.Error("ServiceAt a region the world lacks is not nil")
+	}
 }
 
 // TestServiceRoundTripLatency: a request to another region's service takes

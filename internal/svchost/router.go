@@ -83,6 +83,13 @@ type Router struct {
 	seq     uint64
 	pending map[uint64]pendingCall
 	swept   time.Time
+	// replicas are the further replicas (wire.StorageReplica, i > 0) of
+	// the services this node hosts or reaches as s3, by address, made on
+	// first use: a hosted replica is another Mem, an s3 one the region's
+	// bucket under the key prefix "replica-<i>/" (its own objects and
+	// ETags; not its own failures or latency: one endpoint serves all).
+	replicas map[wire.NodeID]storagesvc.Service
+	epoch    uint64 // of hosted Mems
 }
 
 type routeTo struct {
@@ -94,9 +101,9 @@ type routeTo struct {
 }
 
 type pendingCall struct {
-	region int
-	wrap   func(wire.Msg) wire.Msg
-	at     time.Time
+	to   wire.NodeID // the service's address
+	wrap func(wire.Msg) wire.Msg
+	at   time.Time
 }
 
 // New builds a router. Each hosted service this node hosts starts empty,
@@ -114,6 +121,7 @@ func New(cfg Config) (*Router, error) {
 	var seed [16]byte
 	_, _ = crand.Read(seed[:])
 	r := &Router{cfg: cfg, sem: make(chan struct{}, maxInflight), pending: map[uint64]pendingCall{},
+		replicas: map[wire.NodeID]storagesvc.Service{}, epoch: binary.LittleEndian.Uint64(seed[8:]) ^ uint64(time.Now().UnixNano()),
 		rng: rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))}
 	for i, reg := range w.Regions {
 		b := cfg.Backends[reg.Name]
@@ -126,7 +134,7 @@ func New(cfg Config) (*Router, error) {
 			to.hosted = true
 			to.host = cfg.Topology.ByRegion[i][0]
 			if to.host == cfg.Self {
-				to.svc = NewSerial(storagesvc.NewMem(binary.LittleEndian.Uint64(seed[8:]) ^ uint64(time.Now().UnixNano())))
+				to.svc = NewSerial(storagesvc.NewMem(r.epoch))
 			}
 		case BackendS3:
 			s, err := s3svc.New(b.Config)
@@ -145,7 +153,7 @@ func New(cfg Config) (*Router, error) {
 // Send implements node.Services: it takes a message a protocol sent to a
 // service address, on the event loop, and returns at once.
 func (r *Router) Send(to wire.NodeID, m wire.Msg) {
-	region, ok := to.StorageRegion()
+	region, _, ok := to.StorageReplicaOf()
 	req, wrap, isReq := storagesvc.Unwrap(m)
 	if !ok || region >= len(r.backends) || !isReq {
 		r.cfg.Log.Warn("svchost: dropping a message for no storage service", "to", int64(to), "kind", m.Kind())
@@ -153,13 +161,35 @@ func (r *Router) Send(to wire.NodeID, m wire.Msg) {
 	}
 	b := r.backends[region]
 	if b.svc == nil {
-		r.forward(region, b.host, req, wrap)
+		r.forward(to, b.host, req, wrap)
 		return
 	}
+	b.svc = r.service(to, b)
 	r.run(func() {
 		resp := r.exec(b, req)
-		r.cfg.Deliver(storagesvc.Addr(region), wrap(resp))
-	}, func() { r.cfg.Deliver(storagesvc.Addr(region), wrap(busy(req))) })
+		r.cfg.Deliver(to, wrap(resp))
+	}, func() { r.cfg.Deliver(to, wrap(busy(req))) })
+}
+
+// service is the service at address to, which b's region routes here:
+// b's own for replica 0, else the replica's (Router.replicas).
+func (r *Router) service(to wire.NodeID, b routeTo) storagesvc.Service {
+	_, replica, _ := to.StorageReplicaOf()
+	if replica == 0 {
+		return b.svc
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	svc := r.replicas[to]
+	if svc == nil {
+		if b.hosted {
+			svc = NewSerial(storagesvc.NewMem(r.epoch + uint64(replica)))
+		} else {
+			svc = &prefixed{svc: b.svc, prefix: fmt.Sprintf("replica-%d/", replica)}
+		}
+		r.replicas[to] = svc
+	}
+	return svc
 }
 
 // run runs f on its own goroutine, or overloaded if maxInflight are running.
@@ -197,8 +227,9 @@ func (r *Router) exec(b routeTo, req *storagesvc.Request) *storagesvc.Response {
 	return storagesvc.Exec(ctx, b.svc, req)
 }
 
-// forward sends req to the node hosting region's service.
-func (r *Router) forward(region int, host wire.NodeID, req *storagesvc.Request, wrap func(wire.Msg) wire.Msg) {
+// forward sends req to the node hosting the service at address to.
+func (r *Router) forward(to, host wire.NodeID, req *storagesvc.Request, wrap func(wire.Msg) wire.Msg) {
+	region, replica, _ := to.StorageReplicaOf()
 	if r.cfg.Send == nil {
 		r.cfg.Log.Warn("svchost: no transport to the node hosting a storage service", "region", region)
 		return
@@ -207,7 +238,7 @@ func (r *Router) forward(region int, host wire.NodeID, req *storagesvc.Request, 
 	r.mu.Lock()
 	r.seq++
 	seq := r.seq
-	r.pending[seq] = pendingCall{region: region, wrap: wrap, at: now}
+	r.pending[seq] = pendingCall{to: to, wrap: wrap, at: now}
 	if now.Sub(r.swept) > pendingTTL {
 		r.swept = now
 		for k, p := range r.pending { // lint:order-independent: deletes
@@ -217,7 +248,7 @@ func (r *Router) forward(region int, host wire.NodeID, req *storagesvc.Request, 
 		}
 	}
 	r.mu.Unlock()
-	r.cfg.Send(host, &Call{Seq: seq, Region: int32(region), Req: req})
+	r.cfg.Send(host, &Call{Seq: seq, Region: int32(region), Replica: int32(replica), Req: req})
 }
 
 // HandlePeer takes the router's own messages from the peer transport (Calls
@@ -233,7 +264,7 @@ func (r *Router) HandlePeer(from wire.NodeID, m wire.Msg) bool {
 		delete(r.pending, m.Seq)
 		r.mu.Unlock()
 		if ok {
-			r.cfg.Deliver(storagesvc.Addr(p.region), p.wrap(m.Resp))
+			r.cfg.Deliver(p.to, p.wrap(m.Resp))
 		}
 	default:
 		return false
@@ -243,20 +274,24 @@ func (r *Router) HandlePeer(from wire.NodeID, m wire.Msg) bool {
 
 func (r *Router) call(from wire.NodeID, c *Call) {
 	reply := func(resp *storagesvc.Response) { r.cfg.Send(from, &Return{Seq: c.Seq, Resp: resp}) }
-	region := int(c.Region)
-	if region < 0 || region >= len(r.backends) || !r.backends[region].hosted || r.backends[region].svc == nil {
+	region, replica := int(c.Region), int(c.Replica)
+	if region < 0 || region >= len(r.backends) || !r.backends[region].hosted || r.backends[region].svc == nil ||
+		replica < 0 || replica >= wire.MaxStorageReplicas {
 		reply(&storagesvc.Response{ID: c.Req.ID, Op: c.Req.Op, Code: storagesvc.Unavailable,
-			Msg: fmt.Sprintf("svchost: node %d does not host region %d's storage service", r.cfg.Self, region)})
+			Msg: fmt.Sprintf("svchost: node %d does not host replica %d of region %d's storage service", r.cfg.Self, replica, region)})
 		return
 	}
-	r.run(func() { reply(r.exec(r.backends[region], c.Req)) }, func() { reply(busy(c.Req)) })
+	b := r.backends[region]
+	b.svc = r.service(wire.StorageReplica(region, replica), b)
+	r.run(func() { reply(r.exec(b, c.Req)) }, func() { reply(busy(c.Req)) })
 }
 
 // Call is a request forwarded to the node hosting a region's service.
 type Call struct {
-	Seq    uint64
-	Region int32
-	Req    *storagesvc.Request
+	Seq     uint64
+	Region  int32
+	Replica int32 // of the region's service (wire.StorageReplica)
+	Req     *storagesvc.Request
 }
 
 // Kind implements wire.Msg.
@@ -284,6 +319,7 @@ func MessageTypes() []wire.MsgType {
 func (c *Call) AppendPayload(b []byte) []byte {
 	b = wire.AppendUvarint(b, c.Seq)
 	b = wire.AppendVarint(b, int64(c.Region))
+	b = wire.AppendVarint(b, int64(c.Replica))
 	return c.Req.AppendPayload(b)
 }
 
@@ -296,6 +332,12 @@ func (c *Call) DecodePayload(d *wire.Decoder) {
 		return
 	}
 	c.Region = int32(region)
+	replica := d.Varint()
+	if replica < 0 || replica >= wire.MaxStorageReplicas {
+		d.Fail(errors.New("svchost: call for a service replica out of range"))
+		return
+	}
+	c.Replica = int32(replica)
 	c.Req = &storagesvc.Request{}
 	c.Req.DecodePayload(d)
 }

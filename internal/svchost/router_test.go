@@ -215,3 +215,33 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHostedReplicas: replica 1 of region a's service (wire.StorageReplica)
+// is its own store on the hosting node, reached from another node by
+// forwarding, answering from its own address; replica 0 does not see its
+// objects.
+func TestHostedReplicas(t *testing.T) {
+	tp := world(t)
+	routers, inbox := cluster(t, tp, nil)
+	rep := wire.StorageReplica(0, 1)
+	from := func(d delivery) *storagesvc.Response {
+		t.Helper()
+		env, ok := d.msg.(*keyspace.Envelope)
+		if !ok || d.from != rep {
+			t.Fatalf("delivered %#v from %d; want an envelope from replica 1 of region a (%d)", d.msg, d.from, rep)
+		}
+		return env.Msg.(*storagesvc.Response)
+	}
+	routers[1].Send(rep, &keyspace.Envelope{KS: 2, Msg: &storagesvc.Request{ID: 1, Op: storagesvc.OpPut, Key: "k", Data: []byte("v"), Cond: storagesvc.Cond{IfNoneMatch: true}}})
+	if r := from(recv(t, inbox[1])); r.Code != storagesvc.OK {
+		t.Fatalf("forwarded put to replica 1 = %+v", r)
+	}
+	routers[0].Send(rep, &keyspace.Envelope{KS: 2, Msg: &storagesvc.Request{ID: 2, Op: storagesvc.OpGet, Key: "k"}})
+	if r := from(recv(t, inbox[0])); r.Code != storagesvc.OK || string(r.Data) != "v" {
+		t.Fatalf("host's get from replica 1 = %+v; want v", r)
+	}
+	routers[0].Send(storagesvc.Addr(0), &keyspace.Envelope{KS: 2, Msg: &storagesvc.Request{ID: 3, Op: storagesvc.OpGet, Key: "k"}})
+	if r := answer(t, recv(t, inbox[0]), 0); r.Code != storagesvc.NotFound {
+		t.Fatalf("get from replica 0 = %+v; want not found (replicas are apart)", r)
+	}
+}

@@ -56,25 +56,58 @@ func (v Version) Compare(u Version) int {
 
 func (v Version) String() string { return fmt.Sprintf("%s@n%d", v.TS, v.Node) }
 
-// serviceBase is the first NodeID reserved for storage services: region r's
-// service is serviceBase+r. Topologies number their nodes from 0 and are
-// far smaller, so the ranges never meet.
+// serviceBase is the first NodeID reserved for storage services: replica i
+// of region r's service is serviceBase + i<<serviceReplicaShift + r.
+// Topologies number their nodes from 0 and are far smaller, so the ranges
+// never meet.
 const serviceBase NodeID = 1 << 30
+
+// serviceReplicaShift places a service replica's index above its region's.
+const serviceReplicaShift = 16
+
+// MaxStorageReplicas bounds the replicas a region's storage service may be
+// addressed as (StorageReplica), and MaxStorageRegions the regions.
+const (
+	MaxStorageReplicas = 64
+	MaxStorageRegions  = 1 << serviceReplicaShift
+)
 
 // StorageService is the address of region's storage service
 // (internal/storagesvc): a protocol sends it requests with env.Env.Send and
 // its answers arrive as messages from this address. Both runtimes route it
 // (the simulator to its modelled service, the server to the region's
-// configured backend); it is not a node of the topology.
-func StorageService(region int) NodeID { return serviceBase + NodeID(region) }
+// configured backend); it is not a node of the topology. It is replica 0
+// of the region's service (StorageReplica).
+func StorageService(region int) NodeID { return StorageReplica(region, 0) }
 
-// StorageRegion reports whether id is a storage service's address, and
-// whose region's.
-func (id NodeID) StorageRegion() (region int, ok bool) {
-	if id < serviceBase {
-		return 0, false
+// StorageReplica is the address of replica i of region's storage service:
+// an independent object store in the same region (its own objects, ETags
+// and service times), for protocols that keep several copies of an object
+// in one region (CRIC's hierarchical quorums, seed 001 §5.3). Replica 0 is
+// StorageService(region). It panics outside 0 ≤ region < MaxStorageRegions,
+// 0 ≤ i < MaxStorageReplicas.
+func StorageReplica(region, i int) NodeID {
+	if region < 0 || region >= MaxStorageRegions || i < 0 || i >= MaxStorageReplicas {
+		panic(fmt.Sprintf("wire: storage replica %d of region %d out of range", i, region))
 	}
-	return int(id - serviceBase), true
+	return serviceBase + NodeID(i)<<serviceReplicaShift + NodeID(region)
+}
+
+// StorageRegion reports whether id is a storage service's address (any
+// replica), and whose region's.
+func (id NodeID) StorageRegion() (region int, ok bool) {
+	region, _, ok = id.StorageReplicaOf()
+	return region, ok
+}
+
+// StorageReplicaOf reports whether id is a storage service's address, and
+// which region's and which replica.
+func (id NodeID) StorageReplicaOf() (region, replica int, ok bool) {
+	if id < serviceBase {
+		return 0, 0, false
+	}
+	off := id - serviceBase
+	return int(off & (MaxStorageRegions - 1)), int(off >> serviceReplicaShift), true
 }
 
 // Wrapper is a message carrying another one on its way between nodes (the

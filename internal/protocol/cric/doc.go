@@ -1,0 +1,120 @@
+// Package cric is CRIC (seed 001, ch. V; digest
+// shared/seeds/notes/001-wu-costlo-spanstore-cric.md §3): linearizable
+// objects kept directly in the regions' storage services
+// (internal/storagesvc), with no acceptor process. `protocol: cric`.
+//
+// # Roles
+//
+// The node that receives a client request (its gateway) is the proposer
+// and learner for it. The acceptors are passive: acceptor a is the object
+// KeyPrefix+key in replica a%m of the storage service of region
+// Regions[a/m] (wire.StorageReplica). Its metadata holds the CPaxos state
+// after garbage collection (state: the last accepted version V with its
+// ballot, the value's write ID and data digest, the commit bit, and the
+// highest promise PV/PB); its data is the value of version V, written
+// once, by the Accept that accepted it (§5.2.3, Fig. 5.7). Proposers run
+// the acceptor logic themselves (state.promise, state.accept) on the state
+// they read, and install the result with a conditional write on the ETag
+// they read it at (If-Match; If-None-Match for an absent object), so an
+// acceptor changes only by a valid transition of the state it is in,
+// whoever's request lands and however late (§5.2.1, Fig. 5.6b).
+//
+// # Algorithm (numbered rules; code cites them)
+//
+//  1. Versions are Paxos instances. Version n+1 is proposed only by a
+//     proposer that knows version n chosen, so an acceptor that has
+//     accepted or promised a later version refuses every earlier one: it
+//     needs no state for them (garbage collection during Accept, §5.2.3).
+//     Version 0 is the initial absent value, chosen by definition.
+//  2. Knowing a version chosen (Proposer.learned): its commit bit at any
+//     acceptor; or one classic ballot's value accepted by a quorum; or the
+//     fast round's value accepted by a super quorum.
+//  3. Write (wire.OpPut, last writer wins; wire.OpDelete, a tombstone
+//     value): from the cached acceptor states (a cache miss assumes a new
+//     object, §5.2.1), with m the highest version accepted: if m is known
+//     chosen, propose at m+1; else finish m first (recovering its value).
+//     When the value chosen at a version is not ours, go on to the next
+//     version until ours is chosen or the operation times out. A write is
+//     acknowledged only once its own value is chosen.
+//     3a. A write that sent its value to be accepted at version j must
+//     learn j's chosen value before proposing at a later version, or it
+//     could be applied twice; once later versions hide j (garbage
+//     collection) it answers timeout, outcome unknown (seed 1808).
+//  4. Fast round: ballot #0, Accept directly at every acceptor whose state
+//     allows it (each accepts at most one value per version in #0); chosen
+//     when a super quorum accepted. Otherwise fall back to rule 5 at the
+//     same version, never retrying #0 there (§5.2.1).
+//  5. Slow path: with the states of a quorum known (else read every
+//     acceptor first), pick a ballot above every ballot seen, promise by
+//     conditional writes (PutMeta: the data is untouched), and with a
+//     quorum promised pick the value: the highest classic ballot's; if the
+//     highest is #0, a value some super quorum may have chosen (every
+//     member of it in the promised quorum Q accepted it in #0: at most one
+//     value passes, Theorem V.4; the thesis's "most frequent" rule is the
+//     flat special case, and any value is safe when none passes); if Q
+//     accepted nothing for n, our own. Then Accept by conditional Puts. A
+//     phase that cannot reach a quorum (refused, no answer) re-reads after
+//     a random backoff in [0, Backoff·2^min(attempt,6)) from Env.Rand.
+//  6. Commit bit: once its value is chosen the proposer sets the commit bit
+//     with a conditional PutMeta on each acceptor it saw accept, without
+//     waiting (§5.2.2).
+//  7. Read: Get every acceptor's object and act on the first quorum of
+//     answers: if the highest version m seen is known chosen (rule 2:
+//     typically its commit bit), return its value at once; otherwise write
+//     back, i.e. run rule 5 at version m (whose value selection keeps any
+//     value that may be chosen) and return what is chosen (§5.2.2).
+//  8. Storage answers are matched to requests by ID; duplicates and
+//     answers to finished phases are ignored. Precondition failed, an
+//     error, or no answer within StorageTimeout leaves that acceptor's
+//     state unknown (a duplicated write can fail after its twin
+//     succeeded): it is re-read, never assumed.
+//
+// # Guarantee
+//
+// Every read and write is linearizable (check model "linearizable"), for
+// any number of crashing proposers, lost, duplicated, delayed or reordered
+// storage requests and answers, and storage outages, provided each
+// storage service is strongly consistent per object with ETag-conditional
+// writes (storagesvc's contract) and the quorum sizes pass Validate. A
+// read returning version m is safe because no later version can have been
+// chosen before the read began: it would have been accepted by a quorum,
+// which intersects the read's quorum (Theorem V.2), and versions at an
+// acceptor only grow. A write that answers timeout may still take effect
+// (outcome unknown). Liveness needs a quorum of acceptors reachable;
+// duelling proposers are separated only by random backoff.
+// TestSwarm checks linearizability; TestTeethFastRoundBelowSuperQuorum and
+// TestTeethReadIgnoresUncommittedVersion show the checker catches the
+// loss of rules 4 and 7.
+//
+// # Quorums (§5.3)
+//
+// A quorum is RegionQuorum of the Regions each answering with
+// ReplicaQuorum of its ReplicasPerRegion replicas; a super quorum the same
+// with the super sizes. Validate refuses sizes where two quorums can miss
+// each other (2q ≤ n at either level) or two super quorums and a quorum
+// can share no acceptor (2s + q ≤ 2n at either level); the default super
+// size is the least passing one. TestQuorumConditionsBruteForce shows, by
+// enumeration up to 4 regions × 3 replicas, that these level-wise
+// conditions are exactly the hierarchical ones. The thesis's
+// ⌈3/4·N + 1⌉ super quorum exceeds N = 3, where its own example contacts
+// all three; the least safe size is used instead.
+//
+// # Choosing the fast round
+//
+// The wire request has no fast-round field, so its consistency level
+// says: ALL tries the fast round, QUORUM takes the classic path, DEFAULT
+// follows the keyspace's fast_round setting; other levels are invalid.
+//
+// # Clocks
+//
+// Safety assumes nothing of clocks. Timers (StorageTimeout, OpTimeout,
+// backoff) use the node's clock only for liveness.
+//
+// # Not (yet) here
+//
+// Propose-assistant VMs (PVMs, §5.2.4), reading data from the closest
+// replica only and metadata elsewhere (every read Gets whole objects), a
+// version-targeted conditional write (writes are last-writer-wins), the
+// "wait for all replicas before writing back" refinement of §5.2.2, and
+// the baselines and cost accountant of issue 14.
+package cric

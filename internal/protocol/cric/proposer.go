@@ -1,0 +1,782 @@
+package cric
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/protocol"
+	"github.com/lightcone/lightcone/internal/storagesvc"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// maxCachedKeys bounds a proposer's cache of acceptor states; past it the
+// cache is dropped whole (deterministic, and only a hint: every use of it
+// is guarded by a conditional write).
+const maxCachedKeys = 4096
+
+// view is what a proposer knows of one acceptor's object: its state and
+// ETag as last read or written, or unknown. Assumed views (a cache miss)
+// take the object to be absent: a create-only write finds out otherwise.
+type view struct {
+	known  bool
+	absent bool
+	etag   storagesvc.ETag
+	st     state
+	data   []byte // the value of st.V
+}
+
+// value is a proposed value: its write ID (identity), data and whether it
+// is a delete.
+type value struct {
+	w    string
+	data []byte
+	del  bool
+}
+
+// phase is what an operation waits for.
+type phase uint8
+
+const (
+	phRead    phase = iota + 1 // Gets of every acceptor's object
+	phFast                     // fast-round accepts (ballot #0)
+	phPrepare                  // promises
+	phAccept                   // classic accepts
+	phBackoff                  // a random wait before retrying
+)
+
+// op is one client operation this node runs as proposer (a write) or
+// learner (a read, which may write back).
+type op struct {
+	id    uint64
+	req   *wire.Request
+	key   string // the object's key
+	mine  value  // a write's value
+	fast  bool   // try the fast round for fresh versions
+	views []view
+	// The current phase: its number (timers and answers of an older one
+	// are ignored), the version and ballot it works on, which acceptors
+	// answered and which succeeded.
+	ph       phase
+	phSeq    uint64
+	n        uint64
+	b        Ballot
+	val      value // the value being accepted
+	answered []bool
+	ok       []bool
+	reqs     []uint64 // the phase's outstanding request IDs
+	sent     int
+	got      int
+	timer    env.TimerID
+	deadline env.TimerID
+	attempt  int
+	fastDone uint64 // the last version the fast round was tried at
+	// proposedAt is the version a write last sent its own value to be
+	// accepted at, until it learns that version's chosen value: it may
+	// not propose at a later version before (rule 3a).
+	proposedAt uint64
+	maxRound   uint64
+}
+
+// pending is an outstanding storage request: its op, phase and acceptor.
+type pending struct {
+	op    uint64
+	phSeq uint64
+	acc   int
+	kind  phase
+	next  state // the state a write installs
+	data  []byte
+	hasD  bool // the write carries data (a Put)
+}
+
+type timerKind uint8
+
+const (
+	timerPhase timerKind = iota + 1
+	timerDeadline
+	timerBackoff
+)
+
+type opTimer struct {
+	op    uint64
+	phSeq uint64
+	kind  timerKind
+}
+
+// Proposer is one node of a cric keyspace: a proposer and learner for the
+// client requests it is the gateway of. It has no durable state: the
+// acceptors are the storage services' objects.
+type Proposer struct {
+	ks      *Keyspace
+	id      wire.NodeID
+	nonce   uint64
+	nextID  uint64 // storage request IDs and op IDs
+	ops     map[uint64]*op
+	pending map[uint64]pending
+	cache   map[string][]view
+	cached  int
+	stats   stats
+}
+
+type stats struct {
+	fastCommits, slowCommits, readsOneRound, writeBacks, conflicts, timeouts, unknown uint64
+}
+
+func newProposer(ks *Keyspace, id wire.NodeID) *Proposer {
+	return &Proposer{ks: ks, id: id, ops: map[uint64]*op{}, pending: map[uint64]pending{}, cache: map[string][]view{}}
+}
+
+// Start implements env.Replica. A restarted proposer draws a new nonce, so
+// its ballots differ from its previous incarnation's, and new request IDs,
+// so answers meant for that incarnation match nothing.
+func (p *Proposer) Start(e env.Env) {
+	p.nonce = e.Rand().Uint64()
+	p.nextID = e.Rand().Uint64()>>2 | 1
+}
+
+func (p *Proposer) newID() uint64 { p.nextID++; return p.nextID }
+
+func replyErr(e env.Env, req *wire.Request, code wire.ErrorCode, format string, args ...any) {
+	e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: code, Msg: fmt.Sprintf("cric: "+format, args...)}})
+}
+
+// Request implements env.Replica.
+func (p *Proposer) Request(e env.Env, req *wire.Request) {
+	cfg := p.ks.cfg
+	fast := cfg.FastRound
+	switch req.Level {
+	case wire.LevelDefault:
+	case wire.All:
+		fast = true
+	case wire.Quorum:
+		fast = false
+	default:
+		replyErr(e, req, wire.ErrInvalid, "consistency level %s: cric takes QUORUM (classic path), ALL (try the fast round) or DEFAULT", req.Level)
+		return
+	}
+	key := cfg.KeyPrefix + req.Key
+	if err := storagesvc.CheckKey(key); err != nil {
+		replyErr(e, req, wire.ErrInvalid, "%v", err)
+		return
+	}
+	o := &op{id: p.newID(), req: req, key: key, fast: fast}
+	switch req.Op {
+	case wire.OpGet:
+	case wire.OpPut, wire.OpDelete:
+		if len(req.Value) > storagesvc.MaxDataBytes {
+			replyErr(e, req, wire.ErrInvalid, "value of %d bytes (at most %d)", len(req.Value), storagesvc.MaxDataBytes)
+			return
+		}
+		o.mine = value{w: strconv.FormatUint(uint64(p.id), 36) + "-" + strconv.FormatUint(p.nonce, 36) + "-" + strconv.FormatUint(o.id, 36), data: req.Value, del: req.Op == wire.OpDelete}
+		if o.mine.del {
+			o.mine.data = nil
+		}
+	default:
+		replyErr(e, req, wire.ErrInvalid, "unknown operation %s", req.Op)
+		return
+	}
+	p.ops[o.id] = o
+	o.deadline = e.SetTimer(cfg.OpTimeout, opTimer{op: o.id, kind: timerDeadline})
+	o.views = make([]view, p.ks.shape.accept)
+	if req.Op == wire.OpGet {
+		p.read(e, o) // a reader always reads every acceptor (§5.2.2)
+		return
+	}
+	if c, ok := p.cache[key]; ok {
+		copy(o.views, c)
+	} else {
+		for i := range o.views {
+			o.views[i] = view{known: true, absent: true} // a new object, until found otherwise (§5.2.1)
+		}
+	}
+	p.plan(e, o)
+}
+
+// finish ends o (replying rep unless nil) and keeps what it learned.
+func (p *Proposer) finish(e env.Env, o *op, rep *wire.Reply) {
+	if rep != nil {
+		rep.ID, rep.Client = o.req.ID, o.req.Client
+		e.Reply(rep)
+	}
+	e.CancelTimer(o.timer)
+	e.CancelTimer(o.deadline)
+	p.forget(o)
+	delete(p.ops, o.id)
+	if _, ok := p.cache[o.key]; !ok {
+		if p.cached >= maxCachedKeys {
+			p.cache, p.cached = map[string][]view{}, 0
+		}
+		p.cached++
+	}
+	p.cache[o.key] = o.views
+}
+
+// forget drops o's outstanding requests: their answers, if any come, are
+// ignored (and their outcome is unknown to o, which re-reads).
+func (p *Proposer) forget(o *op) {
+	for _, id := range o.reqs {
+		delete(p.pending, id)
+	}
+	o.reqs = o.reqs[:0]
+}
+
+// newPhase starts phase ph of o.
+func (p *Proposer) newPhase(e env.Env, o *op, ph phase) {
+	e.CancelTimer(o.timer)
+	p.forget(o)
+	o.ph = ph
+	o.phSeq++
+	o.answered = make([]bool, len(o.views))
+	o.ok = make([]bool, len(o.views))
+	o.sent, o.got = 0, 0
+	o.timer = e.SetTimer(p.ks.cfg.StorageTimeout, opTimer{op: o.id, phSeq: o.phSeq, kind: timerPhase})
+}
+
+func (p *Proposer) send(e env.Env, o *op, acc int, req *storagesvc.Request, pd pending) {
+	req.ID = p.newID()
+	req.Key = o.key
+	pd.op, pd.phSeq, pd.acc, pd.kind = o.id, o.phSeq, acc, o.ph
+	p.pending[req.ID] = pd
+	o.reqs = append(o.reqs, req.ID)
+	o.sent++
+	e.Send(p.ks.addrs[acc], req)
+}
+
+// read starts a read phase: a Get of every acceptor's object.
+func (p *Proposer) read(e env.Env, o *op) {
+	p.newPhase(e, o, phRead)
+	for a := range o.views {
+		p.send(e, o, a, &storagesvc.Request{Op: storagesvc.OpGet}, pending{})
+	}
+}
+
+// write sends acceptor a's next state with a conditional write on what o
+// knows of it: a Put (data and metadata) if it carries data or the object
+// is absent (create-only), else a PutMeta (the Paxos state alone, §5.2.3).
+func (p *Proposer) write(e env.Env, o *op, a int, next state, data []byte, hasData bool) {
+	v := o.views[a]
+	req := &storagesvc.Request{Meta: next.meta()}
+	switch {
+	case v.absent:
+		req.Op, req.Data, req.Cond = storagesvc.OpPut, data, storagesvc.Cond{IfNoneMatch: true}
+		hasData = true
+	case hasData:
+		req.Op, req.Data, req.Cond = storagesvc.OpPut, data, storagesvc.Cond{IfMatch: v.etag}
+	default:
+		req.Op, req.Cond = storagesvc.OpPutMeta, storagesvc.Cond{IfMatch: v.etag}
+	}
+	p.send(e, o, a, req, pending{next: next, data: data, hasD: hasData})
+}
+
+// Step implements env.Replica: storage services' answers.
+func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
+	r, ok := m.(*storagesvc.Response)
+	if !ok {
+		return
+	}
+	pd, ok := p.pending[r.ID]
+	if !ok {
+		return // a duplicate, or an answer to a phase that is over
+	}
+	delete(p.pending, r.ID)
+	o := p.ops[pd.op]
+	if o == nil || o.phSeq != pd.phSeq || from != p.ks.addrs[pd.acc] {
+		return
+	}
+	a := pd.acc
+	o.answered[a] = true
+	o.got++
+	if pd.kind == phRead {
+		switch r.Code {
+		case storagesvc.OK:
+			st, err := parseState(r.Meta)
+			if err != nil {
+				e.Log().Warn("cric: unreadable acceptor state", "key", o.key, "acceptor", a, "err", err)
+				o.views[a] = view{}
+				break
+			}
+			o.views[a] = view{known: true, etag: r.ETag, st: st, data: r.Data}
+			o.ok[a] = true
+		case storagesvc.NotFound:
+			o.views[a] = view{known: true, absent: true}
+			o.ok[a] = true
+		default:
+			o.views[a] = view{}
+			p.stats.unknown++
+		}
+	} else {
+		switch r.Code {
+		case storagesvc.OK:
+			v := view{known: true, etag: r.ETag, st: pd.next, data: o.views[a].data}
+			if pd.hasD {
+				v.data = pd.data
+			}
+			o.views[a] = v
+			o.ok[a] = true
+		case storagesvc.PreconditionFailed:
+			// Changed since read, or a duplicate of this very write took
+			// effect first: either way its state is unknown now.
+			o.views[a] = view{}
+			p.stats.conflicts++
+		default:
+			o.views[a] = view{} // outcome unknown: re-read, never assume
+			p.stats.unknown++
+		}
+	}
+	p.progress(e, o)
+}
+
+// Timer implements env.Replica.
+func (p *Proposer) Timer(e env.Env, payload any) {
+	t, ok := payload.(opTimer)
+	if !ok {
+		return
+	}
+	o := p.ops[t.op]
+	if o == nil {
+		return
+	}
+	switch t.kind {
+	case timerDeadline:
+		p.stats.timeouts++
+		// A write may still be chosen (its accepts are on their way).
+		p.finish(e, o, &wire.Reply{Err: &wire.Error{Code: wire.ErrTimeout, Msg: "cric: operation timed out; outcome unknown"}})
+	case timerPhase:
+		if t.phSeq != o.phSeq || o.ph == phBackoff {
+			return
+		}
+		for a := range o.views {
+			if !o.answered[a] {
+				o.views[a] = view{} // no answer: outcome unknown
+			}
+		}
+		p.endPhase(e, o)
+	case timerBackoff:
+		if t.phSeq == o.phSeq && o.ph == phBackoff {
+			p.plan(e, o)
+		}
+	}
+}
+
+// in is the membership function of the acceptors that succeeded this phase.
+func (o *op) in(a int) bool { return o.ok[a] }
+
+// progress decides whether o's phase is over after an answer.
+func (p *Proposer) progress(e env.Env, o *op) {
+	h := p.ks.shape
+	switch o.ph {
+	case phRead:
+		// A quorum of answers (§5.2.2: the closest quorum).
+		if h.quorum(o.in) || o.got == o.sent {
+			p.endPhase(e, o)
+		}
+	case phFast:
+		if p.fastChosen(o) || o.got == o.sent {
+			p.endPhase(e, o)
+		}
+	case phPrepare, phAccept:
+		if h.quorum(o.in) || o.got == o.sent {
+			p.endPhase(e, o)
+		}
+	}
+}
+
+// endPhase acts on a phase's outcome.
+func (p *Proposer) endPhase(e env.Env, o *op) {
+	h := p.ks.shape
+	ph := o.ph
+	o.phSeq++ // later answers of this phase only refresh nothing
+	e.CancelTimer(o.timer)
+	switch ph {
+	case phRead:
+		if !h.quorum(o.in) {
+			p.retry(e, o)
+			return
+		}
+		p.plan(e, o)
+	case phFast:
+		if p.fastChosen(o) {
+			// Chosen in the fast round: a super quorum accepted it (§5.2.1).
+			p.stats.fastCommits++
+			p.chosen(e, o, o.n, o.val)
+			return
+		}
+		p.plan(e, o)
+	case phPrepare:
+		if !h.quorum(o.in) {
+			p.retry(e, o)
+			return
+		}
+		p.acceptPhase(e, o)
+	case phAccept:
+		if !h.quorum(o.in) {
+			p.retry(e, o)
+			return
+		}
+		p.stats.slowCommits++
+		p.chosen(e, o, o.n, o.val)
+	}
+}
+
+// fastChosen reports whether o's fast round has chosen its value: a super
+// quorum accepted it (§5.2.1; the teeth's unsafe rule: any acceptor).
+func (p *Proposer) fastChosen(o *op) bool {
+	if p.ks.cfg.unsafeFastBelowSuper {
+		return slices.Contains(o.ok, true)
+	}
+	return p.ks.shape.super(o.in)
+}
+
+// retry waits a random backoff (§5.2.1: against starvation), then plans
+// again from a fresh read.
+func (p *Proposer) retry(e env.Env, o *op) {
+	o.attempt++
+	o.ph = phBackoff
+	o.phSeq++
+	span := int64(p.ks.cfg.Backoff) << min(o.attempt, 6)
+	o.timer = e.SetTimer(time.Duration(e.Rand().Int64N(span)), opTimer{op: o.id, phSeq: o.phSeq, kind: timerBackoff})
+}
+
+// knownQuorum reports whether o knows the state of a quorum of acceptors.
+func (p *Proposer) knownQuorum(o *op) bool {
+	return p.ks.shape.quorum(func(a int) bool { return o.views[a].known })
+}
+
+// learned is what o's views show of the latest versions: m, the highest
+// accepted version; pv, the highest promised; and, if version m is known
+// chosen, its value.
+func (p *Proposer) learned(o *op) (m, pv uint64, v value, chosen, viaCommit bool) {
+	h := p.ks.shape
+	for _, w := range o.views {
+		if w.known {
+			m, pv = max(m, w.st.V), max(pv, w.st.PV)
+		}
+	}
+	if m == 0 {
+		return 0, pv, value{}, true, false // the initial absent value
+	}
+	at := func(w view) bool { return w.known && !w.absent && w.st.V == m }
+	for _, w := range o.views {
+		if at(w) && w.st.Committed {
+			return m, pv, valueOf(w), true, true
+		}
+	}
+	for _, w := range o.views {
+		if !at(w) {
+			continue
+		}
+		same := func(a int) bool {
+			x := o.views[a]
+			return at(x) && x.st.B == w.st.B && x.st.W == w.st.W
+		}
+		if w.st.B.IsFast() && h.super(same) || !w.st.B.IsFast() && h.quorum(same) {
+			return m, pv, valueOf(w), true, false
+		}
+	}
+	return m, pv, value{}, false, false
+}
+
+func valueOf(w view) value { return value{w: w.st.W, data: w.data, del: w.st.Tombstone} }
+
+// plan picks o's next step from what it knows.
+func (p *Proposer) plan(e env.Env, o *op) {
+	if !p.knownQuorum(o) {
+		p.read(e, o)
+		return
+	}
+	m, pv, v, chosen, viaCommit := p.learned(o)
+	_ = pv
+	if o.req.Op == wire.OpGet {
+		switch {
+		case p.ks.cfg.unsafeReadCommittedOnly && !viaCommit:
+			// Teeth: ignore a higher version without its commit bit and
+			// return the newest committed one.
+			p.answerRead(e, o, p.newestCommitted(o))
+		case chosen:
+			// Version m is chosen and no later one can be: a later chosen
+			// version was accepted by a quorum, which intersects the
+			// quorum read since this read began (Theorem V.2).
+			if viaCommit {
+				p.stats.readsOneRound++
+			}
+			p.answerRead(e, o, v)
+		default:
+			// Not known chosen: write back the highest accepted value
+			// (§5.2.2), or find out what version m chose.
+			p.stats.writeBacks++
+			p.slow(e, o, m)
+		}
+		return
+	}
+	// Rule 3a: a write whose value may have been chosen at proposedAt must
+	// learn that version's value before it proposes again: proposing at a
+	// later version could apply it twice. Once later versions hide it
+	// (garbage collection), the outcome is unknown.
+	if o.proposedAt != 0 {
+		switch {
+		case chosen && m == o.proposedAt && v.w != o.mine.w:
+			o.proposedAt = 0
+		case m > o.proposedAt || pv > o.proposedAt:
+			p.stats.timeouts++
+			p.finish(e, o, &wire.Reply{Err: &wire.Error{Code: wire.ErrTimeout, Msg: "cric: a later version hides whether this write was chosen; outcome unknown"}})
+			return
+		}
+	}
+	switch {
+	case pv > m:
+		// Someone promised for version pv, so pv-1 is chosen: compete
+		// for pv (Paxos recovery keeps whatever pv has accepted).
+		p.slow(e, o, pv)
+	case !chosen:
+		p.slow(e, o, m) // finish version m first
+	case v.w == o.mine.w:
+		p.finish(e, o, &wire.Reply{})
+	case o.fast && o.fastDone != m+1:
+		p.fastRound(e, o, m+1)
+	default:
+		p.slow(e, o, m+1)
+	}
+}
+
+// newestCommitted is the value of the highest committed version o's
+// views show (only the teeth's unsafe read uses it).
+func (p *Proposer) newestCommitted(o *op) value {
+	var best view
+	for _, w := range o.views {
+		if w.known && w.st.Committed && w.st.V > best.st.V {
+			best = w
+		}
+	}
+	if best.st.V == 0 {
+		return value{}
+	}
+	return valueOf(best)
+}
+
+func (p *Proposer) answerRead(e env.Env, o *op, v value) {
+	rep := &wire.Reply{Found: v.w != "" && !v.del}
+	if rep.Found {
+		rep.Value = v.data
+	}
+	p.finish(e, o, rep)
+}
+
+// fastRound tries to get o's value accepted for version n in ballot #0
+// at a super quorum, skipping Prepare (§5.2.1).
+func (p *Proposer) fastRound(e env.Env, o *op, n uint64) {
+	o.fastDone = n
+	o.proposedAt = n
+	o.n, o.b, o.val = n, Ballot{}, o.mine
+	d := digest(o.mine.data)
+	type plan struct {
+		a    int
+		next state
+	}
+	var plans []plan
+	for a, w := range o.views {
+		if !w.known {
+			continue
+		}
+		if next, ok, _ := w.st.accept(n, Ballot{}, o.mine.w, d, o.mine.del); ok {
+			plans = append(plans, plan{a, next})
+		}
+	}
+	can := func(a int) bool {
+		return slices.ContainsFunc(plans, func(x plan) bool { return x.a == a })
+	}
+	if !p.ks.shape.super(can) {
+		p.slow(e, o, n)
+		return
+	}
+	p.newPhase(e, o, phFast)
+	for _, x := range plans {
+		p.write(e, o, x.a, x.next, o.mine.data, true)
+	}
+}
+
+// slow runs the classic path for version n: promises with a ballot above
+// every one seen, by conditional writes on the states read (§5.2.1).
+func (p *Proposer) slow(e env.Env, o *op, n uint64) {
+	if !p.knownQuorum(o) {
+		p.read(e, o)
+		return
+	}
+	for _, w := range o.views {
+		if w.known {
+			o.maxRound = max(o.maxRound, w.st.B.Round, w.st.PB.Round)
+		}
+	}
+	o.maxRound++
+	o.n, o.b = n, Ballot{Round: o.maxRound, Node: uint32(p.id), Nonce: p.nonce}
+	type plan struct {
+		a    int
+		next state
+	}
+	var plans []plan
+	for a, w := range o.views {
+		if !w.known {
+			continue
+		}
+		if next, ok, _ := w.st.promise(n, o.b); ok {
+			plans = append(plans, plan{a, next})
+		}
+	}
+	can := func(a int) bool {
+		return slices.ContainsFunc(plans, func(x plan) bool { return x.a == a })
+	}
+	if !p.ks.shape.quorum(can) {
+		// Too many acceptors moved past version n (or are unknown): what
+		// we know is stale. Read again.
+		for a := range o.views {
+			if !can(a) {
+				o.views[a] = view{}
+			}
+		}
+		p.retry(e, o)
+		return
+	}
+	p.newPhase(e, o, phPrepare)
+	for _, x := range plans {
+		p.write(e, o, x.a, x.next, nil, false)
+	}
+}
+
+// acceptPhase picks the value for version n from the quorum that promised
+// and asks every acceptor whose state o knows to accept it.
+func (p *Proposer) acceptPhase(e env.Env, o *op) {
+	n := o.n
+	promised := slices.Clone(o.ok)
+	// The states they promised from: what they had accepted for n (a
+	// promise changes only PV and PB).
+	at := func(a int) bool { return promised[a] && o.views[a].st.V == n }
+	best := -1
+	for a := range o.views {
+		if at(a) && (best < 0 || o.views[best].st.B.Less(o.views[a].st.B)) {
+			best = a
+		}
+	}
+	var val value
+	switch {
+	case best >= 0 && !o.views[best].st.B.IsFast():
+		val = valueOf(o.views[best]) // Paxos: the highest ballot's value
+	case best >= 0:
+		val = p.fastRecovery(o, promised, n)
+	case o.req.Op != wire.OpGet:
+		val = o.mine // free: nothing accepted for n in the quorum
+	default:
+		// A reader writing back whose quorum accepted nothing for n: any
+		// value accepted for n elsewhere is a written value.
+		for a, w := range o.views {
+			if w.known && w.st.V == n && (val.w == "" || o.views[best].st.B.Less(w.st.B)) {
+				val, best = valueOf(w), a
+			}
+		}
+		if val.w == "" {
+			p.retry(e, o)
+			return
+		}
+	}
+	o.val = val
+	if val.w == o.mine.w {
+		o.proposedAt = n
+	}
+	d := digest(val.data)
+	p.newPhase(e, o, phAccept)
+	for a, w := range o.views {
+		if !w.known {
+			continue
+		}
+		if next, ok, _ := w.st.accept(n, o.b, val.w, d, val.del); ok {
+			p.write(e, o, a, next, val.data, true)
+		}
+	}
+}
+
+// fastRecovery picks the value after a fast round whose outcome the
+// promised quorum Q does not settle by a classic ballot (§5.2.1, with
+// Fast Paxos's rule generalized to hierarchical quorums): a value v may
+// have been chosen in round #0 only if some super quorum R could have
+// accepted it, i.e. every acceptor of R in Q accepted v in round #0. At
+// most one value passes (two super quorums and a quorum share an acceptor,
+// Theorem V.4); if none does, the most frequent is as good as any (the
+// thesis's rule).
+func (p *Proposer) fastRecovery(o *op, promised []bool, n uint64) value {
+	h := p.ks.shape
+	var cands []value
+	count := map[string]int{}
+	for a, w := range o.views {
+		if promised[a] && w.st.V == n && w.st.B.IsFast() {
+			if count[w.st.W] == 0 {
+				cands = append(cands, valueOf(w))
+			}
+			count[w.st.W]++
+		}
+	}
+	for _, c := range cands {
+		possible := func(a int) bool {
+			w := o.views[a]
+			return !promised[a] || w.st.V == n && w.st.B.IsFast() && w.st.W == c.w
+		}
+		if h.super(possible) {
+			return c
+		}
+	}
+	best := cands[0]
+	for _, c := range cands[1:] {
+		if count[c.w] > count[best.w] {
+			best = c
+		}
+	}
+	return best
+}
+
+// chosen: value v is chosen for version n. Set the commit bit
+// asynchronously where o's accept landed (§5.2.2), then answer, or, for a
+// write whose value lost, go on to the next version (last writer wins).
+func (p *Proposer) chosen(e env.Env, o *op, n uint64, v value) {
+	{
+		for a, w := range o.views {
+			if w.known && !w.absent && w.st.V == n && w.st.W == v.w && !w.st.Committed {
+				next := w.st
+				next.Committed = true
+				// Fire and forget: no answer is awaited, and o forgets
+				// the acceptor's ETag, which the write changes.
+				e.Send(p.ks.addrs[a], &storagesvc.Request{ID: p.newID(), Op: storagesvc.OpPutMeta, Key: o.key,
+					Meta: next.meta(), Cond: storagesvc.Cond{IfMatch: w.etag}})
+				o.views[a] = view{}
+			}
+		}
+	}
+	if o.req.Op == wire.OpGet {
+		p.answerRead(e, o, v)
+		return
+	}
+	if v.w == o.mine.w {
+		p.finish(e, o, &wire.Reply{})
+		return
+	}
+	if n == o.proposedAt {
+		o.proposedAt = 0
+	}
+	// Our value lost version n: version n+1 is fresh. Every acceptor that
+	// accepted n (a quorum) is still known, unless a commit bit went out.
+	o.attempt = 0
+	o.phSeq++
+	p.plan(e, o)
+}
+
+// Counters implements protocol.Counted.
+func (p *Proposer) Counters(int64) []protocol.Counter {
+	s := p.stats
+	return []protocol.Counter{
+		protocol.Count("fast_commits_total", "writes chosen in the fast round (ballot #0)", s.fastCommits),
+		protocol.Count("slow_commits_total", "versions chosen by the classic path (writes and write-backs)", s.slowCommits),
+		protocol.Count("reads_one_round_total", "reads answered from a quorum's commit bit", s.readsOneRound),
+		protocol.Count("write_backs_total", "reads that re-proposed the highest accepted value", s.writeBacks),
+		protocol.Count("conflicts_total", "conditional writes refused (precondition failed)", s.conflicts),
+		protocol.Count("unknown_total", "storage requests with an unknown outcome (error or no answer)", s.unknown),
+		protocol.Count("timeouts_total", "operations that timed out", s.timeouts),
+	}
+}
