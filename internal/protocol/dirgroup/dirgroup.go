@@ -73,7 +73,7 @@ type Placement struct {
 	// replicated state machine group (internal/protocol/rsm, Raft); it
 	// tolerates the loss of (n−1)/2 of them. 1 is the thesis's single
 	// directory. Default: 3, or as many nodes as DirectoryRegions have if
-	// fewer (rc sets its own default first).
+	// fewer.
 	DirectoryReplicas int `yaml:"directory_replicas"`
 	// DirectoryTick is the directory group's tick (rsm
 	// Config.TickInterval): heartbeats every tick. Default 50ms.

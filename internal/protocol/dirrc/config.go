@@ -61,11 +61,9 @@ type Config struct {
 
 // EnsureDefaults fills unset fields.
 func (c *Config) EnsureDefaults(w *topo.World) {
-	if c.DirectoryReplicas == 0 {
-		// One replica: under storage faults a group of 3 changes leader
-		// too often (doc.go, "Crashes").
-		c.DirectoryReplicas = 1
-	}
+	// directory_replicas defaults to 3 as in sc (dirgroup.Placement): no
+	// single point of failure. Under heavy storage faults a group of 3
+	// changes leader often (doc.go, "Crashes").
 	c.Placement.EnsureDefaults(w)
 	c.Frontends.EnsureDefaults()
 	def := func(d *time.Duration, v time.Duration) {

@@ -241,18 +241,17 @@
 // restarted replica restores the latest and replays the log after it,
 // giving every head a full hold_lease from then, as a replay would): it
 // is available while a majority of its replicas is up and connected
-// (with directory_replicas = 1, a crashed directory is unavailable until
-// it restarts, and leads at once). The default is 1: under storage faults
-// a group of 3 changes leader too often. Each log entry is a few store
-// writes on every replica, so with 1% of writes failing the leader
-// fail-stops about once a second, and each change costs an election and
-// rule R4's grace. In simtest's faulty run (TestEveryProtocolIsDeterministic,
-// globlease4, 12 closed-loop clients, every fault, 1% store errors) seed
-// 7 completes 36 operations with 3 replicas and 94 with 1; seeds 1–30,
-// 1045 and 2092 in all. Snapshots ended the restart's replay of the whole
-// log but not the churn: without compaction seeds 1–30 complete 1122 with
-// 3 replicas (a compaction's deletions are store writes that may fail
-// too). A new leader gives every head a full hold_lease and more (rule
+// (with directory_replicas = 1, the thesis's single directory, a crashed
+// directory is unavailable until it restarts, and leads at once). The
+// default is 3, as sc's. Its cost under heavy storage faults: each log
+// entry is a few store writes on every replica, so with 1% of writes
+// failing a leader fail-stops about once a second, and each change costs
+// an election and rule R4's grace. In simtest's faulty run
+// (TestEveryProtocolIsDeterministic: globlease4, 12 closed-loop clients,
+// every fault, 1% store errors, replicated frontends) seed 7 completes 26
+// operations with 3 replicas (32 fail-stops) and 59 with 1. Snapshots
+// ended the restart's replay of the whole log but not the churn. A new
+// leader gives every head a full hold_lease and more (rule
 // R4). A region's copies and their epochs live in its frontend group's
 // log and snapshots (every frontend_snapshot_entries entries; every member
 // keeps every row in memory): the region's frontend is available while a
