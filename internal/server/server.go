@@ -513,6 +513,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	var nd *node.Node
 	var tr *transport.Transport
 	svcCfg := svchost.Config{Self: lay.self, Topology: tp, Backends: cfg.StorageServices, Log: log,
+		Dir: filepath.Join(cfg.DataDir, "services"),
 		Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }}
 	if lay.peers != nil {
 		svcCfg.Send = func(to wire.NodeID, msg wire.Msg) { tr.Send(to, msg) }
@@ -521,6 +522,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return err
 	}
+	defer func() { err = errors.Join(err, services.Close()) }()
 	ncfg.Services = services
 	if lay.peers != nil {
 		tcfg := transport.Config{Self: lay.self, Cluster: lay.name, Listen: cfg.PeerAddr, Peers: lay.peers, Codec: codec,

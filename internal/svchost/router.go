@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -63,6 +64,10 @@ type Config struct {
 	// is this node's.
 	Send func(to wire.NodeID, m wire.Msg)
 	Log  *slog.Logger
+	// Dir, if set, is where the hosted services this node hosts keep
+	// their objects (a Disk in Dir/<region>, durable across restarts);
+	// empty: in memory (a storagesvc.Mem, lost with the process).
+	Dir string
 }
 
 // Router is the real runtime's route to storage services: the node's event
@@ -85,11 +90,13 @@ type Router struct {
 	swept   time.Time
 	// replicas are the further replicas (wire.StorageReplica, i > 0) of
 	// the services this node hosts or reaches as s3, by address, made on
-	// first use: a hosted replica is another Mem, an s3 one the region's
+	// first use: a hosted replica is another Mem (a durable one, the
+	// region's Disk under the key prefix "replica-<i>/"), an s3 one the region's
 	// bucket under the key prefix "replica-<i>/" (its own objects and
 	// ETags; not its own failures or latency: one endpoint serves all).
 	replicas map[wire.NodeID]storagesvc.Service
 	epoch    uint64 // of hosted Mems
+	disks    []*Disk
 }
 
 type routeTo struct {
@@ -98,6 +105,7 @@ type routeTo struct {
 	latency topo.StorageService
 	timeout time.Duration
 	hosted  bool
+	durable bool // a Disk: its further replicas are prefixed views of it
 }
 
 type pendingCall struct {
@@ -134,7 +142,17 @@ func New(cfg Config) (*Router, error) {
 			to.hosted = true
 			to.host = cfg.Topology.ByRegion[i][0]
 			if to.host == cfg.Self {
-				to.svc = NewSerial(storagesvc.NewMem(r.epoch))
+				if cfg.Dir == "" {
+					to.svc = NewSerial(storagesvc.NewMem(r.epoch))
+					break
+				}
+				d, err := OpenDisk(filepath.Join(cfg.Dir, reg.Name), cfg.Log)
+				if err != nil {
+					r.Close()
+					return nil, err
+				}
+				r.disks = append(r.disks, d)
+				to.svc, to.durable = d, true
 			}
 		case BackendS3:
 			s, err := s3svc.New(b.Config)
@@ -148,6 +166,17 @@ func New(cfg Config) (*Router, error) {
 		r.backends = append(r.backends, to)
 	}
 	return r, nil
+}
+
+// Close closes the stores of the durable hosted services; requests still
+// running fail (their answers are Unavailable or never delivered).
+func (r *Router) Close() error {
+	var err error
+	for _, d := range r.disks {
+		err = errors.Join(err, d.Close())
+	}
+	r.disks = nil
+	return err
 }
 
 // Send implements node.Services: it takes a message a protocol sent to a
@@ -182,7 +211,7 @@ func (r *Router) service(to wire.NodeID, b routeTo) storagesvc.Service {
 	defer r.mu.Unlock()
 	svc := r.replicas[to]
 	if svc == nil {
-		if b.hosted {
+		if b.hosted && !b.durable {
 			svc = NewSerial(storagesvc.NewMem(r.epoch + uint64(replica)))
 		} else {
 			svc = &prefixed{svc: b.svc, prefix: fmt.Sprintf("replica-%d/", replica)}
