@@ -513,7 +513,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	var nd *node.Node
 	var tr *transport.Transport
 	svcCfg := svchost.Config{Self: lay.self, Topology: tp, Backends: cfg.StorageServices, Log: log,
-		Dir: filepath.Join(cfg.DataDir, "services"),
+		Dir: filepath.Join(cfg.DataDir, "services"), WAN: lay.wan,
 		Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }}
 	if lay.peers != nil {
 		svcCfg.Send = func(to wire.NodeID, msg wire.Msg) { tr.Send(to, msg) }

@@ -68,6 +68,12 @@ type Config struct {
 	// their objects (a Disk in Dir/<region>, durable across restarts);
 	// empty: in memory (a storagesvc.Mem, lost with the process).
 	Dir string
+	// WAN emulates the world's delays on requests this node sends straight
+	// to another region's endpoint (s3): each is held for a one-way delay
+	// drawn from the world going and another coming back, as the peer
+	// transport's WAN emulation holds forwarded Calls (wan_emulation), so
+	// three local S3 servers stand for three regions' stores.
+	WAN bool
 }
 
 // Router is the real runtime's route to storage services: the node's event
@@ -106,6 +112,7 @@ type routeTo struct {
 	timeout time.Duration
 	hosted  bool
 	durable bool // a Disk: its further replicas are prefixed views of it
+	region  int
 }
 
 type pendingCall struct {
@@ -133,7 +140,7 @@ func New(cfg Config) (*Router, error) {
 		rng: rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))}
 	for i, reg := range w.Regions {
 		b := cfg.Backends[reg.Name]
-		to := routeTo{latency: w.Storage(i), timeout: b.Timeout}
+		to := routeTo{latency: w.Storage(i), timeout: b.Timeout, region: i}
 		if to.timeout == 0 {
 			to.timeout = DefaultTimeout
 		}
@@ -251,9 +258,24 @@ func (r *Router) exec(b routeTo, req *storagesvc.Request) *storagesvc.Response {
 		r.mu.Unlock()
 		time.Sleep(d)
 	}
+	wan := !b.hosted && r.cfg.WAN && b.region != r.cfg.Topology.RegionOf(r.cfg.Self)
+	if wan {
+		time.Sleep(r.wanDelay(b.region))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
-	return storagesvc.Exec(ctx, b.svc, req)
+	resp := storagesvc.Exec(ctx, b.svc, req)
+	if wan {
+		time.Sleep(r.wanDelay(b.region))
+	}
+	return resp
+}
+
+// wanDelay draws a one-way delay between this node's region and region.
+func (r *Router) wanDelay(region int) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cfg.Topology.World.Delay(r.cfg.Topology.RegionOf(r.cfg.Self), region, r.rng)
 }
 
 // forward sends req to the node hosting the service at address to.
