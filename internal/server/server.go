@@ -445,6 +445,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err := (resp.Config{QueryBufferLimit: int64(cfg.ClientQueryBufferLimit), BufferBudget: int64(cfg.ClientBufferBudget)}).Validate(); err != nil {
 		return err
 	}
+	for name, b := range cfg.StorageServices { // lint:order-independent: a check
+		if b.Faults != nil && !cfg.FaultInjection {
+			return fmt.Errorf("storage_services.%s.faults needs fault_injection (it breaks the service on purpose)", name)
+		}
+	}
 	if cfg.ClockOffset != 0 && !cfg.FaultInjection {
 		return errors.New("clock_offset needs fault_injection (it is a test's stepped clock)")
 	}

@@ -35,6 +35,9 @@ type Backend struct {
 	// ErrUnavailable, outcome unknown. Default 10s.
 	Timeout      time.Duration `yaml:"timeout"`
 	s3svc.Config `yaml:",inline"`
+	// Faults, if set, injects storage faults (tests and demos; the server
+	// takes it only with fault_injection).
+	Faults *Faults `yaml:"faults"`
 }
 
 // DefaultTimeout is Backend.Timeout's default.
@@ -169,6 +172,15 @@ func New(cfg Config) (*Router, error) {
 			to.svc = s
 		default:
 			return nil, fmt.Errorf("storage_services.%s.backend: %q (valid: hosted, s3)", reg.Name, b.Backend)
+		}
+		if b.Faults != nil {
+			if err := b.Faults.Validate(); err != nil {
+				r.Close()
+				return nil, fmt.Errorf("storage_services.%s.%w", reg.Name, err)
+			}
+		}
+		if b.Faults != nil && to.svc != nil {
+			to.svc = &faulty{svc: to.svc, f: *b.Faults, rng: rand.New(rand.NewPCG(r.rng.Uint64(), r.rng.Uint64()))}
 		}
 		r.backends = append(r.backends, to)
 	}
