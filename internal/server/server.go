@@ -95,7 +95,8 @@ type Config struct {
 	Keyspace KeyspacePolicy `yaml:"keyspace"`
 	// StorageServices configures the regions' storage services
 	// (internal/storagesvc), by region name: backend hosted (the default
-	// for a region not listed: in memory on the region's first node) or
+	// for a region not listed: durable, in data_dir/services on the
+	// region's first node) or
 	// s3 (an S3-compatible endpoint and bucket). See
 	// docs/storage-services.md.
 	StorageServices map[string]svchost.Backend `yaml:"storage_services"`

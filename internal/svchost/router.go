@@ -27,9 +27,9 @@ const (
 // Backend configures one region's storage service (the server YAML's
 // storage_services, by region name).
 type Backend struct {
-	// Backend is "hosted" (default: a reference service in memory on the
-	// region's first node, answering after the world's modelled service
-	// time) or "s3" (the S3 fields below).
+	// Backend is "hosted" (default: a durable service on the region's
+	// first node, answering after the world's modelled service time; see
+	// Disk) or "s3" (the S3 fields below).
 	Backend string `yaml:"backend"`
 	// Timeout bounds each request to the backend; past it the answer is
 	// ErrUnavailable, outcome unknown. Default 10s.
@@ -124,8 +124,9 @@ type pendingCall struct {
 	at   time.Time
 }
 
-// New builds a router. Each hosted service this node hosts starts empty,
-// with a fresh ETag epoch.
+// New builds a router. Each hosted service this node hosts opens its store
+// in Config.Dir (or starts empty in memory without one), with a fresh ETag
+// epoch.
 func New(cfg Config) (*Router, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
