@@ -138,8 +138,8 @@ func (r *cricRun) stopRun() {
 	r.wg.Wait()
 }
 
-// writesSince counts the writes acknowledged (returned) after t, by
-// clients of the nodes whose address is in addrs (nil: all).
+// completedSince counts the reads and writes that began after t and
+// completed OK.
 func (r *cricRun) completedSince(t time.Time) (reads, writes int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
