@@ -39,13 +39,30 @@ func cliCmd() *cobra.Command {
 	pf.StringVar(&token, "token", "", "HTTP admin bearer token")
 	pf.DurationVar(&timeout, "timeout", 10*time.Second, "give up after this long")
 
+	// in runs f on one connection in keyspace ks ("" for the node's
+	// default).
+	in := func(cx context.Context, ks string, f func(redis.Cmdable) error) error {
+		c := client()
+		defer c.Close()
+		conn := c.Conn()
+		defer conn.Close()
+		if ks != "" {
+			if err := conn.Do(cx, "LC.KEYSPACE", ks).Err(); err != nil {
+				return fmt.Errorf("keyspace %q: %w", ks, err)
+			}
+		}
+		return f(conn)
+	}
+	var getKeyspace, delKeyspace string
 	get := &cobra.Command{Use: "get KEY", Short: "Print a key's value", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := client()
-			defer c.Close()
 			cx, cancel := ctx()
 			defer cancel()
-			v, err := c.Get(cx, args[0]).Result()
+			var v string
+			err := in(cx, getKeyspace, func(c redis.Cmdable) (err error) {
+				v, err = c.Get(cx, args[0]).Result()
+				return err
+			})
 			if errors.Is(err, redis.Nil) {
 				return fmt.Errorf("%q: not found", args[0])
 			}
@@ -91,20 +108,24 @@ func cliCmd() *cobra.Command {
 			return nil
 		}}
 	put.Flags().StringVar(&putKeyspace, "keyspace", "", "the key's keyspace (default: the node's default keyspace)")
+	get.Flags().StringVar(&getKeyspace, "keyspace", "", "the key's keyspace (default: the node's default keyspace)")
 	put.Flags().StringVar(&putUpdate, "update", "", "update mode for lease keyspaces: active or passive (default: the keyspace's)")
 	del := &cobra.Command{Use: "del KEY...", Short: "Delete keys", Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := client()
-			defer c.Close()
 			cx, cancel := ctx()
 			defer cancel()
-			n, err := c.Del(cx, args...).Result()
+			var n int64
+			err := in(cx, delKeyspace, func(c redis.Cmdable) (err error) {
+				n, err = c.Del(cx, args...).Result()
+				return err
+			})
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%d deleted\n", n)
 			return nil
 		}}
+	del.Flags().StringVar(&delKeyspace, "keyspace", "", "the keys' keyspace (default: the node's default keyspace)")
 	status := &cobra.Command{Use: "status", Short: "Print the node's status (JSON)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cx, cancel := ctx()

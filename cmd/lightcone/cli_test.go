@@ -13,7 +13,8 @@ import (
 
 // startServer runs a standalone server (one node, region "local") in the
 // test's process: a quorum default keyspace, a lease keyspace "glob" and
-// an rc keyspace "rc".
+// an rc keyspace "rc" and a cric keyspace "cric" (on the node's hosted
+// storage service).
 // It returns the RESP address.
 func startServer(t *testing.T) string {
 	t.Helper()
@@ -21,7 +22,7 @@ func startServer(t *testing.T) string {
 	ready := make(chan server.Addrs, 1)
 	done := make(chan error, 1)
 	cfg := server.Config{DataDir: t.TempDir(), RESPAddr: "127.0.0.1:0", GRPCAddr: "off", HTTPAddr: "off",
-		Keyspaces: []server.KeyspacePolicy{{Name: "glob", Protocol: "lease"}, {Name: "rc", Protocol: "rc"}},
+		Keyspaces: []server.KeyspacePolicy{{Name: "glob", Protocol: "lease"}, {Name: "rc", Protocol: "rc"}, {Name: "cric", Protocol: "cric"}},
 		Log:       slog.New(slog.DiscardHandler), Ready: func(a server.Addrs) { ready <- a }}
 	go func() { done <- server.Run(ctx, cfg) }()
 	t.Cleanup(func() {
@@ -132,6 +133,31 @@ func TestCLIHold(t *testing.T) {
 			}
 		case err != nil || out != tc.want:
 			t.Errorf("%s = %q, %v; want %q", name, out, err, tc.want)
+		}
+	}
+}
+
+// TestCLICric: get, put and del name a cric keyspace with --keyspace, and
+// stay out of the default one.
+func TestCLICric(t *testing.T) {
+	addr := startServer(t)
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"put", "--keyspace", "cric", "k", "v1"}, "OK (version "},
+		{[]string{"get", "--keyspace", "cric", "k"}, "v1\n"},
+		{[]string{"del", "--keyspace", "cric", "k"}, "1 deleted\n"},
+		{[]string{"put", "k", "default"}, "OK\n"},
+		{[]string{"get", "--keyspace", "cric", "k"}, "error"},
+		{[]string{"get", "k"}, "default\n"},
+	} {
+		out, err := runCLI(addr, step.args...)
+		if err != nil {
+			out = "error: " + err.Error()
+		}
+		if !strings.HasPrefix(out, step.want) {
+			t.Fatalf("cli %v = %q; want %q...", step.args, out, step.want)
 		}
 	}
 }

@@ -85,3 +85,32 @@ func TestS3ETagIgnoresMetadata(t *testing.T) {
 		t.Fatalf("adapter PutMeta = %s, %v after %s; want a new ETag", e2, err, e1)
 	}
 }
+
+// TestMinIORequestCounts: MinIO's own request counters (what a cloud bill
+// charges) see each adapter request: a put is one PutObject, a get one
+// GetObject.
+func TestMinIORequestCounts(t *testing.T) {
+	m := svctest.StartMinIOServer(t)
+	s := newService(t, m.Endpoint, "counts", "")
+	ctx := context.Background()
+	before, err := m.Requests(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, "k", []byte("v"), nil, storagesvc.Cond{IfNoneMatch: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	after, err := m.Requests(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := after["PutObject"] - before["PutObject"]; d != 1 {
+		t.Errorf("PutObject requests counted for one put: %d; want 1 (all: %v)", d, after)
+	}
+	if d := after["GetObject"] - before["GetObject"]; d != 1 {
+		t.Errorf("GetObject requests counted for one get: %d; want 1 (all: %v)", d, after)
+	}
+}

@@ -96,7 +96,8 @@ type Config struct {
 	Keyspace KeyspacePolicy `yaml:"keyspace"`
 	// StorageServices configures the regions' storage services
 	// (internal/storagesvc), by region name: backend hosted (the default
-	// for a region not listed: in memory on the region's first node) or
+	// for a region not listed: durable, in data_dir/services on the
+	// region's first node) or
 	// s3 (an S3-compatible endpoint and bucket). See
 	// docs/storage-services.md.
 	StorageServices map[string]svchost.Backend `yaml:"storage_services"`
@@ -446,6 +447,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err := (resp.Config{QueryBufferLimit: int64(cfg.ClientQueryBufferLimit), BufferBudget: int64(cfg.ClientBufferBudget)}).Validate(); err != nil {
 		return err
 	}
+	for name, b := range cfg.StorageServices { // lint:order-independent: a check
+		if b.Faults != nil && !cfg.FaultInjection {
+			return fmt.Errorf("storage_services.%s.faults needs fault_injection (it breaks the service on purpose)", name)
+		}
+	}
 	if cfg.ClockOffset != 0 && !cfg.FaultInjection {
 		return errors.New("clock_offset needs fault_injection (it is a test's stepped clock)")
 	}
@@ -514,6 +520,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	var nd *node.Node
 	var tr *transport.Transport
 	svcCfg := svchost.Config{Self: lay.self, Topology: tp, Backends: cfg.StorageServices, Log: log,
+		Dir: filepath.Join(cfg.DataDir, "services"), WAN: lay.wan,
 		Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }, Meter: storageMeter(tp.World, m)}
 	if lay.peers != nil {
 		svcCfg.Send = func(to wire.NodeID, msg wire.Msg) { tr.Send(to, msg) }
@@ -522,6 +529,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return err
 	}
+	defer func() { err = errors.Join(err, services.Close()) }()
 	ncfg.Services = services
 	if lay.peers != nil {
 		tcfg := transport.Config{Self: lay.self, Cluster: lay.name, Listen: cfg.PeerAddr, Peers: lay.peers, Codec: codec,

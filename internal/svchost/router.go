@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -26,14 +27,17 @@ const (
 // Backend configures one region's storage service (the server YAML's
 // storage_services, by region name).
 type Backend struct {
-	// Backend is "hosted" (default: a reference service in memory on the
-	// region's first node, answering after the world's modelled service
-	// time) or "s3" (the S3 fields below).
+	// Backend is "hosted" (default: a durable service on the region's
+	// first node, answering after the world's modelled service time; see
+	// Disk) or "s3" (the S3 fields below).
 	Backend string `yaml:"backend"`
 	// Timeout bounds each request to the backend; past it the answer is
 	// ErrUnavailable, outcome unknown. Default 10s.
 	Timeout      time.Duration `yaml:"timeout"`
 	s3svc.Config `yaml:",inline"`
+	// Faults, if set, injects storage faults (tests and demos; the server
+	// takes it only with fault_injection).
+	Faults *Faults `yaml:"faults"`
 }
 
 // DefaultTimeout is Backend.Timeout's default.
@@ -71,6 +75,16 @@ type Config struct {
 	// backend's requests are counted as this layer's operations (put_meta
 	// is two S3 requests: the catalogue's ops say so).
 	Meter Meter
+	// Dir, if set, is where the hosted services this node hosts keep
+	// their objects (a Disk in Dir/<region>, durable across restarts);
+	// empty: in memory (a storagesvc.Mem, lost with the process).
+	Dir string
+	// WAN emulates the world's delays on requests this node sends straight
+	// to another region's endpoint (s3): each is held for a one-way delay
+	// drawn from the world going and another coming back, as the peer
+	// transport's WAN emulation holds forwarded Calls (wan_emulation), so
+	// three local S3 servers stand for three regions' stores.
+	WAN bool
 }
 
 // Meter observes what a cost accountant charges for (sim.Meter's twin:
@@ -101,12 +115,14 @@ type Router struct {
 	swept   time.Time
 	// replicas are the further replicas (wire.StorageReplica, i > 0) of
 	// the services this node hosts or reaches as s3, by address, made on
-	// first use: a hosted replica is another Mem, an s3 one the region's
+	// first use: a hosted replica is another Mem (a durable one, the
+	// region's Disk under the key prefix "replica-<i>/"), an s3 one the region's
 	// bucket under the key prefix "replica-<i>/" (its own objects and
 	// ETags; not its own failures or latency: one endpoint serves all).
 	replicas map[wire.NodeID]storagesvc.Service
 	epoch    uint64 // of hosted Mems
 	started  time.Time
+	disks    []*Disk
 }
 
 type routeTo struct {
@@ -115,6 +131,8 @@ type routeTo struct {
 	latency topo.StorageService
 	timeout time.Duration
 	hosted  bool
+	durable bool // a Disk: its further replicas are prefixed views of it
+	region  int
 }
 
 type pendingCall struct {
@@ -123,8 +141,9 @@ type pendingCall struct {
 	at   time.Time
 }
 
-// New builds a router. Each hosted service this node hosts starts empty,
-// with a fresh ETag epoch.
+// New builds a router. Each hosted service this node hosts opens its store
+// in Config.Dir (or starts empty in memory without one), with a fresh ETag
+// epoch.
 func New(cfg Config) (*Router, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -142,7 +161,7 @@ func New(cfg Config) (*Router, error) {
 		rng: rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))), started: time.Now()}
 	for i, reg := range w.Regions {
 		b := cfg.Backends[reg.Name]
-		to := routeTo{latency: w.Storage(i), timeout: b.Timeout}
+		to := routeTo{latency: w.Storage(i), timeout: b.Timeout, region: i}
 		if to.timeout == 0 {
 			to.timeout = DefaultTimeout
 		}
@@ -151,7 +170,17 @@ func New(cfg Config) (*Router, error) {
 			to.hosted = true
 			to.host = cfg.Topology.ByRegion[i][0]
 			if to.host == cfg.Self {
-				to.svc = NewSerial(storagesvc.NewMem(r.epoch))
+				if cfg.Dir == "" {
+					to.svc = NewSerial(storagesvc.NewMem(r.epoch))
+					break
+				}
+				d, err := OpenDisk(filepath.Join(cfg.Dir, reg.Name), cfg.Log)
+				if err != nil {
+					r.Close()
+					return nil, err
+				}
+				r.disks = append(r.disks, d)
+				to.svc, to.durable = d, true
 			}
 		case BackendS3:
 			s, err := s3svc.New(b.Config)
@@ -162,9 +191,29 @@ func New(cfg Config) (*Router, error) {
 		default:
 			return nil, fmt.Errorf("storage_services.%s.backend: %q (valid: hosted, s3)", reg.Name, b.Backend)
 		}
+		if b.Faults != nil {
+			if err := b.Faults.Validate(); err != nil {
+				r.Close()
+				return nil, fmt.Errorf("storage_services.%s.%w", reg.Name, err)
+			}
+		}
+		if b.Faults != nil && to.svc != nil {
+			to.svc = &faulty{svc: to.svc, f: *b.Faults, rng: rand.New(rand.NewPCG(r.rng.Uint64(), r.rng.Uint64()))}
+		}
 		r.backends = append(r.backends, to)
 	}
 	return r, nil
+}
+
+// Close closes the stores of the durable hosted services; requests still
+// running fail (their answers are Unavailable or never delivered).
+func (r *Router) Close() error {
+	var err error
+	for _, d := range r.disks {
+		err = errors.Join(err, d.Close())
+	}
+	r.disks = nil
+	return err
 }
 
 // Send implements node.Services: it takes a message a protocol sent to a
@@ -199,7 +248,7 @@ func (r *Router) service(to wire.NodeID, b routeTo) storagesvc.Service {
 	defer r.mu.Unlock()
 	svc := r.replicas[to]
 	if svc == nil {
-		if b.hosted {
+		if b.hosted && !b.durable {
 			svc = NewSerial(storagesvc.NewMem(r.epoch + uint64(replica)))
 		} else {
 			svc = &prefixed{svc: b.svc, prefix: fmt.Sprintf("replica-%d/", replica)}
@@ -239,11 +288,18 @@ func (r *Router) exec(b routeTo, region int, from wire.NodeID, req *storagesvc.R
 		r.mu.Unlock()
 		time.Sleep(d)
 	}
+	wan := !b.hosted && r.cfg.WAN && b.region != r.cfg.Topology.RegionOf(r.cfg.Self)
+	if wan {
+		time.Sleep(r.wanDelay(b.region))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
 	resp := storagesvc.Exec(ctx, b.svc, req)
 	if m := r.cfg.Meter; m != nil {
 		r.meter(m, b, region, from, req, resp)
+	}
+	if wan {
+		time.Sleep(r.wanDelay(b.region))
 	}
 	return resp
 }
@@ -263,6 +319,13 @@ func (r *Router) meter(m Meter, b routeTo, region int, from wire.NodeID, req *st
 			}
 		})
 	}
+}
+
+// wanDelay draws a one-way delay between this node's region and region.
+func (r *Router) wanDelay(region int) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cfg.Topology.World.Delay(r.cfg.Topology.RegionOf(r.cfg.Self), region, r.rng)
 }
 
 // forward sends req to the node hosting the service at address to.

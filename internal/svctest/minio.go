@@ -3,11 +3,13 @@ package svctest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -72,6 +74,27 @@ func MinIOBuild(dir string) ([]byte, error) {
 // MinIO binary it skips the test, loudly, saying why.
 func StartMinIO(t testing.TB) string {
 	t.Helper()
+	return StartMinIOServer(t).Endpoint
+}
+
+// MinIO is a MinIO server a test started.
+type MinIO struct {
+	Endpoint string // host:port
+	cmd      *exec.Cmd
+	done     chan struct{}
+}
+
+// Stop kills the server (as a crash would); the rest of the test finds
+// its endpoint refusing connections.
+func (m *MinIO) Stop() {
+	_ = m.cmd.Process.Kill()
+	<-m.done
+}
+
+// StartMinIOServer is StartMinIO, returning the server to stop it. Its
+// Prometheus metrics are public (Requests reads them).
+func StartMinIOServer(t testing.TB) *MinIO {
+	t.Helper()
 	bin, why := MinIOBinary(t)
 	if bin == "" {
 		t.Skipf("SKIPPING: no MinIO server to test the S3 backend against: %s (set LIGHTCONE_MINIO to a minio binary)", why)
@@ -79,19 +102,16 @@ func StartMinIO(t testing.TB) string {
 	addr, console := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(bin, "server", t.TempDir(), "--address", addr, "--console-address", console, "--quiet")
 	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+MinIOUser, "MINIO_ROOT_PASSWORD="+MinIOPassword,
-		"MINIO_BROWSER=off", "MINIO_UPDATE=off")
+		"MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_PROMETHEUS_AUTH_TYPE=public")
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", bin, err)
 	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-done
-	})
+	m := &MinIO{Endpoint: addr, cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(m.done) }()
+	t.Cleanup(m.Stop)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for {
@@ -100,16 +120,60 @@ func StartMinIO(t testing.TB) string {
 		// initialized" until then; an unsigned ListBuckets answers 403
 		// once it serves).
 		if status(ctx, addr, "/minio/health/ready") == http.StatusOK && status(ctx, addr, "/") == http.StatusForbidden {
-			return addr
+			return m
 		}
 		select {
-		case <-done:
+		case <-m.done:
 			t.Fatalf("minio exited before serving:\n%s", out.String())
 		case <-ctx.Done():
 			t.Fatalf("minio not live on %s after 60s:\n%s", addr, out.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// Requests returns the S3 requests the server has served so far, by API
+// ("PutObject", "GetObject", ...), from its Prometheus metrics
+// (minio_api_requests_total on /minio/metrics/v3/api/requests, counted as
+// each request is served; v2's are refreshed only every 10 s).
+func (m *MinIO) Requests(ctx context.Context) (map[string]int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.Endpoint+"/minio/metrics/v3/api/requests", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("minio metrics: %s", resp.Status)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		rest, ok := strings.CutPrefix(line, "minio_api_requests_total{")
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		for _, l := range strings.Split(labels, ",") {
+			if api, ok := strings.CutPrefix(l, `name="`); ok {
+				v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+				if err != nil {
+					return nil, fmt.Errorf("minio metrics: %q: %w", line, err)
+				}
+				out[strings.TrimSuffix(api, `"`)] += int64(v)
+			}
+		}
+	}
+	return out, nil
 }
 
 func freeAddr(t testing.TB) string {
