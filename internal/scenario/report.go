@@ -37,6 +37,10 @@ type Result struct {
 	ThresholdMs   float64         `json:"threshold_ms"`
 	Rows          []Row           `json:"rows"`
 	Messages      []sim.KindCount `json:"messages"`
+	// Counters sums the protocol's counters (protocol.Counted, gauges
+	// left out) over every node's replica at the end of the run, warm-up
+	// included; a crashed node's count restarts with its new replica.
+	Counters map[string]float64 `json:"counters,omitempty"`
 	// Batch is Config.Batch: workload operations per measured operation.
 	Batch int `json:"batch,omitempty"`
 	// Nodes is the number of nodes, and MessageSeconds the simulated time
@@ -120,6 +124,18 @@ func (rn *runner) result() *Result {
 		ThresholdMs: c.ThresholdMs, Messages: sinceWarmup(rn.s.MessageCounts(), rn.warmMsgs), Errors: rn.errs,
 		WarmupSeconds: c.Warmup.Seconds(), Batch: c.Batch,
 		Nodes: len(rn.r.topo.Nodes), MessageSeconds: (c.Duration - c.Warmup + c.ClientTimeout + time.Second).Seconds(),
+	}
+	for _, n := range rn.r.topo.Nodes {
+		if cn, ok := rn.s.Replica(n.ID).(protocol.Counted); ok {
+			for _, k := range cn.Counters(rn.s.Now()) {
+				if !k.Gauge {
+					if res.Counters == nil {
+						res.Counters = map[string]float64{}
+					}
+					res.Counters[k.Name] += k.Value
+				}
+			}
+		}
 	}
 	if rn.stopped > 0 {
 		// Every client finished its OpsPerClient operations early.
