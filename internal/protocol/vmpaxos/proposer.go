@@ -430,6 +430,13 @@ func (p *Proposer) plan(e env.Env, o *op) {
 			return
 		}
 		if chosen {
+			// Keep what the read learned: version m is chosen, so a
+			// write from the cache need not finish it again.
+			for a, w := range o.views {
+				if w.known && w.st.V == m && w.st.W == v.w {
+					o.views[a].st.Committed = true
+				}
+			}
 			p.answerRead(e, o, v)
 			return
 		}
