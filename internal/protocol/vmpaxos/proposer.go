@@ -202,7 +202,11 @@ func (p *Proposer) newPhase(e env.Env, o *op, ph phase) {
 	p.forget(o)
 	o.ph = ph
 	o.phSeq++
-	o.rounds += p.ks.RoundsPerPhase()
+	if ph == phRead {
+		o.rounds++ // a read is one round trip in either mode
+	} else {
+		o.rounds += p.ks.RoundsPerPhase()
+	}
 	o.answered = make([]bool, len(o.views))
 	o.ok = make([]bool, len(o.views))
 	o.sent, o.got = 0, 0
