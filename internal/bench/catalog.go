@@ -23,6 +23,7 @@ func Default() *Catalog {
 		meteor3DC(),
 		meteorStatusInterval(),
 		dirTable52(), dirFig54(), dirFig55(), dirFig56(), dirFig57(), dirPlacement(),
+		cricTable51(), cricTable52(),
 		calibration("dir2", Reference{
 			Source: "Directory-coherence thesis (seed 002) §5.1.1, Table 5.1",
 			Claims: []string{

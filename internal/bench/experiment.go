@@ -186,6 +186,9 @@ func Metrics() []string {
 	for name := range kindMetrics {
 		kinds = append(kinds, name)
 	}
+	for name := range counterMetrics {
+		kinds = append(kinds, name)
+	}
 	slices.Sort(kinds)
 	return append(append(out, kinds...), "above_<ms>ms", "<latency metric>@<region>")
 }
@@ -283,5 +286,26 @@ func defineKindMetric(name, title string, per kindPer, kinds ...string) string {
 		panic("bench: metric " + name + " defined twice")
 	}
 	kindMetrics[name] = kindMetric{title: title, per: per, kinds: kinds}
+	return name
+}
+
+// A counterMetric is a ratio of two of the protocol's counters summed over
+// the run's nodes (scenario.Result.Counters), times scale: round trips
+// per write, bytes moved per byte written. Experiments define them beside
+// the protocols whose counters they read (defineCounterMetric).
+type counterMetric struct {
+	title    string
+	num, den string
+	scale    float64
+}
+
+var counterMetrics = map[string]counterMetric{}
+
+// defineCounterMetric defines metric name = scale·num/den, returning name.
+func defineCounterMetric(name, title, num, den string, scale float64) string {
+	if _, dup := counterMetrics[name]; dup {
+		panic("bench: metric " + name + " defined twice")
+	}
+	counterMetrics[name] = counterMetric{title: title, num: num, den: den, scale: scale}
 	return name
 }

@@ -53,6 +53,13 @@ func metric(res *scenario.Result, name string) (float64, bool) {
 		}
 		return float64(n)
 	}
+	if cm, ok := counterMetrics[name]; ok {
+		d := res.Counters[cm.den]
+		if d == 0 {
+			return 0, false
+		}
+		return cm.scale * res.Counters[cm.num] / d, true
+	}
 	if km, ok := kindMetrics[name]; ok {
 		switch km.per {
 		case perRead:
@@ -546,6 +553,9 @@ func metricTitle(m string) string {
 	}
 	if km, ok := kindMetrics[m]; ok {
 		return km.title
+	}
+	if cm, ok := counterMetrics[m]; ok {
+		return cm.title
 	}
 	if ms, ok := aboveMs(m); ok {
 		return fmt.Sprintf("share above %g ms (%%)", ms)

@@ -38,6 +38,10 @@ type Result struct {
 	ThresholdMs   float64         `json:"threshold_ms"`
 	Rows          []Row           `json:"rows"`
 	Messages      []sim.KindCount `json:"messages"`
+	// Counters sums the protocol's counters (protocol.Counted, gauges
+	// left out) over every node's replica at the end of the run, warm-up
+	// included; a crashed node's count restarts with its new replica.
+	Counters map[string]float64 `json:"counters,omitempty"`
 	// Batch is Config.Batch: workload operations per measured operation.
 	Batch int `json:"batch,omitempty"`
 	// Nodes is the number of nodes, and MessageSeconds the simulated time
@@ -136,6 +140,18 @@ func (rn *runner) result() *Result {
 	for k, n := range rn.svcBase { // lint:order-independent: subtraction
 		if res.ServiceRequests[k] -= n; res.ServiceRequests[k] == 0 {
 			delete(res.ServiceRequests, k)
+		}
+	}
+	for _, n := range rn.r.topo.Nodes {
+		if cn, ok := rn.s.Replica(n.ID).(protocol.Counted); ok {
+			for _, k := range cn.Counters(rn.s.Now()) {
+				if !k.Gauge {
+					if res.Counters == nil {
+						res.Counters = map[string]float64{}
+					}
+					res.Counters[k.Name] += k.Value
+				}
+			}
 		}
 	}
 	if rn.stopped > 0 {

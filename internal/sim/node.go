@@ -115,3 +115,7 @@ func (n *node) Store() store.Store { return nodeStore{n} }
 func (n *node) Topology() *topo.Topology { return n.sim.topo }
 
 func (n *node) Log() *slog.Logger { return n.log }
+
+// Replica returns node id's current replica (a restarted node's new one),
+// for reading its counters at the end of a run.
+func (s *Sim) Replica(id wire.NodeID) env.Replica { return s.nodes[id].replica }

@@ -4,10 +4,12 @@
 package all
 
 import (
-	_ "github.com/lightcone/lightcone/internal/protocol/cric"   // CRIC: CPaxos on storage services
-	_ "github.com/lightcone/lightcone/internal/protocol/dirrc"  // directory-based release consistency
-	_ "github.com/lightcone/lightcone/internal/protocol/dirsc"  // directory-based SC
-	_ "github.com/lightcone/lightcone/internal/protocol/lease"  // GlobLease
-	_ "github.com/lightcone/lightcone/internal/protocol/meteor" // MeteorShower
-	_ "github.com/lightcone/lightcone/internal/protocol/quorum" // the quorum baseline
+	_ "github.com/lightcone/lightcone/internal/protocol/cric"      // CRIC: CPaxos on storage services
+	_ "github.com/lightcone/lightcone/internal/protocol/dirrc"     // directory-based release consistency
+	_ "github.com/lightcone/lightcone/internal/protocol/dirsc"     // directory-based SC
+	_ "github.com/lightcone/lightcone/internal/protocol/fastpaxos" // CRIC baseline: Fast Paxos with replica VMs
+	_ "github.com/lightcone/lightcone/internal/protocol/lease"     // GlobLease
+	_ "github.com/lightcone/lightcone/internal/protocol/meteor"    // MeteorShower
+	_ "github.com/lightcone/lightcone/internal/protocol/ppaxos"    // CRIC baseline: pPaxos*
+	_ "github.com/lightcone/lightcone/internal/protocol/quorum"    // the quorum baseline
 )

@@ -78,6 +78,10 @@ type op struct {
 	// not propose at a later version before (rule 3a).
 	proposedAt uint64
 	maxRound   uint64
+	// rounds counts the storage round trips on o's path (one a phase) and
+	// dataBytes the object data o sent to or got from storage (bench
+	// cric-table5.1, 5.2).
+	rounds, dataBytes int
 }
 
 // pending is an outstanding storage request: its op, phase and acceptor.
@@ -122,6 +126,7 @@ type Proposer struct {
 
 type stats struct {
 	fastCommits, slowCommits, readsOneRound, writeBacks, conflicts, timeouts, unknown uint64
+	OpCosts
 }
 
 func newProposer(ks *Keyspace, id wire.NodeID) *Proposer {
@@ -196,6 +201,9 @@ func (p *Proposer) Request(e env.Env, req *wire.Request) {
 
 // finish ends o (replying rep unless nil) and keeps what it learned.
 func (p *Proposer) finish(e env.Env, o *op, rep *wire.Reply) {
+	if rep != nil && rep.Err == nil {
+		p.stats.Add(o.req.Op == wire.OpGet, o.rounds, o.dataBytes, len(o.mine.data))
+	}
 	if rep != nil {
 		rep.ID, rep.Client = o.req.ID, o.req.Client
 		e.Reply(rep)
@@ -228,6 +236,7 @@ func (p *Proposer) newPhase(e env.Env, o *op, ph phase) {
 	p.forget(o)
 	o.ph = ph
 	o.phSeq++
+	o.rounds++
 	o.answered = make([]bool, len(o.views))
 	o.ok = make([]bool, len(o.views))
 	o.sent, o.got = 0, 0
@@ -241,6 +250,7 @@ func (p *Proposer) send(e env.Env, o *op, acc int, req *storagesvc.Request, pd p
 	p.pending[req.ID] = pd
 	o.reqs = append(o.reqs, req.ID)
 	o.sent++
+	o.dataBytes += len(req.Data)
 	e.Send(p.ks.addrs[acc], req)
 }
 
@@ -286,6 +296,7 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		return
 	}
 	a := pd.acc
+	o.dataBytes += len(r.Data)
 	o.answered[a] = true
 	o.got++
 	if pd.kind == phRead {
@@ -770,7 +781,7 @@ func (p *Proposer) chosen(e env.Env, o *op, n uint64, v value) {
 // Counters implements protocol.Counted.
 func (p *Proposer) Counters(int64) []protocol.Counter {
 	s := p.stats
-	return []protocol.Counter{
+	return append([]protocol.Counter{
 		protocol.Count("fast_commits_total", "writes chosen in the fast round (ballot #0)", s.fastCommits),
 		protocol.Count("slow_commits_total", "versions chosen by the classic path (writes and write-backs)", s.slowCommits),
 		protocol.Count("reads_one_round_total", "reads answered from a quorum's commit bit", s.readsOneRound),
@@ -778,5 +789,5 @@ func (p *Proposer) Counters(int64) []protocol.Counter {
 		protocol.Count("conflicts_total", "conditional writes refused (precondition failed)", s.conflicts),
 		protocol.Count("unknown_total", "storage requests with an unknown outcome (error or no answer)", s.unknown),
 		protocol.Count("timeouts_total", "operations that timed out", s.timeouts),
-	}
+	}, s.OpCosts.Counters()...)
 }
