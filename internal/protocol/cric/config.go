@@ -45,9 +45,10 @@ type Config struct {
 	// OpTimeout bounds one client operation; past it the client gets
 	// ErrTimeout (outcome unknown: a write may still be chosen). Default 5s.
 	OpTimeout time.Duration `yaml:"op_timeout"`
-	// Backoff is the base of the random backoff before a retry after a
-	// conflict: attempt a waits a uniform draw in [0, Backoff·2^min(a,6)).
-	// Default 20ms.
+	// Backoff is the least base of the random backoff before a retry
+	// after a conflict: attempt a waits a uniform draw in [0, b·2^min(a-1,3))
+	// with b the larger of Backoff and half the failed phase's measured
+	// round trip (doc.go, rule 5). Default 20ms.
 	Backoff time.Duration `yaml:"backoff"`
 	// KeyPrefix is prepended to a key to name its object in the storage
 	// services. Default "cric/".

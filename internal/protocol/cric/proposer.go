@@ -78,6 +78,18 @@ type op struct {
 	// not propose at a later version before (rule 3a).
 	proposedAt uint64
 	maxRound   uint64
+	// knownN and knownW are the latest version o knows chosen and its
+	// value's write ID: an Accept at knownN+1 records it (state.Prev).
+	knownN uint64
+	knownW string
+	// phStart is when the current phase began (node clock, ns), and
+	// phaseNs how long the last finished phase took: the round trip that
+	// scales the backoff. fresh says o has read acceptors since its last
+	// retry: a phase planned on cached or assumed states that fails was
+	// stale, not contended, and re-reads without backing off.
+	phStart int64
+	phaseNs int64
+	fresh   bool
 }
 
 // pending is an outstanding storage request: its op, phase and acceptor.
@@ -196,6 +208,8 @@ func (p *Proposer) Request(e env.Env, req *wire.Request) {
 
 // finish ends o (replying rep unless nil) and keeps what it learned.
 func (p *Proposer) finish(e env.Env, o *op, rep *wire.Reply) {
+	if rep != nil && rep.Err == nil {
+	}
 	if rep != nil {
 		rep.ID, rep.Client = o.req.ID, o.req.Client
 		e.Reply(rep)
@@ -231,6 +245,7 @@ func (p *Proposer) newPhase(e env.Env, o *op, ph phase) {
 	o.answered = make([]bool, len(o.views))
 	o.ok = make([]bool, len(o.views))
 	o.sent, o.got = 0, 0
+	o.phStart = e.Now()
 	o.timer = e.SetTimer(p.ks.cfg.StorageTimeout, opTimer{op: o.id, phSeq: o.phSeq, kind: timerPhase})
 }
 
@@ -368,9 +383,17 @@ func (p *Proposer) progress(e env.Env, o *op) {
 	h := p.ks.shape
 	switch o.ph {
 	case phRead:
-		// A quorum of answers (§5.2.2: the closest quorum).
-		if h.quorum(o.in) || o.got == o.sent {
+		// The closest quorum of answers settles it if it shows the
+		// highest version chosen (typically its commit bit); otherwise
+		// wait for every replica (§5.2.2), which may show it chosen, before
+		// writing back or finishing it: a needless write-back raises the
+		// promise under a write in flight and makes it retry.
+		if o.got == o.sent {
 			p.endPhase(e, o)
+		} else if h.quorum(o.in) {
+			if _, _, _, chosen, _ := p.learned(o); chosen {
+				p.endPhase(e, o)
+			}
 		}
 	case phFast:
 		if p.fastChosen(o) || o.got == o.sent {
@@ -389,12 +412,14 @@ func (p *Proposer) endPhase(e env.Env, o *op) {
 	ph := o.ph
 	o.phSeq++ // later answers of this phase only refresh nothing
 	e.CancelTimer(o.timer)
+	o.phaseNs = e.Now() - o.phStart
 	switch ph {
 	case phRead:
 		if !h.quorum(o.in) {
 			p.retry(e, o)
 			return
 		}
+		o.fresh = true
 		p.plan(e, o)
 	case phFast:
 		if p.fastChosen(o) {
@@ -430,14 +455,33 @@ func (p *Proposer) fastChosen(o *op) bool {
 }
 
 // retry waits a random backoff (§5.2.1: against starvation), then plans
-// again from a fresh read.
+// again from a fresh read. A phase planned on cached or assumed states
+// (no read since the last retry) failed because they were stale: it
+// re-reads at once. Otherwise the wait is a uniform draw in
+// [0, base·2^min(attempt-1, maxBackoffShift)), base the larger of
+// Backoff and half the failed phase's measured round trip (its time to
+// its last answer): a competitor's next phase takes about one round
+// trip, so a wait far shorter only re-enters the same duel, and one far
+// longer spends the op's time idle.
 func (p *Proposer) retry(e env.Env, o *op) {
+	if !o.fresh {
+		o.fresh = true // at most once: the read makes the views fresh
+		o.ph = phBackoff
+		o.phSeq++
+		p.read(e, o)
+		return
+	}
+	o.fresh = false
 	o.attempt++
 	o.ph = phBackoff
 	o.phSeq++
-	span := int64(p.ks.cfg.Backoff) << min(o.attempt, 6)
+	base := max(int64(p.ks.cfg.Backoff), min(o.phaseNs, int64(p.ks.cfg.StorageTimeout))/2)
+	span := base << min(o.attempt-1, maxBackoffShift)
 	o.timer = e.SetTimer(time.Duration(e.Rand().Int64N(span)), opTimer{op: o.id, phSeq: o.phSeq, kind: timerBackoff})
 }
+
+// maxBackoffShift caps the backoff's doubling: 2^3 round trips.
+const maxBackoffShift = 3
 
 // knownQuorum reports whether o knows the state of a quorum of acceptors.
 func (p *Proposer) knownQuorum(o *op) bool {
@@ -478,6 +522,15 @@ func (p *Proposer) learned(o *op) (m, pv uint64, v value, chosen, viaCommit bool
 	return m, pv, value{}, false, false
 }
 
+// prevOf is what an Accept at version n records of version n-1's chosen
+// value (state.Prev): its write ID if o knows it, else "".
+func (o *op) prevOf(n uint64) string {
+	if n > 1 && o.knownN == n-1 {
+		return o.knownW
+	}
+	return ""
+}
+
 func valueOf(w view) value { return value{w: w.st.W, data: w.data, del: w.st.Tombstone} }
 
 // plan picks o's next step from what it knows.
@@ -487,7 +540,9 @@ func (p *Proposer) plan(e env.Env, o *op) {
 		return
 	}
 	m, pv, v, chosen, viaCommit := p.learned(o)
-	_ = pv
+	if chosen && m >= o.knownN {
+		o.knownN, o.knownW = m, v.w
+	}
 	if o.req.Op == wire.OpGet {
 		switch {
 		case p.ks.cfg.unsafeReadCommittedOnly && !viaCommit:
@@ -514,6 +569,21 @@ func (p *Proposer) plan(e env.Env, o *op) {
 	// learn that version's value before it proposes again: proposing at a
 	// later version could apply it twice. Once later versions hide it
 	// (garbage collection), the outcome is unknown.
+	if o.proposedAt != 0 {
+		// Rule 3b: the acceptors of version proposedAt+1 may record which
+		// value proposedAt chose (state.Prev).
+		for _, w := range o.views {
+			if !w.known || w.absent || w.st.V != o.proposedAt+1 || w.st.Prev == "" {
+				continue
+			}
+			if w.st.Prev == o.mine.w {
+				p.finish(e, o, &wire.Reply{}) // chosen at proposedAt
+				return
+			}
+			o.proposedAt = 0 // another value was chosen there
+			break
+		}
+	}
 	if o.proposedAt != 0 {
 		switch {
 		case chosen && m == o.proposedAt && v.w != o.mine.w:
@@ -580,6 +650,7 @@ func (p *Proposer) fastRound(e env.Env, o *op, n uint64) {
 			continue
 		}
 		if next, ok, _ := w.st.accept(n, Ballot{}, o.mine.w, d, o.mine.del); ok {
+			next.Prev = o.prevOf(n)
 			plans = append(plans, plan{a, next})
 		}
 	}
@@ -689,6 +760,7 @@ func (p *Proposer) acceptPhase(e env.Env, o *op) {
 			continue
 		}
 		if next, ok, _ := w.st.accept(n, o.b, val.w, d, val.del); ok {
+			next.Prev = o.prevOf(n)
 			p.write(e, o, a, next, val.data, true)
 		}
 	}
@@ -736,6 +808,9 @@ func (p *Proposer) fastRecovery(o *op, promised []bool, n uint64) value {
 // asynchronously where o's accept landed (§5.2.2), then answer, or, for a
 // write whose value lost, go on to the next version (last writer wins).
 func (p *Proposer) chosen(e env.Env, o *op, n uint64, v value) {
+	if n >= o.knownN {
+		o.knownN, o.knownW = n, v.w
+	}
 	{
 		for a, w := range o.views {
 			if w.known && !w.absent && w.st.V == n && w.st.W == v.w && !w.st.Committed {
