@@ -68,14 +68,20 @@
 //  6. Commit bit: once its value is chosen the proposer sets the commit bit
 //     with a conditional PutMeta on each acceptor it saw accept, without
 //     waiting (§5.2.2).
-//  7. Read: Get every acceptor's object; once a quorum answered, if the
+//  7. Read: Get the nearest acceptor's object and Head the others' (data
+//     from the closest replica, metadata elsewhere, §5.2.3); once a quorum answered, if the
 //     highest version m seen is known chosen (rule 2: typically its
 //     commit bit), return its value at once; otherwise wait for every
 //     acceptor (or StorageTimeout), which may show m chosen, and only then
 //     write back, i.e. run rule 5 at version m (whose value selection
 //     keeps any value that may be chosen) and return what is chosen
 //     (§5.2.2: "otherwise it waits for all replicas"). Writers' reads
-//     wait the same way before finishing an unchosen version.
+//     wait the same way before finishing an unchosen version. A copy's
+//     data is used only if its digest (in the metadata) matches the
+//     chosen version's; if the nearest copy is not one, the read Gets the
+//     nearest acceptor whose metadata shows the chosen value. Before a
+//     write-back, or a write re-proposing a value it read by Head, every
+//     acceptor's data is read (a write-back may re-propose any of them).
 //  8. Storage answers are matched to requests by ID; duplicates and
 //     answers to finished phases are ignored. Precondition failed, an
 //     error, or no answer within StorageTimeout leaves that acceptor's
@@ -125,8 +131,6 @@
 //
 // # Not (yet) here
 //
-// Propose-assistant VMs (PVMs, §5.2.4), reading data from the closest
-// replica only and metadata elsewhere (every read Gets whole objects), a
-// version-targeted conditional write (writes are last-writer-wins), and
+// Propose-assistant VMs (PVMs, §5.2.4), a version-targeted conditional write (writes are last-writer-wins), and
 // the baselines and cost accountant of issue 14.
 package cric

@@ -1,6 +1,7 @@
 package cric
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -25,7 +26,10 @@ type view struct {
 	absent bool
 	etag   storagesvc.ETag
 	st     state
-	data   []byte // the value of st.V
+	data   []byte // the value of st.V, if hasData
+	// hasData says data is the object's data (read by a Get or written
+	// by o); a Head reads the metadata alone (§5.2.3).
+	hasData bool
 }
 
 // value is a proposed value: its write ID (identity), data and whether it
@@ -45,6 +49,7 @@ const (
 	phPrepare                  // promises
 	phAccept                   // classic accepts
 	phBackoff                  // a random wait before retrying
+	phFetch                    // a read's Get of the chosen version's data
 )
 
 // op is one client operation this node runs as proposer (a write) or
@@ -90,6 +95,10 @@ type op struct {
 	phStart int64
 	phaseNs int64
 	fresh   bool
+	// fullData makes a read Get every acceptor's data, not only the
+	// closest one's: set before a write-back, which may re-propose any
+	// acceptor's value.
+	fullData bool
 }
 
 // pending is an outstanding storage request: its op, phase and acceptor.
@@ -100,7 +109,7 @@ type pending struct {
 	kind  phase
 	next  state // the state a write installs
 	data  []byte
-	hasD  bool // the write carries data (a Put)
+	hasD  bool // the write carries data (a Put), or the read is a Get
 }
 
 type timerKind uint8
@@ -130,10 +139,13 @@ type Proposer struct {
 	cache   map[string][]view
 	cached  int
 	stats   stats
+	// near lists the acceptors nearest first (the world's base delay
+	// from this node's region): reads fetch data from the first.
+	near []int
 }
 
 type stats struct {
-	fastCommits, slowCommits, readsOneRound, writeBacks, conflicts, timeouts, unknown uint64
+	fastCommits, slowCommits, readsOneRound, writeBacks, conflicts, timeouts, unknown, fetches uint64
 }
 
 func newProposer(ks *Keyspace, id wire.NodeID) *Proposer {
@@ -146,6 +158,15 @@ func newProposer(ks *Keyspace, id wire.NodeID) *Proposer {
 func (p *Proposer) Start(e env.Env) {
 	p.nonce = e.Rand().Uint64()
 	p.nextID = e.Rand().Uint64()>>2 | 1
+	t := e.Topology()
+	me := t.RegionOf(e.Self())
+	p.near = make([]int, p.ks.shape.accept)
+	for a := range p.near {
+		p.near[a] = a
+	}
+	slices.SortStableFunc(p.near, func(a, b int) int {
+		return cmp.Compare(t.World.BaseDelay(me, p.ks.regionOf[a]), t.World.BaseDelay(me, p.ks.regionOf[b]))
+	})
 }
 
 func (p *Proposer) newID() uint64 { p.nextID++; return p.nextID }
@@ -259,12 +280,35 @@ func (p *Proposer) send(e env.Env, o *op, acc int, req *storagesvc.Request, pd p
 	e.Send(p.ks.addrs[acc], req)
 }
 
-// read starts a read phase: a Get of every acceptor's object.
+// read starts a read phase: a Get of every acceptor's object, except
+// that a client read (until it must write back) Gets only the nearest
+// acceptor's and Heads the others' (§5.2.3: data from the closest
+// replica, metadata from the rest; the digests tell copies apart).
 func (p *Proposer) read(e env.Env, o *op) {
 	p.newPhase(e, o, phRead)
+	heads := o.req.Op == wire.OpGet && !o.fullData
 	for a := range o.views {
-		p.send(e, o, a, &storagesvc.Request{Op: storagesvc.OpGet}, pending{})
+		if heads && a != p.near[0] {
+			p.send(e, o, a, &storagesvc.Request{Op: storagesvc.OpHead}, pending{})
+			continue
+		}
+		p.send(e, o, a, &storagesvc.Request{Op: storagesvc.OpGet}, pending{hasD: true})
 	}
+}
+
+// fetch starts a read's Get of version m's chosen value w from the
+// nearest acceptor whose metadata shows it (its data was not read).
+func (p *Proposer) fetch(e env.Env, o *op, m uint64, w string) {
+	for _, a := range p.near {
+		v := o.views[a]
+		if v.known && !v.absent && v.st.V == m && v.st.W == w {
+			p.newPhase(e, o, phFetch)
+			p.send(e, o, a, &storagesvc.Request{Op: storagesvc.OpGet}, pending{hasD: true})
+			return
+		}
+	}
+	o.fullData = true // no acceptor shows it any more: read again
+	p.read(e, o)
 }
 
 // write sends acceptor a's next state with a conditional write on what o
@@ -303,7 +347,7 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	a := pd.acc
 	o.answered[a] = true
 	o.got++
-	if pd.kind == phRead {
+	if pd.kind == phRead || pd.kind == phFetch {
 		switch r.Code {
 		case storagesvc.OK:
 			st, err := parseState(r.Meta)
@@ -312,10 +356,10 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 				o.views[a] = view{}
 				break
 			}
-			o.views[a] = view{known: true, etag: r.ETag, st: st, data: r.Data}
+			o.views[a] = view{known: true, etag: r.ETag, st: st, data: r.Data, hasData: pd.hasD}
 			o.ok[a] = true
 		case storagesvc.NotFound:
-			o.views[a] = view{known: true, absent: true}
+			o.views[a] = view{known: true, absent: true, hasData: true}
 			o.ok[a] = true
 		default:
 			o.views[a] = view{}
@@ -324,9 +368,9 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	} else {
 		switch r.Code {
 		case storagesvc.OK:
-			v := view{known: true, etag: r.ETag, st: pd.next, data: o.views[a].data}
+			v := view{known: true, etag: r.ETag, st: pd.next, data: o.views[a].data, hasData: o.views[a].hasData}
 			if pd.hasD {
-				v.data = pd.data
+				v.data, v.hasData = pd.data, true
 			}
 			o.views[a] = v
 			o.ok[a] = true
@@ -403,6 +447,8 @@ func (p *Proposer) progress(e env.Env, o *op) {
 		if h.quorum(o.in) || o.got == o.sent {
 			p.endPhase(e, o)
 		}
+	case phFetch:
+		p.endPhase(e, o)
 	}
 }
 
@@ -442,6 +488,8 @@ func (p *Proposer) endPhase(e env.Env, o *op) {
 		}
 		p.stats.slowCommits++
 		p.chosen(e, o, o.n, o.val)
+	case phFetch:
+		p.plan(e, o) // with the data, or with that acceptor unknown
 	}
 }
 
@@ -522,6 +570,14 @@ func (p *Proposer) learned(o *op) (m, pv uint64, v value, chosen, viaCommit bool
 	return m, pv, value{}, false, false
 }
 
+// hasDataFor reports whether some view o holds at version n with value w
+// has that value's data.
+func (o *op) hasDataFor(w string, n uint64) bool {
+	return slices.ContainsFunc(o.views, func(v view) bool {
+		return v.known && v.hasData && v.st.V == n && v.st.W == w && digest(v.data) == v.st.Digest
+	})
+}
+
 // prevOf is what an Accept at version n records of version n-1's chosen
 // value (state.Prev): its write ID if o knows it, else "".
 func (o *op) prevOf(n uint64) string {
@@ -553,10 +609,22 @@ func (p *Proposer) plan(e env.Env, o *op) {
 			// Version m is chosen and no later one can be: a later chosen
 			// version was accepted by a quorum, which intersects the
 			// quorum read since this read began (Theorem V.2).
+			d, ok := p.dataOf(o, m, v.w)
+			if !ok {
+				p.stats.fetches++
+				p.fetch(e, o, m, v.w)
+				return
+			}
 			if viaCommit {
 				p.stats.readsOneRound++
 			}
+			v.data = d
 			p.answerRead(e, o, v)
+		case !o.fullData:
+			// A write-back may re-propose any acceptor's value: read
+			// every acceptor's data first.
+			o.fullData = true
+			p.read(e, o)
 		default:
 			// Not known chosen: write back the highest accepted value
 			// (§5.2.2), or find out what version m chose.
@@ -608,6 +676,25 @@ func (p *Proposer) plan(e env.Env, o *op) {
 	default:
 		p.slow(e, o, m+1)
 	}
+}
+
+// dataOf is the data of value w at version m from a view that read it
+// and whose digest, kept in the metadata beside the Paxos state (§5.2.3),
+// matches it: a copy is trusted only for the version its digest names.
+// A tombstone needs no data.
+func (p *Proposer) dataOf(o *op, m uint64, w string) ([]byte, bool) {
+	for _, v := range o.views {
+		if !v.known || v.absent || v.st.V != m || v.st.W != w {
+			continue
+		}
+		if v.st.Tombstone {
+			return nil, true
+		}
+		if v.hasData && digest(v.data) == v.st.Digest {
+			return v.data, true
+		}
+	}
+	return nil, false
 }
 
 // newestCommitted is the value of the highest committed version o's
@@ -749,6 +836,14 @@ func (p *Proposer) acceptPhase(e env.Env, o *op) {
 			return
 		}
 	}
+	if val.w != o.mine.w && !val.del && !o.hasDataFor(val.w, n) {
+		// The value to re-propose was read by a Head (a client read's,
+		// or a cached view from one): Get every acceptor's data, then
+		// prepare again.
+		o.fullData = true
+		p.read(e, o)
+		return
+	}
 	o.val = val
 	if val.w == o.mine.w {
 		o.proposedAt = n
@@ -850,6 +945,7 @@ func (p *Proposer) Counters(int64) []protocol.Counter {
 		protocol.Count("slow_commits_total", "versions chosen by the classic path (writes and write-backs)", s.slowCommits),
 		protocol.Count("reads_one_round_total", "reads answered from a quorum's commit bit", s.readsOneRound),
 		protocol.Count("write_backs_total", "reads that re-proposed the highest accepted value", s.writeBacks),
+		protocol.Count("data_fetches_total", "reads whose nearest acceptor lacked the chosen data: one more Get", s.fetches),
 		protocol.Count("conflicts_total", "conditional writes refused (precondition failed)", s.conflicts),
 		protocol.Count("unknown_total", "storage requests with an unknown outcome (error or no answer)", s.unknown),
 		protocol.Count("timeouts_total", "operations that timed out", s.timeouts),
