@@ -105,6 +105,22 @@
 // TestTeethReadIgnoresUncommittedVersion show the checker catches the
 // loss of rules 4 and 7.
 //
+// # Propose assistants (§5.2.4, pvm.go)
+//
+// With propose_assistants on, rule 5's promises go through the assistant
+// of each acceptor's region (its first node): it Heads the object, runs
+// state.promise, installs it by a conditional PutMeta and, when the
+// object moved but its state still allows the promise (a false propose
+// failure), reads and tries again, up to 4 times; it answers with the
+// state and ETag the Accept's conditional Put needs. Unknown acceptors
+// are sent to it too (it reads them). Accepts, commit bits and the fast
+// round bypass it; it never carries data, holds no state across
+// requests, and every write it makes is the same conditional transition
+// a proposer would make, so safety is unchanged (TestSwarm runs it on
+// even seeds). Counters: prepare_failures_total,
+// false_prepare_failures_total (no acceptor refused by its state),
+// pvm_retries_total (false failures the assistants absorbed).
+//
 // # Quorums (§5.3)
 //
 // A quorum is RegionQuorum of the Regions each answering with
@@ -131,6 +147,6 @@
 //
 // # Not (yet) here
 //
-// Propose-assistant VMs (PVMs, §5.2.4), a version-targeted conditional write (writes are last-writer-wins), and
+// A version-targeted conditional write (writes are last-writer-wins), and
 // the baselines and cost accountant of issue 14.
 package cric

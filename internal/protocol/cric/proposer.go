@@ -99,6 +99,9 @@ type op struct {
 	// closest one's: set before a write-back, which may re-propose any
 	// acceptor's value.
 	fullData bool
+	// refused counts this phase's acceptors whose state refused the
+	// promise (known only through an assistant): a real conflict.
+	refused int
 }
 
 // pending is an outstanding storage request: its op, phase and acceptor.
@@ -110,6 +113,7 @@ type pending struct {
 	next  state // the state a write installs
 	data  []byte
 	hasD  bool // the write carries data (a Put), or the read is a Get
+	pvm   bool // a PrepareReq to a propose assistant
 }
 
 type timerKind uint8
@@ -142,14 +146,22 @@ type Proposer struct {
 	// near lists the acceptors nearest first (the world's base delay
 	// from this node's region): reads fetch data from the first.
 	near []int
+	// pvm is this node's work as a propose assistant (pvm.go), by the
+	// ID of its outstanding storage request.
+	pvm map[uint64]*pvmJob
 }
 
 type stats struct {
 	fastCommits, slowCommits, readsOneRound, writeBacks, conflicts, timeouts, unknown, fetches uint64
+	// prepareFailures are Prepare phases short of a quorum; the false ones
+	// had no acceptor refuse by its state (every failure a moved ETag or
+	// an unknown outcome); pvmRetries are the conditional writes
+	// assistants repeated for this proposer (false failures absorbed).
+	prepareFailures, falsePrepareFailures, pvmRetries uint64
 }
 
 func newProposer(ks *Keyspace, id wire.NodeID) *Proposer {
-	return &Proposer{ks: ks, id: id, ops: map[uint64]*op{}, pending: map[uint64]pending{}, cache: map[string][]view{}}
+	return &Proposer{ks: ks, id: id, ops: map[uint64]*op{}, pending: map[uint64]pending{}, cache: map[string][]view{}, pvm: map[uint64]*pvmJob{}}
 }
 
 // Start implements env.Replica. A restarted proposer draws a new nonce, so
@@ -265,7 +277,7 @@ func (p *Proposer) newPhase(e env.Env, o *op, ph phase) {
 	o.phSeq++
 	o.answered = make([]bool, len(o.views))
 	o.ok = make([]bool, len(o.views))
-	o.sent, o.got = 0, 0
+	o.sent, o.got, o.refused = 0, 0, 0
 	o.phStart = e.Now()
 	o.timer = e.SetTimer(p.ks.cfg.StorageTimeout, opTimer{op: o.id, phSeq: o.phSeq, kind: timerPhase})
 }
@@ -331,20 +343,46 @@ func (p *Proposer) write(e env.Env, o *op, a int, next state, data []byte, hasDa
 
 // Step implements env.Replica: storage services' answers.
 func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
-	r, ok := m.(*storagesvc.Response)
-	if !ok {
+	var id uint64
+	switch m := m.(type) {
+	case *PrepareReq:
+		p.assist(e, from, m)
+		return
+	case *PrepareResp:
+		id = m.ID
+	case *storagesvc.Response:
+		if p.pvmStep(e, m) {
+			return
+		}
+		id = m.ID
+	default:
 		return
 	}
-	pd, ok := p.pending[r.ID]
+	pd, ok := p.pending[id]
 	if !ok {
 		return // a duplicate, or an answer to a phase that is over
 	}
-	delete(p.pending, r.ID)
+	delete(p.pending, id)
 	o := p.ops[pd.op]
-	if o == nil || o.phSeq != pd.phSeq || from != p.ks.addrs[pd.acc] {
+	if o == nil || o.phSeq != pd.phSeq {
 		return
 	}
 	a := pd.acc
+	if pd.pvm {
+		r, ok := m.(*PrepareResp)
+		if !ok || from != p.ks.pvmOf[a] {
+			return
+		}
+		o.answered[a] = true
+		o.got++
+		p.prepared(o, a, r)
+		p.progress(e, o)
+		return
+	}
+	r, ok := m.(*storagesvc.Response)
+	if !ok || from != p.ks.addrs[a] {
+		return
+	}
 	o.answered[a] = true
 	o.got++
 	if pd.kind == phRead || pd.kind == phFetch {
@@ -477,6 +515,10 @@ func (p *Proposer) endPhase(e env.Env, o *op) {
 		p.plan(e, o)
 	case phPrepare:
 		if !h.quorum(o.in) {
+			p.stats.prepareFailures++
+			if o.refused == 0 {
+				p.stats.falsePrepareFailures++
+			}
 			p.retry(e, o)
 			return
 		}
@@ -570,12 +612,15 @@ func (p *Proposer) learned(o *op) (m, pv uint64, v value, chosen, viaCommit bool
 	return m, pv, value{}, false, false
 }
 
-// hasDataFor reports whether some view o holds at version n with value w
-// has that value's data.
-func (o *op) hasDataFor(w string, n uint64) bool {
-	return slices.ContainsFunc(o.views, func(v view) bool {
-		return v.known && v.hasData && v.st.V == n && v.st.W == w && digest(v.data) == v.st.Digest
-	})
+// dataFor is value w's data at version n from a view that has it and
+// whose digest matches.
+func (o *op) dataFor(w string, n uint64) ([]byte, bool) {
+	for _, v := range o.views {
+		if v.known && v.hasData && v.st.V == n && v.st.W == w && digest(v.data) == v.st.Digest {
+			return v.data, true
+		}
+	}
+	return nil, false
 }
 
 // prevOf is what an Accept at version n records of version n-1's chosen
@@ -784,6 +829,19 @@ func (p *Proposer) slow(e env.Env, o *op, n uint64) {
 	can := func(a int) bool {
 		return slices.ContainsFunc(plans, func(x plan) bool { return x.a == a })
 	}
+	if p.ks.cfg.ProposeAssistants {
+		// The assistants read each acceptor's state themselves: an
+		// unknown one may promise too.
+		if p.ks.shape.quorum(func(a int) bool { return can(a) || !o.views[a].known }) {
+			p.newPhase(e, o, phPrepare)
+			for a, w := range o.views {
+				if can(a) || !w.known {
+					p.prepareVia(e, o, a)
+				}
+			}
+			return
+		}
+	}
 	if !p.ks.shape.quorum(can) {
 		// Too many acceptors moved past version n (or are unknown): what
 		// we know is stale. Read again.
@@ -836,13 +894,20 @@ func (p *Proposer) acceptPhase(e env.Env, o *op) {
 			return
 		}
 	}
-	if val.w != o.mine.w && !val.del && !o.hasDataFor(val.w, n) {
-		// The value to re-propose was read by a Head (a client read's,
-		// or a cached view from one): Get every acceptor's data, then
-		// prepare again.
-		o.fullData = true
-		p.read(e, o)
-		return
+	if val.w == o.mine.w {
+		val = o.mine // our own value, whatever copy o saw of it
+	} else if !val.del {
+		// Re-proposing another's value: its data from a copy whose
+		// digest matches. If o knows it only by metadata (a Head, a
+		// cached view, an assistant's answer), Get every acceptor's
+		// data, then prepare again.
+		d, ok := o.dataFor(val.w, n)
+		if !ok {
+			o.fullData = true
+			p.read(e, o)
+			return
+		}
+		val.data = d
 	}
 	o.val = val
 	if val.w == o.mine.w {
@@ -945,6 +1010,9 @@ func (p *Proposer) Counters(int64) []protocol.Counter {
 		protocol.Count("slow_commits_total", "versions chosen by the classic path (writes and write-backs)", s.slowCommits),
 		protocol.Count("reads_one_round_total", "reads answered from a quorum's commit bit", s.readsOneRound),
 		protocol.Count("write_backs_total", "reads that re-proposed the highest accepted value", s.writeBacks),
+		protocol.Count("prepare_failures_total", "Prepare phases short of a quorum", s.prepareFailures),
+		protocol.Count("false_prepare_failures_total", "Prepare phases short of a quorum with no acceptor refusing by its state (false propose failures, §5.2.4)", s.falsePrepareFailures),
+		protocol.Count("pvm_retries_total", "conditional writes propose assistants repeated after the object moved (false failures absorbed)", s.pvmRetries),
 		protocol.Count("data_fetches_total", "reads whose nearest acceptor lacked the chosen data: one more Get", s.fetches),
 		protocol.Count("conflicts_total", "conditional writes refused (precondition failed)", s.conflicts),
 		protocol.Count("unknown_total", "storage requests with an unknown outcome (error or no answer)", s.unknown),
