@@ -22,6 +22,7 @@ func Default() *Catalog {
 		meteorControlled(),
 		meteor3DC(),
 		meteorStatusInterval(),
+		cricFig511(), cricFig51213(),
 		dirTable52(), dirFig54(), dirFig55(), dirFig56(), dirFig57(), dirPlacement(),
 		calibration("dir2", Reference{
 			Source: "Directory-coherence thesis (seed 002) §5.1.1, Table 5.1",
