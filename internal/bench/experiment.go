@@ -128,6 +128,16 @@ const (
 	// run's batch (scenario.Config.Batch): the time per workload operation
 	// when each hold runs a batch of them.
 	MetricPerOpMean = "per_op_mean_ms"
+	// Cost metrics (internal/cost; docs/cost.md), over the measured
+	// window (Result.Cost), per measured operation. MetricCostPerMillion
+	// prices the run with the built-in catalogues for the run's world:
+	// storage requests, stored bytes, egress and declared VMs, in USD per
+	// million operations.
+	MetricCostPerMillion    = "cost_usd_per_million_ops"
+	MetricRequestsPerOp     = "requests_per_op"     // storage-service requests
+	MetricEgressBytesPerOp  = "egress_bytes_per_op" // bytes sent between regions (storage and messages)
+	MetricRequestCostPerMil = "request_cost_usd_per_million_ops"
+	MetricEgressCostPerMil  = "egress_cost_usd_per_million_ops"
 )
 
 // MetricIn names metric m restricted to the clients of one region
@@ -170,7 +180,8 @@ func aboveMs(name string) (float64, bool) {
 func Metrics() []string {
 	out := []string{MetricAbove, MetricP50, MetricP99, MetricReadP50, MetricReadP90, MetricReadP95, MetricReadP99,
 		MetricWriteP50, MetricWriteP90, MetricWriteP95, MetricWriteP99,
-		MetricMean, MetricReadMean, MetricWriteMean, MetricReadStd, MetricWriteStd, MetricPerOpMean, MetricMsgsPerOp, MetricStabiliseS}
+		MetricMean, MetricReadMean, MetricWriteMean, MetricReadStd, MetricWriteStd, MetricPerOpMean, MetricMsgsPerOp, MetricStabiliseS,
+		MetricCostPerMillion, MetricRequestsPerOp, MetricEgressBytesPerOp, MetricRequestCostPerMil, MetricEgressCostPerMil}
 	var kinds []string
 	for name := range kindMetrics {
 		kinds = append(kinds, name)

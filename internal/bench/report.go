@@ -87,6 +87,9 @@ func metric(res *scenario.Result, name string) (float64, bool) {
 	if name == MetricStabiliseS {
 		return stabiliseSeconds(res)
 	}
+	if v, ok, isCost := costMetric(res, name, ops); isCost {
+		return v, ok
+	}
 	if ms, ok := aboveMs(name); ok {
 		h := res.Histograms["all/all"]
 		if h == nil || h.TotalCount() == 0 {
@@ -530,6 +533,16 @@ func metricTitle(m string) string {
 		return "time to stabilise (s)"
 	case MetricMsgsPerOp:
 		return "messages per operation"
+	case MetricCostPerMillion:
+		return "cost (USD per million operations)"
+	case MetricRequestCostPerMil:
+		return "storage request cost (USD per million operations)"
+	case MetricEgressCostPerMil:
+		return "egress cost (USD per million operations)"
+	case MetricRequestsPerOp:
+		return "storage requests per operation"
+	case MetricEgressBytesPerOp:
+		return "bytes between regions per operation"
 	}
 	if km, ok := kindMetrics[m]; ok {
 		return km.title

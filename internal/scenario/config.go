@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lightcone/lightcone/internal/check"
+	"github.com/lightcone/lightcone/internal/cost"
 	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/sim"
 	"github.com/lightcone/lightcone/internal/topo"
@@ -115,6 +116,20 @@ type Config struct {
 	// (what the protocol claims for these levels), linearizable, sequential,
 	// regular, valid-reads or none. Default auto.
 	Check string `yaml:"check"`
+	// VMs are the VMs the protocol runs for roles that need them (Fast
+	// Paxos acceptors, CRIC's propose assistants), charged by the hour
+	// for the measured window in Result.Cost. Default none: nodes are not
+	// charged as VMs.
+	VMs []VMFleet `yaml:"vms"`
+}
+
+// VMFleet is Count VMs of Size (the provider's name, priced by
+// internal/cost's catalogue) in Region, for Role.
+type VMFleet struct {
+	Region string `yaml:"region"`
+	Role   string `yaml:"role"`
+	Size   string `yaml:"size"`
+	Count  int    `yaml:"count"`
 }
 
 // RateStep sets the total offered rate from At on (Config.RateSteps).
@@ -240,6 +255,7 @@ type resolved struct {
 	def      *protocol.Definition
 	workload workload.Spec
 	faults   []resolvedFault
+	vms      []cost.VM
 }
 
 // resolve validates c (after EnsureDefaults). Every error names the field
@@ -257,6 +273,16 @@ func resolve(c Config) (*resolved, error) {
 	}
 	r.world = w
 	r.topo = topo.NewTopology(w)
+	for i, v := range c.VMs {
+		reg := w.RegionIndex(v.Region)
+		switch {
+		case reg < 0:
+			return nil, fmt.Errorf("vms[%d].region: %q is not a region of world %s", i, v.Region, w.Name)
+		case v.Count < 1 || v.Size == "" || v.Role == "":
+			return nil, fmt.Errorf("vms[%d]: role, size and a count of at least 1 are required", i)
+		}
+		r.vms = append(r.vms, cost.VM{Region: reg, Role: v.Role, Size: v.Size, Count: v.Count})
+	}
 	if c.Clients < 1 {
 		return nil, fmt.Errorf("clients: %d; must be at least 1", c.Clients)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lightcone/lightcone/internal/check"
+	"github.com/lightcone/lightcone/internal/cost"
 	"github.com/lightcone/lightcone/internal/sim"
 )
 
@@ -59,6 +60,15 @@ type Result struct {
 	// Histograms holds the service latencies (µs) behind Rows, keyed
 	// "region/op" and "all/all", for CDFs.
 	Histograms map[string]*hdrhistogram.Histogram `json:"-"`
+	// Cost is what the measured window (after the warm-up, drain
+	// included) used of what clouds charge for: storage requests, stored
+	// bytes, bytes between regions (storage and node-to-node messages),
+	// declared VMs (Config.VMs). Price it with cost.ForWorld(...).Bill.
+	Cost *cost.Usage `json:"cost,omitempty"`
+	// ServiceRequests are the storage services' own request counts over
+	// the same window, "region/op" (the reference the accountant's
+	// Cost.Requests must equal).
+	ServiceRequests map[string]int64 `json:"service_requests,omitempty"`
 }
 
 // Second is one second of one operation kind.
@@ -120,6 +130,13 @@ func (rn *runner) result() *Result {
 		ThresholdMs: c.ThresholdMs, Messages: sinceWarmup(rn.s.MessageCounts(), rn.warmMsgs), Errors: rn.errs,
 		WarmupSeconds: c.Warmup.Seconds(), Batch: c.Batch,
 		Nodes: len(rn.r.topo.Nodes), MessageSeconds: (c.Duration - c.Warmup + c.ClientTimeout + time.Second).Seconds(),
+	}
+	res.Cost = rn.acc.Usage(time.Duration(rn.s.Now()))
+	res.ServiceRequests = rn.serviceRequests()
+	for k, n := range rn.svcBase { // lint:order-independent: subtraction
+		if res.ServiceRequests[k] -= n; res.ServiceRequests[k] == 0 {
+			delete(res.ServiceRequests, k)
+		}
 	}
 	if rn.stopped > 0 {
 		// Every client finished its OpsPerClient operations early.

@@ -11,6 +11,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lightcone/lightcone/internal/check"
+	"github.com/lightcone/lightcone/internal/cost"
 	"github.com/lightcone/lightcone/internal/hlc"
 	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/sim"
@@ -117,13 +118,18 @@ type runner struct {
 	stopped int64
 	// warmMsgs are the message counts when the warm-up ended.
 	warmMsgs []sim.KindCount
-	record   bool
-	hist     check.History
-	lat      [][numClasses]*hdrhistogram.Histogram // [region][class] service latency, µs
-	intent   [][numClasses]*hdrhistogram.Histogram // from intended start (coordinated omission corrected)
-	errs     map[string]int
-	ops      int
-	writes   uint64
+	// acc counts what the run is charged for (Result.Cost); svcBase are
+	// the services' own request counts when counting began (after the
+	// load phase's direct writes, or at the end of the warm-up).
+	acc     *cost.Accountant
+	svcBase map[string]int64
+	record  bool
+	hist    check.History
+	lat     [][numClasses]*hdrhistogram.Histogram // [region][class] service latency, µs
+	intent  [][numClasses]*hdrhistogram.Histogram // from intended start (coordinated omission corrected)
+	errs    map[string]int
+	ops     int
+	writes  uint64
 	// perSecond[class][s] holds the latencies of operations completing in
 	// second s of the run (time series), at two significant digits.
 	perSecond [numClasses][]*hdrhistogram.Histogram
@@ -143,6 +149,14 @@ func (r *resolved) run() *Result {
 		panic(err) // validated in resolve
 	}
 	rn.gen = gen
+	names := make([]string, len(r.world.Regions))
+	for i, reg := range r.world.Regions {
+		names[i] = reg.Name
+	}
+	rn.acc = cost.NewAccountant(names)
+	for _, v := range r.vms {
+		rn.acc.AddVMs(v)
+	}
 	rn.s = sim.New(sim.Config{
 		Seed:        c.Seed,
 		Topology:    r.topo,
@@ -156,6 +170,7 @@ func (r *resolved) run() *Result {
 		// A broken invariant is recorded (Failures) and fails the run's
 		// check (checkHistory) rather than panicking.
 		OnViolation: func(sim.Failure) {},
+		Meter:       rn.acc,
 	})
 	// Load phase: every record is on all its replicas before the run starts.
 	loadVersion := wire.Version{TS: hlc.Timestamp{WallNanos: sim.Epoch - int64(time.Hour)}}
@@ -197,8 +212,14 @@ func (r *resolved) run() *Result {
 	for _, f := range faults {
 		f.schedule(rn.s)
 	}
+	rn.s.MeterStored() // what the load phase put
+	rn.svcBase = rn.serviceRequests()
 	if rn.warmup > 0 {
-		rn.s.At(rn.warmup, func() { rn.warmMsgs = rn.s.MessageCounts() })
+		rn.s.At(rn.warmup, func() {
+			rn.warmMsgs = rn.s.MessageCounts()
+			rn.acc.Reset(time.Duration(rn.warmup))
+			rn.svcBase = rn.serviceRequests()
+		})
 	}
 	// Clients: spread over the regions in order, each on a node of its region.
 	perRegion := make([]int, len(r.world.Regions))
@@ -230,6 +251,22 @@ func (r *resolved) run() *Result {
 	}
 	rn.s.Run(limit)
 	return rn.result()
+}
+
+// serviceRequests are the storage services' own request counts
+// (storagesvc.MemStats), "region/op", summed over each region's replicas.
+func (rn *runner) serviceRequests() map[string]int64 {
+	out := map[string]int64{}
+	for reg, rg := range rn.r.world.Regions {
+		for _, m := range rn.s.ServiceReplicas(reg) {
+			for op, n := range m.Stats().Requests {
+				if n > 0 {
+					out[rg.Name+"/"+storagesvc.Op(op).String()] += n
+				}
+			}
+		}
+	}
+	return out
 }
 
 // allDone says every client has finished its Config.OpsPerClient operations.

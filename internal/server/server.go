@@ -35,6 +35,7 @@ import (
 	"github.com/lightcone/lightcone/internal/api/grpcapi"
 	"github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
 	"github.com/lightcone/lightcone/internal/api/resp"
+	"github.com/lightcone/lightcone/internal/cost"
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/keyspace"
 	"github.com/lightcone/lightcone/internal/metrics"
@@ -513,7 +514,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	var nd *node.Node
 	var tr *transport.Transport
 	svcCfg := svchost.Config{Self: lay.self, Topology: tp, Backends: cfg.StorageServices, Log: log,
-		Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }}
+		Deliver: func(from wire.NodeID, msg wire.Msg) { nd.Deliver(from, msg) }, Meter: storageMeter(tp.World, m)}
 	if lay.peers != nil {
 		svcCfg.Send = func(to wire.NodeID, msg wire.Msg) { tr.Send(to, msg) }
 	}
@@ -965,4 +966,17 @@ func boolDigit(b bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// storageMeter is the cost accountant of the storage requests this node's
+// router executes, exposed on the node's /metrics
+// (lightcone_storage_requests_total{region,op} and the rest: cost.Collector).
+func storageMeter(w *topo.World, m *metrics.Metrics) *cost.Accountant {
+	names := make([]string, len(w.Regions))
+	for i, r := range w.Regions {
+		names[i] = r.Name
+	}
+	acc := cost.NewAccountant(names)
+	m.Registry().MustRegister(acc.Collector())
+	return acc
 }

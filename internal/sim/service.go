@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"github.com/lightcone/lightcone/internal/storagesvc"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -42,6 +43,10 @@ func (v *services) init(seed uint64, regions int) {
 // and to inspect them after; calling it during a run bypasses the network
 // and the service time).
 func (s *Sim) Service(region int) *storagesvc.Mem { return s.svc.mems[region][0] }
+
+// ServiceReplicas returns region's service replicas that exist so far
+// (replica 0 always), to inspect them after a run.
+func (s *Sim) ServiceReplicas(region int) []*storagesvc.Mem { return s.svc.mems[region] }
 
 // ServiceAt returns the service (replica) at a storage address
 // (wire.StorageReplica), creating it if no request has reached it yet, or
@@ -98,6 +103,50 @@ func (s *Sim) serviceStep(e event) {
 		req, wrap, _ := storagesvc.Unwrap(e.msg)
 		s.traceEvent(e, "service-done:"+req.Op.String())
 		resp := storagesvc.Exec(context.Background(), s.ServiceAt(e.node), req)
+		if m := s.cfg.Meter; m != nil {
+			m.StorageRequest(region, req.Op.String())
+			if req.Op.IsWrite() {
+				m.Stored(region, time.Duration(s.now), s.storedBytes(region))
+			}
+		}
 		s.send(s.now, e.node, e.from, wrap(resp))
+	}
+}
+
+// Meter observes what a cost accountant charges for (cost.Accountant
+// implements it). The simulator calls it from its one goroutine.
+type Meter interface {
+	// StorageRequest: region's storage service (any replica) executed a
+	// request of op (storagesvc.Op's name). A request lost on its way, or
+	// dropped by an outage, is not executed and not counted; one whose
+	// answer is lost is.
+	StorageRequest(region int, op string)
+	// Stored: region's services (all replicas) hold bytes as of at.
+	Stored(region int, at time.Duration, bytes int64)
+	// Transfer: a message of bytes (its encoding) left fromRegion for
+	// toRegion, between nodes or to or from a storage service; counted
+	// once when sent, whether or not the network then loses or
+	// duplicates it.
+	Transfer(fromRegion, toRegion int, bytes int64)
+}
+
+// storedBytes is what region's service replicas hold.
+func (s *Sim) storedBytes(region int) int64 {
+	var n int64
+	for _, m := range s.svc.mems[region] {
+		n += m.Stats().StoredBytes
+	}
+	return n
+}
+
+// MeterStored tells the Meter every region's stored bytes now: call it
+// after loading objects into the services directly (Sim.ServiceAt), which
+// the Meter does not see.
+func (s *Sim) MeterStored() {
+	if s.cfg.Meter == nil {
+		return
+	}
+	for r := range s.svc.mems {
+		s.cfg.Meter.Stored(r, time.Duration(s.now), s.storedBytes(r))
 	}
 }

@@ -83,6 +83,10 @@ type Config struct {
 	// (env.Invariant), and the run goes on. Nil: the simulator panics
 	// with the seed, so a bug cannot pass unnoticed.
 	OnViolation func(Failure)
+	// Meter, if set, is told what a cost accountant charges for
+	// (service.go): every storage request a service executes, the
+	// services' stored bytes, and the bytes of every message sent.
+	Meter Meter
 }
 
 // Sim is a deterministic discrete-event simulation of a cluster: virtual
@@ -329,6 +333,9 @@ func (s *Sim) send(at int64, from, to wire.NodeID, m wire.Msg) {
 	c.Bytes += int64(size)
 	fromRegion, fromSvc := s.regionOf(from)
 	toRegion, toSvc := s.regionOf(to)
+	if s.cfg.Meter != nil {
+		s.cfg.Meter.Transfer(fromRegion, toRegion, int64(size))
+	}
 	if toSvc && toRegion >= len(s.topo.World.Regions) {
 		panic(fmt.Sprintf("sim: n%d sent %s to the storage service of region %d; the world has %d regions (seed %d)", from, m.Kind(), toRegion, len(s.topo.World.Regions), s.cfg.Seed))
 	}

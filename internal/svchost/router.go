@@ -63,6 +63,22 @@ type Config struct {
 	// is this node's.
 	Send func(to wire.NodeID, m wire.Msg)
 	Log  *slog.Logger
+	// Meter, if set, is told what a cost accountant charges for
+	// (cost.Accountant; the server exposes it on /metrics): every request
+	// this node's router executes, by the service's region and operation,
+	// the bytes of the request and its answer between the caller's region
+	// and the service's, and a hosted service's stored bytes. An S3
+	// backend's requests are counted as this layer's operations (put_meta
+	// is two S3 requests: the catalogue's ops say so).
+	Meter Meter
+}
+
+// Meter observes what a cost accountant charges for (sim.Meter's twin:
+// at is the time since the router started).
+type Meter interface {
+	StorageRequest(region int, op string)
+	Stored(region int, at time.Duration, bytes int64)
+	Transfer(fromRegion, toRegion int, bytes int64)
 }
 
 // Router is the real runtime's route to storage services: the node's event
@@ -90,6 +106,7 @@ type Router struct {
 	// ETags; not its own failures or latency: one endpoint serves all).
 	replicas map[wire.NodeID]storagesvc.Service
 	epoch    uint64 // of hosted Mems
+	started  time.Time
 }
 
 type routeTo struct {
@@ -122,7 +139,7 @@ func New(cfg Config) (*Router, error) {
 	_, _ = crand.Read(seed[:])
 	r := &Router{cfg: cfg, sem: make(chan struct{}, maxInflight), pending: map[uint64]pendingCall{},
 		replicas: map[wire.NodeID]storagesvc.Service{}, epoch: binary.LittleEndian.Uint64(seed[8:]) ^ uint64(time.Now().UnixNano()),
-		rng: rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))}
+		rng: rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))), started: time.Now()}
 	for i, reg := range w.Regions {
 		b := cfg.Backends[reg.Name]
 		to := routeTo{latency: w.Storage(i), timeout: b.Timeout}
@@ -166,7 +183,7 @@ func (r *Router) Send(to wire.NodeID, m wire.Msg) {
 	}
 	b.svc = r.service(to, b)
 	r.run(func() {
-		resp := r.exec(b, req)
+		resp := r.exec(b, region, r.cfg.Self, req)
 		r.cfg.Deliver(to, wrap(resp))
 	}, func() { r.cfg.Deliver(to, wrap(busy(req))) })
 }
@@ -211,7 +228,7 @@ func busy(req *storagesvc.Request) *storagesvc.Response {
 
 // exec runs req on b's service: a hosted one waits its modelled service
 // time first (the operation takes effect at its end, as in the simulator).
-func (r *Router) exec(b routeTo, req *storagesvc.Request) *storagesvc.Response {
+func (r *Router) exec(b routeTo, region int, from wire.NodeID, req *storagesvc.Request) *storagesvc.Response {
 	if b.hosted {
 		lat := b.latency.Read
 		if req.Op.IsWrite() {
@@ -224,7 +241,28 @@ func (r *Router) exec(b routeTo, req *storagesvc.Request) *storagesvc.Response {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
-	return storagesvc.Exec(ctx, b.svc, req)
+	resp := storagesvc.Exec(ctx, b.svc, req)
+	if m := r.cfg.Meter; m != nil {
+		r.meter(m, b, region, from, req, resp)
+	}
+	return resp
+}
+
+// meter reports an executed request to the Meter.
+func (r *Router) meter(m Meter, b routeTo, region int, from wire.NodeID, req *storagesvc.Request, resp *storagesvc.Response) {
+	caller := r.cfg.Topology.RegionOf(from)
+	m.StorageRequest(region, req.Op.String())
+	m.Transfer(caller, region, int64(len(req.AppendPayload(nil))))
+	m.Transfer(region, caller, int64(len(resp.AppendPayload(nil))))
+	// Stored bytes: of the region's first replica only (the one every
+	// protocol uses; further replicas' are not counted).
+	if s, ok := b.svc.(*Serial); ok && b.hosted && req.Op.IsWrite() && b.svc == r.backends[region].svc {
+		s.Do(func(v storagesvc.Service) {
+			if mem, ok := v.(*storagesvc.Mem); ok {
+				m.Stored(region, time.Since(r.started), mem.Stats().StoredBytes)
+			}
+		})
+	}
 }
 
 // forward sends req to the node hosting the service at address to.
@@ -283,7 +321,7 @@ func (r *Router) call(from wire.NodeID, c *Call) {
 	}
 	b := r.backends[region]
 	b.svc = r.service(wire.StorageReplica(region, replica), b)
-	r.run(func() { reply(r.exec(b, c.Req)) }, func() { reply(busy(c.Req)) })
+	r.run(func() { reply(r.exec(b, region, from, c.Req)) }, func() { reply(busy(c.Req)) })
 }
 
 // Call is a request forwarded to the node hosting a region's service.

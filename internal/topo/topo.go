@@ -13,10 +13,14 @@ import (
 
 // Region is a datacenter.
 type Region struct {
-	Name     string  `yaml:"name"`
-	Provider string  `yaml:"provider"` // aws, azure, gcp, local, ...
-	Lat      float64 `yaml:"lat"`      // degrees, for the speed-of-light floor
-	Long     float64 `yaml:"long"`
+	Name     string `yaml:"name"`
+	Provider string `yaml:"provider"` // aws, azure, gcp, local, ...
+	// CloudRegion is the provider's own name of the region ("us-east-1",
+	// "eastus"): what a price catalogue (internal/cost) is keyed by.
+	// Optional; a world whose regions are not a provider's leaves it out.
+	CloudRegion string  `yaml:"cloud_region"`
+	Lat         float64 `yaml:"lat"` // degrees, for the speed-of-light floor
+	Long        float64 `yaml:"long"`
 }
 
 // Jitter is the random part of a one-way delay, added to the link's base
