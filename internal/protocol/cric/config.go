@@ -45,10 +45,19 @@ type Config struct {
 	// OpTimeout bounds one client operation; past it the client gets
 	// ErrTimeout (outcome unknown: a write may still be chosen). Default 5s.
 	OpTimeout time.Duration `yaml:"op_timeout"`
-	// Backoff is the base of the random backoff before a retry after a
-	// conflict: attempt a waits a uniform draw in [0, Backoff·2^min(a,6)).
-	// Default 20ms.
+	// Backoff is the least base of the random backoff before a retry
+	// after a conflict: attempt a waits a uniform draw in [0, b·2^min(a-1,3))
+	// with b the larger of Backoff and half the failed phase's measured
+	// round trip (doc.go, rule 5). Default 20ms.
 	Backoff time.Duration `yaml:"backoff"`
+	// ProposeAssistants runs every classic Prepare through the propose
+	// assistant of the acceptor's region (its first node), which reads,
+	// promises and writes next to the storage service and repeats a
+	// conditional write refused only because the object moved (seed 001
+	// §5.2.4; pvm.go). Accepts, commit bits and the fast round go to the
+	// services directly; assistants never carry object data. Default
+	// false.
+	ProposeAssistants bool `yaml:"propose_assistants"`
 	// KeyPrefix is prepended to a key to name its object in the storage
 	// services. Default "cric/".
 	KeyPrefix string `yaml:"key_prefix"`

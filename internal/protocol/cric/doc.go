@@ -40,6 +40,12 @@
 //     learn j's chosen value before proposing at a later version, or it
 //     could be applied twice; once later versions hide j (garbage
 //     collection) it answers timeout, outcome unknown (seed 1808).
+//     3b. Unless version j+1 tells: an Accept at version n records the
+//     write ID chosen at n-1 when its proposer knows it (state.Prev, the
+//     one piece of the collected log kept; §5.2.3 allows collecting
+//     "some, not all"), so the write finishes (chosen at j) or goes on
+//     (another value was). The proposer of n knew n-1 chosen (rule 1),
+//     so Prev is never wrong, only sometimes absent.
 //  4. Fast round: ballot #0, Accept directly at every acceptor whose state
 //     allows it (each accepts at most one value per version in #0); chosen
 //     when a super quorum accepted. Otherwise fall back to rule 5 at the
@@ -53,16 +59,29 @@
 //     value passes, Theorem V.4; the thesis's "most frequent" rule is the
 //     flat special case, and any value is safe when none passes); if Q
 //     accepted nothing for n, our own. Then Accept by conditional Puts. A
-//     phase that cannot reach a quorum (refused, no answer) re-reads after
-//     a random backoff in [0, Backoff·2^min(attempt,6)) from Env.Rand.
+//     phase that cannot reach a quorum (refused, no answer) re-reads: at
+//     once if it was planned on cached or assumed states (they were
+//     stale, which is no contention), else after a random backoff from
+//     Env.Rand, uniform in [0, b·2^min(attempt-1,3)) with b the larger of
+//     Backoff and half the failed phase's measured round trip (a fixed
+//     20 ms base against ~100 ms round trips only re-entered the duel).
 //  6. Commit bit: once its value is chosen the proposer sets the commit bit
 //     with a conditional PutMeta on each acceptor it saw accept, without
 //     waiting (§5.2.2).
-//  7. Read: Get every acceptor's object and act on the first quorum of
-//     answers: if the highest version m seen is known chosen (rule 2:
-//     typically its commit bit), return its value at once; otherwise write
-//     back, i.e. run rule 5 at version m (whose value selection keeps any
-//     value that may be chosen) and return what is chosen (§5.2.2).
+//  7. Read: Get the nearest acceptor's object and Head the others' (data
+//     from the closest replica, metadata elsewhere, §5.2.3); once a quorum answered, if the
+//     highest version m seen is known chosen (rule 2: typically its
+//     commit bit), return its value at once; otherwise wait for every
+//     acceptor (or StorageTimeout), which may show m chosen, and only then
+//     write back, i.e. run rule 5 at version m (whose value selection
+//     keeps any value that may be chosen) and return what is chosen
+//     (§5.2.2: "otherwise it waits for all replicas"). Writers' reads
+//     wait the same way before finishing an unchosen version. A copy's
+//     data is used only if its digest (in the metadata) matches the
+//     chosen version's; if the nearest copy is not one, the read Gets the
+//     nearest acceptor whose metadata shows the chosen value. Before a
+//     write-back, or a write re-proposing a value it read by Head, every
+//     acceptor's data is read (a write-back may re-propose any of them).
 //  8. Storage answers are matched to requests by ID; duplicates and
 //     answers to finished phases are ignored. Precondition failed, an
 //     error, or no answer within StorageTimeout leaves that acceptor's
@@ -85,6 +104,22 @@
 // TestSwarm checks linearizability; TestTeethFastRoundBelowSuperQuorum and
 // TestTeethReadIgnoresUncommittedVersion show the checker catches the
 // loss of rules 4 and 7.
+//
+// # Propose assistants (§5.2.4, pvm.go)
+//
+// With propose_assistants on, rule 5's promises go through the assistant
+// of each acceptor's region (its first node): it Heads the object, runs
+// state.promise, installs it by a conditional PutMeta and, when the
+// object moved but its state still allows the promise (a false propose
+// failure), reads and tries again, up to 4 times; it answers with the
+// state and ETag the Accept's conditional Put needs. Unknown acceptors
+// are sent to it too (it reads them). Accepts, commit bits and the fast
+// round bypass it; it never carries data, holds no state across
+// requests, and every write it makes is the same conditional transition
+// a proposer would make, so safety is unchanged (TestSwarm runs it on
+// even seeds). Counters: prepare_failures_total,
+// false_prepare_failures_total (no acceptor refused by its state),
+// pvm_retries_total (false failures the assistants absorbed).
 //
 // # Quorums (§5.3)
 //
@@ -112,9 +147,6 @@
 //
 // # Not (yet) here
 //
-// Propose-assistant VMs (PVMs, §5.2.4), reading data from the closest
-// replica only and metadata elsewhere (every read Gets whole objects), a
-// version-targeted conditional write (writes are last-writer-wins), the
-// "wait for all replicas before writing back" refinement of §5.2.2, and
+// A version-targeted conditional write (writes are last-writer-wins), and
 // the baselines and cost accountant of issue 14.
 package cric

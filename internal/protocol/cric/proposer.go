@@ -1,6 +1,7 @@
 package cric
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -25,7 +26,10 @@ type view struct {
 	absent bool
 	etag   storagesvc.ETag
 	st     state
-	data   []byte // the value of st.V
+	data   []byte // the value of st.V, if hasData
+	// hasData says data is the object's data (read by a Get or written
+	// by o); a Head reads the metadata alone (§5.2.3).
+	hasData bool
 }
 
 // value is a proposed value: its write ID (identity), data and whether it
@@ -45,6 +49,7 @@ const (
 	phPrepare                  // promises
 	phAccept                   // classic accepts
 	phBackoff                  // a random wait before retrying
+	phFetch                    // a read's Get of the chosen version's data
 )
 
 // op is one client operation this node runs as proposer (a write) or
@@ -82,6 +87,25 @@ type op struct {
 	// dataBytes the object data o sent to or got from storage (bench
 	// cric-table5.1, 5.2).
 	rounds, dataBytes int
+	// knownN and knownW are the latest version o knows chosen and its
+	// value's write ID: an Accept at knownN+1 records it (state.Prev).
+	knownN uint64
+	knownW string
+	// phStart is when the current phase began (node clock, ns), and
+	// phaseNs how long the last finished phase took: the round trip that
+	// scales the backoff. fresh says o has read acceptors since its last
+	// retry: a phase planned on cached or assumed states that fails was
+	// stale, not contended, and re-reads without backing off.
+	phStart int64
+	phaseNs int64
+	fresh   bool
+	// fullData makes a read Get every acceptor's data, not only the
+	// closest one's: set before a write-back, which may re-propose any
+	// acceptor's value.
+	fullData bool
+	// refused counts this phase's acceptors whose state refused the
+	// promise (known only through an assistant): a real conflict.
+	refused int
 }
 
 // pending is an outstanding storage request: its op, phase and acceptor.
@@ -92,7 +116,8 @@ type pending struct {
 	kind  phase
 	next  state // the state a write installs
 	data  []byte
-	hasD  bool // the write carries data (a Put)
+	hasD  bool // the write carries data (a Put), or the read is a Get
+	pvm   bool // a PrepareReq to a propose assistant
 }
 
 type timerKind uint8
@@ -122,15 +147,26 @@ type Proposer struct {
 	cache   map[string][]view
 	cached  int
 	stats   stats
+	// near lists the acceptors nearest first (the world's base delay
+	// from this node's region): reads fetch data from the first.
+	near []int
+	// pvm is this node's work as a propose assistant (pvm.go), by the
+	// ID of its outstanding storage request.
+	pvm map[uint64]*pvmJob
 }
 
 type stats struct {
-	fastCommits, slowCommits, readsOneRound, writeBacks, conflicts, timeouts, unknown uint64
+	fastCommits, slowCommits, readsOneRound, writeBacks, conflicts, timeouts, unknown, fetches uint64
 	OpCosts
+	// prepareFailures are Prepare phases short of a quorum; the false ones
+	// had no acceptor refuse by its state (every failure a moved ETag or
+	// an unknown outcome); pvmRetries are the conditional writes
+	// assistants repeated for this proposer (false failures absorbed).
+	prepareFailures, falsePrepareFailures, pvmRetries uint64
 }
 
 func newProposer(ks *Keyspace, id wire.NodeID) *Proposer {
-	return &Proposer{ks: ks, id: id, ops: map[uint64]*op{}, pending: map[uint64]pending{}, cache: map[string][]view{}}
+	return &Proposer{ks: ks, id: id, ops: map[uint64]*op{}, pending: map[uint64]pending{}, cache: map[string][]view{}, pvm: map[uint64]*pvmJob{}}
 }
 
 // Start implements env.Replica. A restarted proposer draws a new nonce, so
@@ -139,6 +175,15 @@ func newProposer(ks *Keyspace, id wire.NodeID) *Proposer {
 func (p *Proposer) Start(e env.Env) {
 	p.nonce = e.Rand().Uint64()
 	p.nextID = e.Rand().Uint64()>>2 | 1
+	t := e.Topology()
+	me := t.RegionOf(e.Self())
+	p.near = make([]int, p.ks.shape.accept)
+	for a := range p.near {
+		p.near[a] = a
+	}
+	slices.SortStableFunc(p.near, func(a, b int) int {
+		return cmp.Compare(t.World.BaseDelay(me, p.ks.regionOf[a]), t.World.BaseDelay(me, p.ks.regionOf[b]))
+	})
 }
 
 func (p *Proposer) newID() uint64 { p.nextID++; return p.nextID }
@@ -239,7 +284,8 @@ func (p *Proposer) newPhase(e env.Env, o *op, ph phase) {
 	o.rounds++
 	o.answered = make([]bool, len(o.views))
 	o.ok = make([]bool, len(o.views))
-	o.sent, o.got = 0, 0
+	o.sent, o.got, o.refused = 0, 0, 0
+	o.phStart = e.Now()
 	o.timer = e.SetTimer(p.ks.cfg.StorageTimeout, opTimer{op: o.id, phSeq: o.phSeq, kind: timerPhase})
 }
 
@@ -254,12 +300,35 @@ func (p *Proposer) send(e env.Env, o *op, acc int, req *storagesvc.Request, pd p
 	e.Send(p.ks.addrs[acc], req)
 }
 
-// read starts a read phase: a Get of every acceptor's object.
+// read starts a read phase: a Get of every acceptor's object, except
+// that a client read (until it must write back) Gets only the nearest
+// acceptor's and Heads the others' (§5.2.3: data from the closest
+// replica, metadata from the rest; the digests tell copies apart).
 func (p *Proposer) read(e env.Env, o *op) {
 	p.newPhase(e, o, phRead)
+	heads := o.req.Op == wire.OpGet && !o.fullData
 	for a := range o.views {
-		p.send(e, o, a, &storagesvc.Request{Op: storagesvc.OpGet}, pending{})
+		if heads && a != p.near[0] {
+			p.send(e, o, a, &storagesvc.Request{Op: storagesvc.OpHead}, pending{})
+			continue
+		}
+		p.send(e, o, a, &storagesvc.Request{Op: storagesvc.OpGet}, pending{hasD: true})
 	}
+}
+
+// fetch starts a read's Get of version m's chosen value w from the
+// nearest acceptor whose metadata shows it (its data was not read).
+func (p *Proposer) fetch(e env.Env, o *op, m uint64, w string) {
+	for _, a := range p.near {
+		v := o.views[a]
+		if v.known && !v.absent && v.st.V == m && v.st.W == w {
+			p.newPhase(e, o, phFetch)
+			p.send(e, o, a, &storagesvc.Request{Op: storagesvc.OpGet}, pending{hasD: true})
+			return
+		}
+	}
+	o.fullData = true // no acceptor shows it any more: read again
+	p.read(e, o)
 }
 
 // write sends acceptor a's next state with a conditional write on what o
@@ -282,24 +351,50 @@ func (p *Proposer) write(e env.Env, o *op, a int, next state, data []byte, hasDa
 
 // Step implements env.Replica: storage services' answers.
 func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
-	r, ok := m.(*storagesvc.Response)
-	if !ok {
+	var id uint64
+	switch m := m.(type) {
+	case *PrepareReq:
+		p.assist(e, from, m)
+		return
+	case *PrepareResp:
+		id = m.ID
+	case *storagesvc.Response:
+		if p.pvmStep(e, m) {
+			return
+		}
+		id = m.ID
+	default:
 		return
 	}
-	pd, ok := p.pending[r.ID]
+	pd, ok := p.pending[id]
 	if !ok {
 		return // a duplicate, or an answer to a phase that is over
 	}
-	delete(p.pending, r.ID)
+	delete(p.pending, id)
 	o := p.ops[pd.op]
-	if o == nil || o.phSeq != pd.phSeq || from != p.ks.addrs[pd.acc] {
+	if o == nil || o.phSeq != pd.phSeq {
 		return
 	}
 	a := pd.acc
+	if pd.pvm {
+		r, ok := m.(*PrepareResp)
+		if !ok || from != p.ks.pvmOf[a] {
+			return
+		}
+		o.answered[a] = true
+		o.got++
+		p.prepared(o, a, r)
+		p.progress(e, o)
+		return
+	}
+	r, ok := m.(*storagesvc.Response)
+	if !ok || from != p.ks.addrs[a] {
+		return
+	}
 	o.dataBytes += len(r.Data)
 	o.answered[a] = true
 	o.got++
-	if pd.kind == phRead {
+	if pd.kind == phRead || pd.kind == phFetch {
 		switch r.Code {
 		case storagesvc.OK:
 			st, err := parseState(r.Meta)
@@ -308,10 +403,10 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 				o.views[a] = view{}
 				break
 			}
-			o.views[a] = view{known: true, etag: r.ETag, st: st, data: r.Data}
+			o.views[a] = view{known: true, etag: r.ETag, st: st, data: r.Data, hasData: pd.hasD}
 			o.ok[a] = true
 		case storagesvc.NotFound:
-			o.views[a] = view{known: true, absent: true}
+			o.views[a] = view{known: true, absent: true, hasData: true}
 			o.ok[a] = true
 		default:
 			o.views[a] = view{}
@@ -320,9 +415,9 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	} else {
 		switch r.Code {
 		case storagesvc.OK:
-			v := view{known: true, etag: r.ETag, st: pd.next, data: o.views[a].data}
+			v := view{known: true, etag: r.ETag, st: pd.next, data: o.views[a].data, hasData: o.views[a].hasData}
 			if pd.hasD {
-				v.data = pd.data
+				v.data, v.hasData = pd.data, true
 			}
 			o.views[a] = v
 			o.ok[a] = true
@@ -379,9 +474,17 @@ func (p *Proposer) progress(e env.Env, o *op) {
 	h := p.ks.shape
 	switch o.ph {
 	case phRead:
-		// A quorum of answers (§5.2.2: the closest quorum).
-		if h.quorum(o.in) || o.got == o.sent {
+		// The closest quorum of answers settles it if it shows the
+		// highest version chosen (typically its commit bit); otherwise
+		// wait for every replica (§5.2.2), which may show it chosen, before
+		// writing back or finishing it: a needless write-back raises the
+		// promise under a write in flight and makes it retry.
+		if o.got == o.sent {
 			p.endPhase(e, o)
+		} else if h.quorum(o.in) {
+			if _, _, _, chosen, _ := p.learned(o); chosen {
+				p.endPhase(e, o)
+			}
 		}
 	case phFast:
 		if p.fastChosen(o) || o.got == o.sent {
@@ -391,6 +494,8 @@ func (p *Proposer) progress(e env.Env, o *op) {
 		if h.quorum(o.in) || o.got == o.sent {
 			p.endPhase(e, o)
 		}
+	case phFetch:
+		p.endPhase(e, o)
 	}
 }
 
@@ -400,12 +505,14 @@ func (p *Proposer) endPhase(e env.Env, o *op) {
 	ph := o.ph
 	o.phSeq++ // later answers of this phase only refresh nothing
 	e.CancelTimer(o.timer)
+	o.phaseNs = e.Now() - o.phStart
 	switch ph {
 	case phRead:
 		if !h.quorum(o.in) {
 			p.retry(e, o)
 			return
 		}
+		o.fresh = true
 		p.plan(e, o)
 	case phFast:
 		if p.fastChosen(o) {
@@ -417,6 +524,10 @@ func (p *Proposer) endPhase(e env.Env, o *op) {
 		p.plan(e, o)
 	case phPrepare:
 		if !h.quorum(o.in) {
+			p.stats.prepareFailures++
+			if o.refused == 0 {
+				p.stats.falsePrepareFailures++
+			}
 			p.retry(e, o)
 			return
 		}
@@ -428,6 +539,8 @@ func (p *Proposer) endPhase(e env.Env, o *op) {
 		}
 		p.stats.slowCommits++
 		p.chosen(e, o, o.n, o.val)
+	case phFetch:
+		p.plan(e, o) // with the data, or with that acceptor unknown
 	}
 }
 
@@ -441,14 +554,33 @@ func (p *Proposer) fastChosen(o *op) bool {
 }
 
 // retry waits a random backoff (§5.2.1: against starvation), then plans
-// again from a fresh read.
+// again from a fresh read. A phase planned on cached or assumed states
+// (no read since the last retry) failed because they were stale: it
+// re-reads at once. Otherwise the wait is a uniform draw in
+// [0, base·2^min(attempt-1, maxBackoffShift)), base the larger of
+// Backoff and half the failed phase's measured round trip (its time to
+// its last answer): a competitor's next phase takes about one round
+// trip, so a wait far shorter only re-enters the same duel, and one far
+// longer spends the op's time idle.
 func (p *Proposer) retry(e env.Env, o *op) {
+	if !o.fresh {
+		o.fresh = true // at most once: the read makes the views fresh
+		o.ph = phBackoff
+		o.phSeq++
+		p.read(e, o)
+		return
+	}
+	o.fresh = false
 	o.attempt++
 	o.ph = phBackoff
 	o.phSeq++
-	span := int64(p.ks.cfg.Backoff) << min(o.attempt, 6)
+	base := max(int64(p.ks.cfg.Backoff), min(o.phaseNs, int64(p.ks.cfg.StorageTimeout))/2)
+	span := base << min(o.attempt-1, maxBackoffShift)
 	o.timer = e.SetTimer(time.Duration(e.Rand().Int64N(span)), opTimer{op: o.id, phSeq: o.phSeq, kind: timerBackoff})
 }
+
+// maxBackoffShift caps the backoff's doubling: 2^3 round trips.
+const maxBackoffShift = 3
 
 // knownQuorum reports whether o knows the state of a quorum of acceptors.
 func (p *Proposer) knownQuorum(o *op) bool {
@@ -489,6 +621,26 @@ func (p *Proposer) learned(o *op) (m, pv uint64, v value, chosen, viaCommit bool
 	return m, pv, value{}, false, false
 }
 
+// dataFor is value w's data at version n from a view that has it and
+// whose digest matches.
+func (o *op) dataFor(w string, n uint64) ([]byte, bool) {
+	for _, v := range o.views {
+		if v.known && v.hasData && v.st.V == n && v.st.W == w && digest(v.data) == v.st.Digest {
+			return v.data, true
+		}
+	}
+	return nil, false
+}
+
+// prevOf is what an Accept at version n records of version n-1's chosen
+// value (state.Prev): its write ID if o knows it, else "".
+func (o *op) prevOf(n uint64) string {
+	if n > 1 && o.knownN == n-1 {
+		return o.knownW
+	}
+	return ""
+}
+
 func valueOf(w view) value { return value{w: w.st.W, data: w.data, del: w.st.Tombstone} }
 
 // plan picks o's next step from what it knows.
@@ -498,7 +650,9 @@ func (p *Proposer) plan(e env.Env, o *op) {
 		return
 	}
 	m, pv, v, chosen, viaCommit := p.learned(o)
-	_ = pv
+	if chosen && m >= o.knownN {
+		o.knownN, o.knownW = m, v.w
+	}
 	if o.req.Op == wire.OpGet {
 		switch {
 		case p.ks.cfg.unsafeReadCommittedOnly && !viaCommit:
@@ -509,10 +663,22 @@ func (p *Proposer) plan(e env.Env, o *op) {
 			// Version m is chosen and no later one can be: a later chosen
 			// version was accepted by a quorum, which intersects the
 			// quorum read since this read began (Theorem V.2).
+			d, ok := p.dataOf(o, m, v.w)
+			if !ok {
+				p.stats.fetches++
+				p.fetch(e, o, m, v.w)
+				return
+			}
 			if viaCommit {
 				p.stats.readsOneRound++
 			}
+			v.data = d
 			p.answerRead(e, o, v)
+		case !o.fullData:
+			// A write-back may re-propose any acceptor's value: read
+			// every acceptor's data first.
+			o.fullData = true
+			p.read(e, o)
 		default:
 			// Not known chosen: write back the highest accepted value
 			// (§5.2.2), or find out what version m chose.
@@ -525,6 +691,21 @@ func (p *Proposer) plan(e env.Env, o *op) {
 	// learn that version's value before it proposes again: proposing at a
 	// later version could apply it twice. Once later versions hide it
 	// (garbage collection), the outcome is unknown.
+	if o.proposedAt != 0 {
+		// Rule 3b: the acceptors of version proposedAt+1 may record which
+		// value proposedAt chose (state.Prev).
+		for _, w := range o.views {
+			if !w.known || w.absent || w.st.V != o.proposedAt+1 || w.st.Prev == "" {
+				continue
+			}
+			if w.st.Prev == o.mine.w {
+				p.finish(e, o, &wire.Reply{}) // chosen at proposedAt
+				return
+			}
+			o.proposedAt = 0 // another value was chosen there
+			break
+		}
+	}
 	if o.proposedAt != 0 {
 		switch {
 		case chosen && m == o.proposedAt && v.w != o.mine.w:
@@ -549,6 +730,25 @@ func (p *Proposer) plan(e env.Env, o *op) {
 	default:
 		p.slow(e, o, m+1)
 	}
+}
+
+// dataOf is the data of value w at version m from a view that read it
+// and whose digest, kept in the metadata beside the Paxos state (§5.2.3),
+// matches it: a copy is trusted only for the version its digest names.
+// A tombstone needs no data.
+func (p *Proposer) dataOf(o *op, m uint64, w string) ([]byte, bool) {
+	for _, v := range o.views {
+		if !v.known || v.absent || v.st.V != m || v.st.W != w {
+			continue
+		}
+		if v.st.Tombstone {
+			return nil, true
+		}
+		if v.hasData && digest(v.data) == v.st.Digest {
+			return v.data, true
+		}
+	}
+	return nil, false
 }
 
 // newestCommitted is the value of the highest committed version o's
@@ -591,6 +791,7 @@ func (p *Proposer) fastRound(e env.Env, o *op, n uint64) {
 			continue
 		}
 		if next, ok, _ := w.st.accept(n, Ballot{}, o.mine.w, d, o.mine.del); ok {
+			next.Prev = o.prevOf(n)
 			plans = append(plans, plan{a, next})
 		}
 	}
@@ -636,6 +837,19 @@ func (p *Proposer) slow(e env.Env, o *op, n uint64) {
 	}
 	can := func(a int) bool {
 		return slices.ContainsFunc(plans, func(x plan) bool { return x.a == a })
+	}
+	if p.ks.cfg.ProposeAssistants {
+		// The assistants read each acceptor's state themselves: an
+		// unknown one may promise too.
+		if p.ks.shape.quorum(func(a int) bool { return can(a) || !o.views[a].known }) {
+			p.newPhase(e, o, phPrepare)
+			for a, w := range o.views {
+				if can(a) || !w.known {
+					p.prepareVia(e, o, a)
+				}
+			}
+			return
+		}
 	}
 	if !p.ks.shape.quorum(can) {
 		// Too many acceptors moved past version n (or are unknown): what
@@ -689,6 +903,21 @@ func (p *Proposer) acceptPhase(e env.Env, o *op) {
 			return
 		}
 	}
+	if val.w == o.mine.w {
+		val = o.mine // our own value, whatever copy o saw of it
+	} else if !val.del {
+		// Re-proposing another's value: its data from a copy whose
+		// digest matches. If o knows it only by metadata (a Head, a
+		// cached view, an assistant's answer), Get every acceptor's
+		// data, then prepare again.
+		d, ok := o.dataFor(val.w, n)
+		if !ok {
+			o.fullData = true
+			p.read(e, o)
+			return
+		}
+		val.data = d
+	}
 	o.val = val
 	if val.w == o.mine.w {
 		o.proposedAt = n
@@ -700,6 +929,7 @@ func (p *Proposer) acceptPhase(e env.Env, o *op) {
 			continue
 		}
 		if next, ok, _ := w.st.accept(n, o.b, val.w, d, val.del); ok {
+			next.Prev = o.prevOf(n)
 			p.write(e, o, a, next, val.data, true)
 		}
 	}
@@ -747,6 +977,9 @@ func (p *Proposer) fastRecovery(o *op, promised []bool, n uint64) value {
 // asynchronously where o's accept landed (§5.2.2), then answer, or, for a
 // write whose value lost, go on to the next version (last writer wins).
 func (p *Proposer) chosen(e env.Env, o *op, n uint64, v value) {
+	if n >= o.knownN {
+		o.knownN, o.knownW = n, v.w
+	}
 	{
 		for a, w := range o.views {
 			if w.known && !w.absent && w.st.V == n && w.st.W == v.w && !w.st.Committed {
@@ -786,6 +1019,10 @@ func (p *Proposer) Counters(int64) []protocol.Counter {
 		protocol.Count("slow_commits_total", "versions chosen by the classic path (writes and write-backs)", s.slowCommits),
 		protocol.Count("reads_one_round_total", "reads answered from a quorum's commit bit", s.readsOneRound),
 		protocol.Count("write_backs_total", "reads that re-proposed the highest accepted value", s.writeBacks),
+		protocol.Count("prepare_failures_total", "Prepare phases short of a quorum", s.prepareFailures),
+		protocol.Count("false_prepare_failures_total", "Prepare phases short of a quorum with no acceptor refusing by its state (false propose failures, §5.2.4)", s.falsePrepareFailures),
+		protocol.Count("pvm_retries_total", "conditional writes propose assistants repeated after the object moved (false failures absorbed)", s.pvmRetries),
+		protocol.Count("data_fetches_total", "reads whose nearest acceptor lacked the chosen data: one more Get", s.fetches),
 		protocol.Count("conflicts_total", "conditional writes refused (precondition failed)", s.conflicts),
 		protocol.Count("unknown_total", "storage requests with an unknown outcome (error or no answer)", s.unknown),
 		protocol.Count("timeouts_total", "operations that timed out", s.timeouts),

@@ -23,7 +23,7 @@ func init() {
 		Summary:      "linearizable objects on the regions' storage services: passive acceptors under conditional writes, a fast round, commit bits, hierarchical quorums",
 		NewSettings:  func() any { return new(Config) },
 		Build:        build,
-		MessageTypes: storagesvc.MessageTypes(),
+		MessageTypes: messageTypes(),
 	})
 }
 
@@ -37,6 +37,9 @@ type Keyspace struct {
 	addrs []wire.NodeID
 	// regionOf[a] is acceptor a's region index in the world.
 	regionOf []int
+	// pvmOf[a] is the propose assistant of acceptor a's region: its
+	// first node (pvm.go).
+	pvmOf []wire.NodeID
 }
 
 // NewKeyspace validates cfg for topology t.
@@ -55,6 +58,14 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 		for i := range cfg.ReplicasPerRegion {
 			ks.addrs = append(ks.addrs, wire.StorageReplica(r, i))
 			ks.regionOf = append(ks.regionOf, r)
+			switch {
+			case len(t.ByRegion[r]) > 0:
+				ks.pvmOf = append(ks.pvmOf, t.ByRegion[r][0])
+			case cfg.ProposeAssistants:
+				return nil, fmt.Errorf("cric: propose_assistants: region %q has no node to run its assistant", name)
+			default:
+				ks.pvmOf = append(ks.pvmOf, 0) // unused
+			}
 		}
 	}
 	return ks, nil
@@ -79,8 +90,8 @@ func (k *Keyspace) Settings() any { c := k.cfg; return &c }
 // Describe implements protocol.Keyspace.
 func (k *Keyspace) Describe() string {
 	c := k.cfg
-	return fmt.Sprintf("cric regions=%v replicas/region=%d quorum=%d×%d super=%d×%d fast_round=%v guarantee=linearizable",
-		c.Regions, c.ReplicasPerRegion, c.RegionQuorum, c.ReplicaQuorum, c.RegionSuperQuorum, c.ReplicaSuperQuorum, c.FastRound)
+	return fmt.Sprintf("cric regions=%v replicas/region=%d quorum=%d×%d super=%d×%d fast_round=%v propose_assistants=%v guarantee=linearizable",
+		c.Regions, c.ReplicasPerRegion, c.RegionQuorum, c.ReplicaQuorum, c.RegionSuperQuorum, c.ReplicaSuperQuorum, c.FastRound, c.ProposeAssistants)
 }
 
 // Model implements protocol.Keyspace: every read and write is

@@ -40,7 +40,8 @@ storage_services:
 }
 
 // swarmConfig draws one seeded run: replicas per region (1 to 3:
-// hierarchical quorums), the fast round on or off, proposer crashes and
+// hierarchical quorums), the fast round on or off, propose assistants on
+// (even seeds) or off, proposer crashes and
 // partitions (RandomFaults), lost, duplicated and reordered storage
 // requests and answers, storage-service outages, and several clients per
 // region on one to four keys (concurrent proposers).
@@ -62,6 +63,8 @@ func swarmConfig(t testing.TB, seed uint64) scenario.Config {
 			FastRound:         r.IntN(2) == 0,
 			StorageTimeout:    300 * time.Millisecond,
 			OpTimeout:         2 * time.Second,
+			// Not drawn from r: earlier seeds' draws stay as they were.
+			ProposeAssistants: seed%2 == 0,
 		},
 		Workload:      wl,
 		Clients:       3 + r.IntN(6),

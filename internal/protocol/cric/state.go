@@ -79,6 +79,12 @@ type state struct {
 	// PV = V with PB = B after an accept).
 	PV uint64
 	PB Ballot
+	// Prev is the write ID of the value chosen at version V-1, when the
+	// proposer that had V accepted knew it ("" otherwise): the one piece
+	// of the collected log kept (§5.2.3: collect some, not all), so a
+	// write whose answers were lost can still learn whether it was chosen
+	// once the next version hides it (doc.go, rule 3b).
+	Prev string
 }
 
 // Metadata names.
@@ -97,7 +103,7 @@ func (s state) meta() storagesvc.Meta {
 		flags += "d"
 	}
 	return storagesvc.Meta{
-		metaState:  strings.Join([]string{strconv.FormatUint(s.V, 10), s.B.String(), s.W, flags, strconv.FormatUint(s.PV, 10), s.PB.String()}, " "),
+		metaState:  strings.Join([]string{strconv.FormatUint(s.V, 10), s.B.String(), s.W, flags, strconv.FormatUint(s.PV, 10), s.PB.String(), s.Prev}, " "),
 		metaDigest: s.Digest,
 	}
 }
@@ -110,7 +116,7 @@ func parseState(m storagesvc.Meta) (state, error) {
 		return state{}, nil
 	}
 	f := strings.Split(raw, " ")
-	if len(f) != 6 {
+	if len(f) != 6 && len(f) != 7 { // 6: written before Prev
 		return state{}, fmt.Errorf("cric: state %q", raw)
 	}
 	var s state
@@ -129,6 +135,9 @@ func parseState(m storagesvc.Meta) (state, error) {
 	}
 	if s.PB, err = parseBallot(f[5]); err != nil {
 		return state{}, err
+	}
+	if len(f) == 7 {
+		s.Prev = f[6]
 	}
 	s.Digest = m[metaDigest]
 	return s, nil
