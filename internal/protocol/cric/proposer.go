@@ -735,8 +735,11 @@ func (p *Proposer) plan(e env.Env, o *op) {
 // dataOf is the data of value w at version m from a view that read it
 // and whose digest, kept in the metadata beside the Paxos state (§5.2.3),
 // matches it: a copy is trusted only for the version its digest names.
-// A tombstone needs no data.
+// A tombstone, and version 0 (the object never written), need no data.
 func (p *Proposer) dataOf(o *op, m uint64, w string) ([]byte, bool) {
+	if m == 0 {
+		return nil, true // the initial absent value: nothing to fetch
+	}
 	for _, v := range o.views {
 		if !v.known || v.absent || v.st.V != m || v.st.W != w {
 			continue
