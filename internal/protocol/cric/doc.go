@@ -31,7 +31,9 @@
 //     fast round's value accepted by a super quorum.
 //  3. Write (wire.OpPut, last writer wins; wire.OpDelete, a tombstone
 //     value): from the cached acceptor states (a cache miss assumes a new
-//     object, §5.2.1), with m the highest version accepted: if m is known
+//     object, §5.2.1: one round trip to create; an existing object
+//     costs a failed create-only round first, measured against reading
+//     first in docs/results/cric-table5.1/NOTES.md), with m the highest version accepted: if m is known
 //     chosen, propose at m+1; else finish m first (recovering its value).
 //     When the value chosen at a version is not ours, go on to the next
 //     version until ours is chosen or the operation times out. A write is
@@ -68,6 +70,25 @@
 //  6. Commit bit: once its value is chosen the proposer sets the commit bit
 //     with a conditional PutMeta on each acceptor it saw accept, without
 //     waiting (§5.2.2).
+//     6a. The commit PutMeta is answered with the object's new ETag,
+//     which the proposer keeps (with the committed state) for every view
+//     at the ETag the PutMeta was conditioned on, so its next write needs
+//     no re-read (§5.2.1: "cache acceptors' states"). A write planned
+//     while its own commit to an acceptor is in flight sends that
+//     acceptor's conditional write when the commit answers, with the
+//     ETag it returned (sent at once on the old ETag it would fail
+//     whenever the commit lands first); a failed commit leaves the
+//     acceptor unknown. Likewise every answer to a finished phase is
+//     kept: an acceptor's state read, or a write's state at the ETag it
+//     returned, replaces a cached view that is unknown or at the ETag
+//     the write was conditioned on (its predecessor: nothing else
+//     succeeded from it); a live op takes it only for acceptors it does
+//     not know or that did not succeed in its current phase. A read's
+//     views, which stop at the first quorum that settles it, are merged
+//     into the cache rather than replacing it. Each such view is a true
+//     state at its ETag, so conditional writes on it stay sound, and
+//     knowing a version chosen from views of different times is sound
+//     (a value one ballot had accepted by a quorum stays chosen).
 //  7. Read: Get the nearest acceptor's object and Head the others' (data
 //     from the closest replica, metadata elsewhere, §5.2.3); once a quorum answered, if the
 //     highest version m seen is known chosen (rule 2: typically its

@@ -30,6 +30,10 @@ type view struct {
 	// hasData says data is the object's data (read by a Get or written
 	// by o); a Head reads the metadata alone (§5.2.3).
 	hasData bool
+	// commit is the ID of this proposer's commit PutMeta in flight from
+	// this view's ETag (rule 6), or 0: a write to the acceptor waits for
+	// its answer and uses the ETag it returns (rule 6a).
+	commit uint64
 }
 
 // value is a proposed value: its write ID (identity), data and whether it
@@ -116,9 +120,42 @@ type pending struct {
 	kind  phase
 	next  state // the state a write installs
 	data  []byte
-	hasD  bool // the write carries data (a Put), or the read is a Get
-	pvm   bool // a PrepareReq to a propose assistant
+	hasD  bool            // the write carries data (a Put), or the read is a Get
+	pvm   bool            // a PrepareReq to a propose assistant
+	cond  storagesvc.ETag // a write's If-Match ETag
+	// create says the write was create-only (If-None-Match).
+	create bool
+	key    string // the object's key
 }
+
+// commitReq is a commit PutMeta in flight (rule 6a): the acceptor and
+// key it sets the bit of, the state it installs, and the writes of ops
+// waiting for its answer to use the ETag it returns.
+type commitReq struct {
+	key     string
+	acc     int
+	from    storagesvc.ETag // the If-Match ETag
+	next    state
+	waiters []commitWaiter
+}
+
+// commitWaiter is an op's write to an acceptor deferred until the
+// commit in flight there answers.
+type commitWaiter struct {
+	op, phSeq uint64
+	next      state
+	data      []byte
+	hasData   bool
+}
+
+// maxCommits and maxLate bound the commits in flight and the requests of
+// finished phases whose answers still refresh the cache; past them the
+// maps are dropped whole (deterministic; an answer then refreshes
+// nothing, and a waiting write times out with its phase and re-reads).
+const (
+	maxCommits = 4096
+	maxLate    = 1 << 14
+)
 
 type timerKind uint8
 
@@ -144,9 +181,15 @@ type Proposer struct {
 	nextID  uint64 // storage request IDs and op IDs
 	ops     map[uint64]*op
 	pending map[uint64]pending
-	cache   map[string][]view
-	cached  int
-	stats   stats
+	// late holds the requests of finished phases: their answers are
+	// true states with the ETags to match, kept in the cache (refresh).
+	late    map[uint64]pending
+	commits map[uint64]*commitReq
+	// byKey are the live ops by object key, which answers refresh too.
+	byKey  map[string][]*op
+	cache  map[string][]view
+	cached int
+	stats  stats
 	// near lists the acceptors nearest first (the world's base delay
 	// from this node's region): reads fetch data from the first.
 	near []int
@@ -166,7 +209,8 @@ type stats struct {
 }
 
 func newProposer(ks *Keyspace, id wire.NodeID) *Proposer {
-	return &Proposer{ks: ks, id: id, ops: map[uint64]*op{}, pending: map[uint64]pending{}, cache: map[string][]view{}, pvm: map[uint64]*pvmJob{}}
+	return &Proposer{ks: ks, id: id, ops: map[uint64]*op{}, pending: map[uint64]pending{}, late: map[uint64]pending{},
+		commits: map[uint64]*commitReq{}, byKey: map[string][]*op{}, cache: map[string][]view{}, pvm: map[uint64]*pvmJob{}}
 }
 
 // Start implements env.Replica. A restarted proposer draws a new nonce, so
@@ -231,14 +275,18 @@ func (p *Proposer) Request(e env.Env, req *wire.Request) {
 	o.deadline = e.SetTimer(cfg.OpTimeout, opTimer{op: o.id, kind: timerDeadline})
 	o.views = make([]view, p.ks.shape.accept)
 	if req.Op == wire.OpGet {
+		p.byKey[key] = append(p.byKey[key], o)
 		p.read(e, o) // a reader always reads every acceptor (§5.2.2)
 		return
 	}
+	p.byKey[key] = append(p.byKey[key], o)
 	if c, ok := p.cache[key]; ok {
 		copy(o.views, c)
 	} else {
+		// A cache miss assumes a new object (§5.2.1; rule 3): measured
+		// against reading first, cric-table5.1 NOTES.
 		for i := range o.views {
-			o.views[i] = view{known: true, absent: true} // a new object, until found otherwise (§5.2.1)
+			o.views[i] = view{known: true, absent: true}
 		}
 	}
 	p.plan(e, o)
@@ -257,20 +305,44 @@ func (p *Proposer) finish(e env.Env, o *op, rep *wire.Reply) {
 	e.CancelTimer(o.deadline)
 	p.forget(o)
 	delete(p.ops, o.id)
-	if _, ok := p.cache[o.key]; !ok {
+	if ops := slices.DeleteFunc(p.byKey[o.key], func(x *op) bool { return x == o }); len(ops) > 0 {
+		p.byKey[o.key] = ops
+	} else {
+		delete(p.byKey, o.key)
+	}
+	old, ok := p.cache[o.key]
+	if !ok {
 		if p.cached >= maxCachedKeys {
 			p.cache, p.cached = map[string][]view{}, 0
 		}
 		p.cached++
 	}
+	if o.req.Op == wire.OpGet && ok {
+		// A read ends at the first quorum that settles it: keep what the
+		// cache knows of the others (a hint like any cached view).
+		for a, v := range o.views {
+			switch {
+			case !v.known:
+				o.views[a] = old[a]
+			case old[a].commit != 0 && old[a].etag == v.etag:
+				o.views[a].commit = old[a].commit // rule 6a
+			}
+		}
+	}
 	p.cache[o.key] = o.views
 }
 
-// forget drops o's outstanding requests: their answers, if any come, are
-// ignored (and their outcome is unknown to o, which re-reads).
+// forget drops o's outstanding requests from its phase: their answers,
+// if any come, only refresh what the proposer caches (refresh).
 func (p *Proposer) forget(o *op) {
+	if len(p.late)+len(o.reqs) > maxLate {
+		p.late = map[uint64]pending{}
+	}
 	for _, id := range o.reqs {
-		delete(p.pending, id)
+		if pd, ok := p.pending[id]; ok {
+			p.late[id] = pd
+			delete(p.pending, id)
+		}
 	}
 	o.reqs = o.reqs[:0]
 }
@@ -292,7 +364,7 @@ func (p *Proposer) newPhase(e env.Env, o *op, ph phase) {
 func (p *Proposer) send(e env.Env, o *op, acc int, req *storagesvc.Request, pd pending) {
 	req.ID = p.newID()
 	req.Key = o.key
-	pd.op, pd.phSeq, pd.acc, pd.kind = o.id, o.phSeq, acc, o.ph
+	pd.op, pd.phSeq, pd.acc, pd.kind, pd.key = o.id, o.phSeq, acc, o.ph, o.key
 	p.pending[req.ID] = pd
 	o.reqs = append(o.reqs, req.ID)
 	o.sent++
@@ -336,6 +408,13 @@ func (p *Proposer) fetch(e env.Env, o *op, m uint64, w string) {
 // is absent (create-only), else a PutMeta (the Paxos state alone, §5.2.3).
 func (p *Proposer) write(e env.Env, o *op, a int, next state, data []byte, hasData bool) {
 	v := o.views[a]
+	if c, ok := p.commits[v.commit]; ok && v.commit != 0 {
+		// Rule 6a: our commit bit is in flight from this ETag; the write
+		// goes out with the ETag it returns.
+		c.waiters = append(c.waiters, commitWaiter{op: o.id, phSeq: o.phSeq, next: next, data: data, hasData: hasData})
+		o.sent++
+		return
+	}
 	req := &storagesvc.Request{Meta: next.meta()}
 	switch {
 	case v.absent:
@@ -346,7 +425,113 @@ func (p *Proposer) write(e env.Env, o *op, a int, next state, data []byte, hasDa
 	default:
 		req.Op, req.Cond = storagesvc.OpPutMeta, storagesvc.Cond{IfMatch: v.etag}
 	}
-	p.send(e, o, a, req, pending{next: next, data: data, hasD: hasData})
+	p.send(e, o, a, req, pending{next: next, data: data, hasD: hasData, cond: v.etag, create: v.absent})
+}
+
+// committed handles the answer to commit request id (rule 6a): views of
+// the acceptor at the ETag it was conditioned on, in the cache and in
+// live ops, become the committed state at the ETag it returns (it
+// succeeded from that state, so nothing else did), or unknown where they
+// wait for it and it failed; and the writes waiting for it go out.
+func (p *Proposer) committed(e env.Env, id uint64, c *commitReq, r *storagesvc.Response) {
+	delete(p.commits, id)
+	upd := func(vs []view) {
+		v := vs[c.acc]
+		switch {
+		case !v.known || v.absent || v.commit != id && v.etag != c.from:
+		case r.Code == storagesvc.OK:
+			vs[c.acc] = view{known: true, etag: r.ETag, st: c.next, data: v.data, hasData: v.hasData}
+		case v.commit == id:
+			vs[c.acc] = view{}
+		}
+	}
+	if vs, ok := p.cache[c.key]; ok {
+		upd(vs)
+	}
+	for _, o := range p.byKey[c.key] {
+		upd(o.views)
+	}
+	for _, w := range c.waiters {
+		o := p.ops[w.op]
+		if o == nil || o.phSeq != w.phSeq {
+			continue
+		}
+		o.sent--
+		v := o.views[c.acc]
+		if !v.known || v.commit != 0 {
+			// The commit failed (or o's view moved on): the acceptor's
+			// state is unknown.
+			o.answered[c.acc] = true
+			o.got++
+			o.sent++
+			o.views[c.acc] = view{}
+			p.progress(e, o)
+			continue
+		}
+		next := w.next
+		if next.V == c.next.V && next.W == c.next.W && next.B == c.next.B {
+			next.Committed = true // a promise keeps the commit bit
+		}
+		p.write(e, o, c.acc, next, w.data, w.hasData)
+	}
+}
+
+// refresh keeps what an answer to a finished phase tells of acceptor
+// pd.acc: a read's state, or the state a write installed with the ETag
+// it returned. A live op takes it only where it knows nothing (its
+// phase's decisions rest on the states it has); the cache also where it
+// holds the very ETag the write was conditioned on. Every such view is
+// a true state of the acceptor at that ETag, so a conditional write on
+// it is sound, and knowing a version chosen from views of different
+// times is sound too (a value accepted by a quorum in one ballot stays
+// chosen).
+func (p *Proposer) refresh(pd pending, r *storagesvc.Response) {
+	var v view
+	write := pd.kind != phRead && pd.kind != phFetch
+	switch {
+	case pd.pvm:
+		return
+	case r.Code == storagesvc.OK && write:
+		v = view{known: true, etag: r.ETag, st: pd.next, data: pd.data, hasData: pd.hasD}
+	case r.Code == storagesvc.OK:
+		st, err := parseState(r.Meta)
+		if err != nil {
+			return
+		}
+		v = view{known: true, etag: r.ETag, st: st, data: r.Data, hasData: pd.hasD}
+	case r.Code == storagesvc.NotFound && !write:
+		v = view{known: true, absent: true, hasData: true}
+	default:
+		return
+	}
+	key := pd.key
+	// A write that succeeded from ETag cond (or created the object) is
+	// the successor of any view at cond (absent): nothing else succeeded
+	// from it.
+	succ := func(old view) bool {
+		if !write || !old.known || old.commit != 0 {
+			return false
+		}
+		return old.absent && pd.create || !old.absent && !pd.create && old.etag == pd.cond
+	}
+	put := func(vs []view) {
+		old := vs[pd.acc]
+		nv := v
+		if write && !pd.hasD && old.hasData && old.st.V == v.st.V && old.st.W == v.st.W {
+			nv.data, nv.hasData = old.data, true // a PutMeta leaves the data
+		}
+		vs[pd.acc] = nv
+	}
+	if vs, ok := p.cache[key]; ok && (!vs[pd.acc].known || succ(vs[pd.acc])) {
+		put(vs)
+	}
+	for _, o := range p.byKey[key] {
+		// Not an acceptor that succeeded in o's phase: o's value choice
+		// rests on the states its promises were made from.
+		if !o.views[pd.acc].known || succ(o.views[pd.acc]) && (o.ok == nil || !o.ok[pd.acc]) {
+			put(o.views)
+		}
+	}
 }
 
 // Step implements env.Replica: storage services' answers.
@@ -362,17 +547,34 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		if p.pvmStep(e, m) {
 			return
 		}
+		if c, ok := p.commits[m.ID]; ok {
+			if from == p.ks.addrs[c.acc] {
+				p.committed(e, m.ID, c, m)
+			}
+			return
+		}
 		id = m.ID
 	default:
 		return
 	}
 	pd, ok := p.pending[id]
 	if !ok {
-		return // a duplicate, or an answer to a phase that is over
+		// A duplicate, or an answer to a phase that is over: it only
+		// refreshes the cache.
+		if pd, ok = p.late[id]; ok {
+			delete(p.late, id)
+			if r, isR := m.(*storagesvc.Response); isR && from == p.ks.addrs[pd.acc] {
+				p.refresh(pd, r)
+			}
+		}
+		return
 	}
 	delete(p.pending, id)
 	o := p.ops[pd.op]
 	if o == nil || o.phSeq != pd.phSeq {
+		if r, isR := m.(*storagesvc.Response); isR && from == p.ks.addrs[pd.acc] {
+			p.refresh(pd, r)
+		}
 		return
 	}
 	a := pd.acc
@@ -403,7 +605,11 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 				o.views[a] = view{}
 				break
 			}
-			o.views[a] = view{known: true, etag: r.ETag, st: st, data: r.Data, hasData: pd.hasD}
+			v := view{known: true, etag: r.ETag, st: st, data: r.Data, hasData: pd.hasD}
+			if old := o.views[a]; old.commit != 0 && old.etag == r.ETag {
+				v.commit = old.commit // still before our commit lands (rule 6a)
+			}
+			o.views[a] = v
 			o.ok[a] = true
 		case storagesvc.NotFound:
 			o.views[a] = view{known: true, absent: true, hasData: true}
@@ -602,8 +808,9 @@ func (p *Proposer) learned(o *op) (m, pv uint64, v value, chosen, viaCommit bool
 	}
 	at := func(w view) bool { return w.known && !w.absent && w.st.V == m }
 	for _, w := range o.views {
-		if at(w) && w.st.Committed {
-			return m, pv, valueOf(w), true, true
+		if at(w) && (w.st.Committed || w.commit != 0) {
+			// Our own commit in flight says as much (sent once chosen).
+			return m, pv, valueOf(w), true, w.st.Committed
 		}
 	}
 	for _, w := range o.views {
@@ -983,17 +1190,19 @@ func (p *Proposer) chosen(e env.Env, o *op, n uint64, v value) {
 	if n >= o.knownN {
 		o.knownN, o.knownW = n, v.w
 	}
-	{
-		for a, w := range o.views {
-			if w.known && !w.absent && w.st.V == n && w.st.W == v.w && !w.st.Committed {
-				next := w.st
-				next.Committed = true
-				// Fire and forget: no answer is awaited, and o forgets
-				// the acceptor's ETag, which the write changes.
-				e.Send(p.ks.addrs[a], &storagesvc.Request{ID: p.newID(), Op: storagesvc.OpPutMeta, Key: o.key,
-					Meta: next.meta(), Cond: storagesvc.Cond{IfMatch: w.etag}})
-				o.views[a] = view{}
+	for a, w := range o.views {
+		if w.known && !w.absent && w.st.V == n && w.st.W == v.w && !w.st.Committed && w.commit == 0 {
+			next := w.st
+			next.Committed = true
+			// No answer is awaited; its ETag is kept (rule 6a).
+			if len(p.commits) >= maxCommits {
+				p.commits = map[uint64]*commitReq{}
 			}
+			id := p.newID()
+			p.commits[id] = &commitReq{key: o.key, acc: a, from: w.etag, next: next}
+			e.Send(p.ks.addrs[a], &storagesvc.Request{ID: id, Op: storagesvc.OpPutMeta, Key: o.key,
+				Meta: next.meta(), Cond: storagesvc.Cond{IfMatch: w.etag}})
+			o.views[a].commit = id
 		}
 	}
 	if o.req.Op == wire.OpGet {
