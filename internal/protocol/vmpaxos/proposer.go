@@ -184,8 +184,19 @@ func (p *Proposer) finish(e env.Env, o *op, rep *wire.Reply) {
 	e.CancelTimer(o.deadline)
 	p.forget(o)
 	delete(p.ops, o.id)
-	if _, ok := p.cache[o.req.Key]; !ok && len(p.cache) >= maxCachedKeys {
+	old, ok := p.cache[o.req.Key]
+	if !ok && len(p.cache) >= maxCachedKeys {
 		p.cache = map[string][]view{}
+	}
+	if ok && o.req.Op == wire.OpGet {
+		// A read stops at the first quorum: keep what the cache knows of
+		// the other acceptors (cric rule 6a), or the next write would
+		// know too few to try the fast round.
+		for a, v := range o.views {
+			if !v.known {
+				o.views[a] = old[a]
+			}
+		}
 	}
 	p.cache[o.req.Key] = o.views
 }
