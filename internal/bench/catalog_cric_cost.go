@@ -335,7 +335,7 @@ func cricFig51516() *Experiment {
 		}}
 	}
 	var seeds []float64
-	for s := 1; s <= 6; s++ {
+	for s := 1; s <= 12; s++ {
 		seeds = append(seeds, float64(s))
 	}
 	return &Experiment{
