@@ -22,7 +22,7 @@ func Default() *Catalog {
 		meteorControlled(),
 		meteor3DC(),
 		meteorStatusInterval(),
-		cricFig511(), cricFig51213(),
+		cricFig511(), cricFig51213(), cricFig514(), cricFig51516(),
 		dirTable52(), dirFig54(), dirFig55(), dirFig56(), dirFig57(), dirPlacement(),
 		cricTable51(), cricTable52(),
 		calibration("dir2", Reference{

@@ -138,6 +138,8 @@ const (
 	MetricEgressBytesPerOp  = "egress_bytes_per_op" // bytes sent between regions (storage and messages)
 	MetricRequestCostPerMil = "request_cost_usd_per_million_ops"
 	MetricEgressCostPerMil  = "egress_cost_usd_per_million_ops"
+	MetricStorageCostPerMil = "storage_cost_usd_per_million_ops" // stored bytes over the window
+	MetricVMCostPerMil      = "vm_cost_usd_per_million_ops"      // declared VMs (Config.VMs)
 )
 
 // MetricIn names metric m restricted to the clients of one region
@@ -181,12 +183,16 @@ func Metrics() []string {
 	out := []string{MetricAbove, MetricP50, MetricP99, MetricReadP50, MetricReadP90, MetricReadP95, MetricReadP99,
 		MetricWriteP50, MetricWriteP90, MetricWriteP95, MetricWriteP99,
 		MetricMean, MetricReadMean, MetricWriteMean, MetricReadStd, MetricWriteStd, MetricPerOpMean, MetricMsgsPerOp, MetricStabiliseS,
-		MetricCostPerMillion, MetricRequestsPerOp, MetricEgressBytesPerOp, MetricRequestCostPerMil, MetricEgressCostPerMil}
+		MetricCostPerMillion, MetricRequestsPerOp, MetricEgressBytesPerOp, MetricRequestCostPerMil, MetricEgressCostPerMil,
+		MetricStorageCostPerMil, MetricVMCostPerMil}
 	var kinds []string
 	for name := range kindMetrics {
 		kinds = append(kinds, name)
 	}
 	for name := range counterMetrics {
+		kinds = append(kinds, name)
+	}
+	for name := range funcMetrics {
 		kinds = append(kinds, name)
 	}
 	slices.Sort(kinds)
@@ -307,5 +313,25 @@ func defineCounterMetric(name, title, num, den string, scale float64) string {
 		panic("bench: metric " + name + " defined twice")
 	}
 	counterMetrics[name] = counterMetric{title: title, num: num, den: den, scale: scale}
+	return name
+}
+
+// A funcMetric is computed from a run by a function an experiment defines
+// beside the model it encodes (defineFuncMetric): a tail gap per client
+// region, a cost the harness does not measure but models from counters.
+type funcMetric struct {
+	title string
+	f     func(res *scenario.Result, ops int64) (float64, bool)
+}
+
+var funcMetrics = map[string]funcMetric{}
+
+// defineFuncMetric defines metric name = f(run, measured operations),
+// returning name.
+func defineFuncMetric(name, title string, f func(res *scenario.Result, ops int64) (float64, bool)) string {
+	if _, dup := funcMetrics[name]; dup {
+		panic("bench: metric " + name + " defined twice")
+	}
+	funcMetrics[name] = funcMetric{title: title, f: f}
 	return name
 }

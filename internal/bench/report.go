@@ -53,6 +53,9 @@ func metric(res *scenario.Result, name string) (float64, bool) {
 		}
 		return float64(n)
 	}
+	if fm, ok := funcMetrics[name]; ok {
+		return fm.f(res, ops)
+	}
 	if cm, ok := counterMetrics[name]; ok {
 		d := res.Counters[cm.den]
 		if d == 0 {

@@ -121,6 +121,12 @@ type Config struct {
 	// for the measured window in Result.Cost. Default none: nodes are not
 	// charged as VMs.
 	VMs []VMFleet `yaml:"vms"`
+	// PadValues makes every written and preloaded value the workload's
+	// value_size bytes (a short unique identity, then filler), so storage
+	// requests, stored bytes and egress see the objects' real size (seed
+	// 001 Fig. 5.14's 256 B to 100 KB). The history keeps the identity.
+	// Default false: values are the short identities alone.
+	PadValues bool `yaml:"pad_values"`
 }
 
 // VMFleet is Count VMs of Size (the provider's name, priced by

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -176,20 +177,20 @@ func (r *resolved) run() *Result {
 	loadVersion := wire.Version{TS: hlc.Timestamp{WallNanos: sim.Epoch - int64(time.Hour)}}
 	var holders []wire.NodeID
 	for _, key := range gen.LoadKeys() {
-		v := "load:" + key
-		sk, rec := r.proto.Load(key, store.Record{Value: []byte(v), Version: loadVersion})
+		v := rn.valueBytes("load:" + key)
+		sk, rec := r.proto.Load(key, store.Record{Value: v, Version: loadVersion})
 		holders = r.proto.Replicas(holders[:0], key)
 		for _, n := range holders {
 			rn.s.Engine(n).Load(sk, rec)
 		}
 		if ol, ok := r.proto.(protocol.ObjectLoader); ok {
-			ol.LoadObjects(key, store.Record{Value: []byte(v), Version: loadVersion}, func(svc wire.NodeID, k string, data []byte, meta storagesvc.Meta) {
+			ol.LoadObjects(key, store.Record{Value: v, Version: loadVersion}, func(svc wire.NodeID, k string, data []byte, meta storagesvc.Meta) {
 				if _, err := rn.s.ServiceAt(svc).Put(context.Background(), k, data, meta, storagesvc.Cond{}); err != nil {
 					panic(fmt.Sprintf("scenario: preloading %q into storage service %d: %v", k, svc, err))
 				}
 			})
 		}
-		rn.hist.Init[key] = v
+		rn.hist.Init[key] = unpadValue(v)
 	}
 	rn.lat = make([][numClasses]*hdrhistogram.Histogram, len(r.world.Regions))
 	rn.intent = make([][numClasses]*hdrhistogram.Histogram, len(r.world.Regions))
@@ -418,7 +419,7 @@ func (rn *runner) sendStep(cl *client) {
 		rn.writes++
 		// Unique per history: the checkers identify writes by value.
 		cl.value = "c" + strconv.Itoa(cl.idx) + "-" + strconv.FormatUint(rn.writes, 10)
-		req.Value = []byte(cl.value)
+		req.Value = rn.valueBytes(cl.value)
 	}
 	rn.s.Submit(cl.region, cl.gateway, req)
 	id, sess := cl.reqID, cl.session
@@ -449,7 +450,7 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 		case wire.OpRelease:
 			op.Kind = check.Release
 		case wire.OpGet:
-			op.Kind, op.Found, op.Value = check.Read, rep.Found, string(rep.Value)
+			op.Kind, op.Found, op.Value = check.Read, rep.Found, unpadValue(rep.Value)
 			if rep.ReadAt != 0 {
 				op.Pos = check.Position{Set: true, T: rep.ReadAt, Sub: math.MaxInt64, Node: math.MaxInt64}
 			}
@@ -575,4 +576,33 @@ func Check(c Config) (Config, error) {
 	c.EnsureDefaults()
 	_, err := resolve(c)
 	return c, err
+}
+
+// padSep ends a value's identity when Config.PadValues fills it up to the
+// workload's value size; no workload key or value contains it.
+const padSep = '~'
+
+// valueBytes is the value written for id: id itself, or with
+// Config.PadValues id, padSep and filler up to the workload's value_size.
+func (rn *runner) valueBytes(id string) []byte {
+	n := rn.r.workload.ValueSize
+	if !rn.r.cfg.PadValues || len(id)+1 >= n {
+		return []byte(id)
+	}
+	b := make([]byte, n)
+	copy(b, id)
+	b[len(id)] = padSep
+	for i := len(id) + 1; i < n; i++ {
+		b[i] = 'x'
+	}
+	return b
+}
+
+// unpadValue is the identity of a value read (valueBytes undone): the
+// history and its checkers compare identities, not filler.
+func unpadValue(v []byte) string {
+	if i := bytes.IndexByte(v, padSep); i >= 0 {
+		return string(v[:i])
+	}
+	return string(v)
 }

@@ -52,6 +52,9 @@ func NewKeyspace(name string, mode Mode, t *topo.Topology, cfg cric.Config) (*Ke
 	if err := cfg.Validate(names); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if cfg.ProposeAssistants {
+		return nil, fmt.Errorf("%s: propose_assistants must be false: its acceptors are processes, with no passive storage to assist (cric only)", name)
+	}
 	ks := &Keyspace{name: name, mode: mode, cfg: cfg, shape: cfg.Shape()}
 	for _, rn := range cfg.Regions {
 		r := slices.Index(names, rn)
