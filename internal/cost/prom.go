@@ -6,7 +6,7 @@ import (
 
 var (
 	descRequests = prometheus.NewDesc("lightcone_storage_requests_total",
-		"Storage-service requests executed, by the service's region and operation (storagesvc operations; an S3 backend makes one or two S3 requests for each, as the price catalogue's ops say).",
+		"Storage-service requests executed, by the service's region and operation (storagesvc operations for hosted services; an S3 backend's S3 requests, as s3:<API>).",
 		[]string{"region", "op"}, nil)
 	descTransfer = prometheus.NewDesc("lightcone_storage_transfer_bytes_total",
 		"Bytes sent between regions for storage requests and answers (from_region sends, to_region receives; \"internet\" is outside the world).",

@@ -51,6 +51,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -96,9 +97,10 @@ func (c Config) Validate() error {
 // Service is a storagesvc.Service on one bucket. It is safe for concurrent
 // use.
 type Service struct {
-	core   *minio.Core
-	bucket string
-	prefix string
+	core      *minio.Core
+	bucket    string
+	prefix    string
+	onRequest atomic.Pointer[RequestFunc] // OnRequest
 }
 
 // New connects nothing yet: requests open connections as needed.
@@ -106,10 +108,16 @@ func New(c Config) (*Service, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	s := &Service{bucket: c.Bucket, prefix: c.Prefix}
+	base, err := minio.DefaultTransport(c.TLS)
+	if err != nil {
+		return nil, fmt.Errorf("s3: %w", err)
+	}
 	cl, err := minio.NewCore(c.Endpoint, &minio.Options{
-		Creds:  credentials.NewStaticV4(c.AccessKey, c.SecretKey, ""),
-		Secure: c.TLS,
-		Region: c.Region,
+		Creds:     credentials.NewStaticV4(c.AccessKey, c.SecretKey, ""),
+		Secure:    c.TLS,
+		Region:    c.Region,
+		Transport: counting{base: base, fn: &s.onRequest},
 		// The layer's own retry is the protocol's: a request is one
 		// attempt, so a timeout means exactly one unknown outcome.
 		MaxRetries: 1,
@@ -117,7 +125,8 @@ func New(c Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3: %w", err)
 	}
-	return &Service{core: cl, bucket: c.Bucket, prefix: c.Prefix}, nil
+	s.core = cl
+	return s, nil
 }
 
 // EnsureBucket creates the bucket if it does not exist (tests, tools).

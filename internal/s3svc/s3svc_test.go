@@ -3,6 +3,9 @@ package s3svc_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/minio/minio-go/v7"
@@ -87,30 +90,85 @@ func TestS3ETagIgnoresMetadata(t *testing.T) {
 }
 
 // TestMinIORequestCounts: MinIO's own request counters (what a cloud bill
-// charges) see each adapter request: a put is one PutObject, a get one
-// GetObject.
+// charges) see exactly the requests the adapter reports through
+// OnRequest, API by API, over every path of every operation: creates,
+// conditional puts that succeed and fail, a create-only put over a
+// tombstone, metadata-only puts, heads, gets, misses, lists and
+// conditional and plain deletes (and the setup's bucket requests).
 func TestMinIORequestCounts(t *testing.T) {
 	m := svctest.StartMinIOServer(t)
-	s := newService(t, m.Endpoint, "counts", "")
 	ctx := context.Background()
 	before, err := m.Requests(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Put(ctx, "k", []byte("v"), nil, storagesvc.Cond{IfNoneMatch: true}); err != nil {
+	var mu sync.Mutex
+	ours := map[string]int64{}
+	s, err := s3svc.New(s3svc.Config{Endpoint: m.Endpoint, Bucket: "counts", AccessKey: svctest.MinIOUser, SecretKey: svctest.MinIOPassword})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Get(ctx, "k"); err != nil {
+	s.OnRequest(func(api string) { mu.Lock(); ours[api]++; mu.Unlock() })
+	if err := s.EnsureBucket(ctx); err != nil {
 		t.Fatal(err)
 	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	e1, err := s.Put(ctx, "k", []byte("v"), storagesvc.Meta{"a": "1"}, storagesvc.Cond{IfNoneMatch: true})
+	must(err)
+	_, err = s.Put(ctx, "k", []byte("w"), nil, storagesvc.Cond{IfNoneMatch: true})
+	if !errors.Is(err, storagesvc.ErrPreconditionFailed) {
+		t.Fatalf("create-only put of an existing key: %v", err)
+	}
+	e2, err := s.PutMeta(ctx, "k", storagesvc.Meta{"a": "2"}, storagesvc.Cond{IfMatch: e1})
+	must(err)
+	_, err = s.Put(ctx, "k", []byte("x"), nil, storagesvc.Cond{IfMatch: e1})
+	if !errors.Is(err, storagesvc.ErrPreconditionFailed) {
+		t.Fatalf("put with a stale ETag: %v", err)
+	}
+	_, err = s.Head(ctx, "k")
+	must(err)
+	_, err = s.Get(ctx, "k")
+	must(err)
+	if _, err := s.Get(ctx, "missing"); !errors.Is(err, storagesvc.ErrNotFound) {
+		t.Fatalf("get of a missing key: %v", err)
+	}
+	must(s.Delete(ctx, "k", storagesvc.Cond{IfMatch: e2})) // a tombstone
+	_, err = s.Put(ctx, "k", []byte("y"), nil, storagesvc.Cond{IfNoneMatch: true})
+	must(err) // over the tombstone
+	for i := range 5 {
+		_, err := s.Put(ctx, fmt.Sprintf("l%d", i), []byte("v"), nil, storagesvc.Cond{})
+		must(err)
+	}
+	_, err = s.List(ctx, "l", "", 2)
+	must(err)
+	must(s.Delete(ctx, "l0", storagesvc.Cond{}))
 	after, err := m.Requests(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := after["PutObject"] - before["PutObject"]; d != 1 {
-		t.Errorf("PutObject requests counted for one put: %d; want 1 (all: %v)", d, after)
+	mu.Lock()
+	defer mu.Unlock()
+	apis := map[string]bool{}
+	for api := range ours {
+		apis[api] = true
 	}
-	if d := after["GetObject"] - before["GetObject"]; d != 1 {
-		t.Errorf("GetObject requests counted for one get: %d; want 1 (all: %v)", d, after)
+	for api := range after {
+		if after[api] != before[api] {
+			apis[api] = true
+		}
+	}
+	for api := range apis {
+		if got := after[api] - before[api]; got != ours[api] {
+			t.Errorf("%s: MinIO counted %d requests, the adapter reported %d", api, got, ours[api])
+		}
+	}
+	t.Logf("requests by API (adapter = MinIO): %v", ours)
+	if ours["PutObject"] == 0 || ours["GetObject"] == 0 || ours["ListObjectsV2"] == 0 || ours["DeleteObject"] == 0 {
+		t.Fatalf("the run missed a kind of request: %v", ours)
 	}
 }

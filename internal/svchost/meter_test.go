@@ -1,6 +1,9 @@
 package svchost_test
 
 import (
+	"context"
+	"github.com/lightcone/lightcone/internal/s3svc"
+	"github.com/lightcone/lightcone/internal/svctest"
 	"strings"
 	"testing"
 
@@ -49,7 +52,7 @@ func TestMeter(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(acc.Collector())
 	want := `
-# HELP lightcone_storage_requests_total Storage-service requests executed, by the service's region and operation (storagesvc operations; an S3 backend makes one or two S3 requests for each, as the price catalogue's ops say).
+# HELP lightcone_storage_requests_total Storage-service requests executed, by the service's region and operation (storagesvc operations for hosted services; an S3 backend's S3 requests, as s3:<API>).
 # TYPE lightcone_storage_requests_total counter
 lightcone_storage_requests_total{op="get",region="a"} 2
 lightcone_storage_requests_total{op="put",region="a"} 1
@@ -57,5 +60,83 @@ lightcone_storage_requests_total{op="put_meta",region="a"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "lightcone_storage_requests_total"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestMeterS3MatchesMinIO (issue 14: the S3 backend's request counts match
+// the cost accountant's): a region served by a MinIO server; every path of
+// every operation goes through the router, and the accountant's
+// s3:<API> counts equal MinIO's own counters, API by API.
+func TestMeterS3MatchesMinIO(t *testing.T) {
+	m := svctest.StartMinIOServer(t)
+	ctx := context.Background()
+	cfg := s3svc.Config{Endpoint: m.Endpoint, Bucket: "metered", AccessKey: svctest.MinIOUser, SecretKey: svctest.MinIOPassword}
+	setup, err := s3svc.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := setup.EnsureBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before, err := m.Requests(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := world(t)
+	acc := cost.NewAccountant([]string{"a", "b"})
+	inbox := make(chan delivery, 16)
+	r, err := svchost.New(svchost.Config{Self: 0, Topology: tp, Meter: acc,
+		Backends: map[string]svchost.Backend{"a": {Backend: svchost.BackendS3, Config: cfg}},
+		Deliver:  func(from wire.NodeID, m wire.Msg) { inbox <- delivery{from, m} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(req *storagesvc.Request) *storagesvc.Response {
+		t.Helper()
+		r.Send(storagesvc.Addr(0), &keyspace.Envelope{KS: 2, Msg: req})
+		return answer(t, recv(t, inbox), 0)
+	}
+	create := storagesvc.Cond{IfNoneMatch: true}
+	e1 := do(&storagesvc.Request{ID: 1, Op: storagesvc.OpPut, Key: "k", Data: []byte("v"), Cond: create}).ETag
+	do(&storagesvc.Request{ID: 2, Op: storagesvc.OpPut, Key: "k", Data: []byte("w"), Cond: create}) // precondition failed
+	e2 := do(&storagesvc.Request{ID: 3, Op: storagesvc.OpPutMeta, Key: "k", Meta: storagesvc.Meta{"m": "1"}, Cond: storagesvc.Cond{IfMatch: e1}}).ETag
+	do(&storagesvc.Request{ID: 4, Op: storagesvc.OpHead, Key: "k"})
+	do(&storagesvc.Request{ID: 5, Op: storagesvc.OpGet, Key: "k"})
+	do(&storagesvc.Request{ID: 6, Op: storagesvc.OpGet, Key: "absent"})
+	do(&storagesvc.Request{ID: 7, Op: storagesvc.OpDelete, Key: "k", Cond: storagesvc.Cond{IfMatch: e2}}) // a tombstone
+	do(&storagesvc.Request{ID: 8, Op: storagesvc.OpPut, Key: "k", Data: []byte("x"), Cond: create})       // over it
+	do(&storagesvc.Request{ID: 9, Op: storagesvc.OpList, Prefix: "k"})
+	do(&storagesvc.Request{ID: 10, Op: storagesvc.OpDelete, Key: "k"})
+	after, err := m.Requests(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := acc.Usage(0).Requests[0]
+	apis := map[string]bool{}
+	for op := range ours {
+		api, ok := strings.CutPrefix(op, "s3:")
+		if !ok {
+			t.Errorf("the accountant counted %q for an s3 backend; want only s3:<API>", op)
+		}
+		apis[api] = true
+	}
+	for api := range after {
+		if after[api] != before[api] {
+			apis[api] = true
+		}
+	}
+	for api := range apis {
+		if got, want := ours["s3:"+api], after[api]-before[api]; got != want {
+			t.Errorf("%s: the accountant counted %d, MinIO %d", api, got, want)
+		}
+	}
+	t.Logf("accountant = MinIO: %v", ours)
+	rates, err := cost.ForWorld(tp.World, cost.MustBuiltin())
+	if err == nil {
+		for op := range ours {
+			if _, err := rates.RequestUSD(0, op); err != nil && rates.Priced(0) {
+				t.Errorf("pricing %s: %v", op, err)
+			}
+		}
 	}
 }

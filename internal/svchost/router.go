@@ -72,8 +72,9 @@ type Config struct {
 	// this node's router executes, by the service's region and operation,
 	// the bytes of the request and its answer between the caller's region
 	// and the service's, and a hosted service's stored bytes. An S3
-	// backend's requests are counted as this layer's operations (put_meta
-	// is two S3 requests: the catalogue's ops say so).
+	// backend's requests are the S3 requests it sends, as "s3:<API>"
+	// (s3svc.OnRequest; the catalogues price them), which MinIO's own
+	// counters match (s3svc TestMinIORequestCounts).
 	Meter Meter
 	// Dir, if set, is where the hosted services this node hosts keep
 	// their objects (a Disk in Dir/<region>, durable across restarts);
@@ -186,6 +187,12 @@ func New(cfg Config) (*Router, error) {
 			s, err := s3svc.New(b.Config)
 			if err != nil {
 				return nil, fmt.Errorf("storage_services.%s: %w", reg.Name, err)
+			}
+			if m := cfg.Meter; m != nil {
+				// Billed by the S3 requests it sends ("s3:GetObject"...):
+				// one operation is one to three of them (s3svc's doc).
+				region := i
+				s.OnRequest(func(api string) { m.StorageRequest(region, "s3:"+api) })
 			}
 			to.svc = s
 		default:
@@ -307,7 +314,9 @@ func (r *Router) exec(b routeTo, region int, from wire.NodeID, req *storagesvc.R
 // meter reports an executed request to the Meter.
 func (r *Router) meter(m Meter, b routeTo, region int, from wire.NodeID, req *storagesvc.Request, resp *storagesvc.Response) {
 	caller := r.cfg.Topology.RegionOf(from)
-	m.StorageRequest(region, req.Op.String())
+	if b.hosted {
+		m.StorageRequest(region, req.Op.String()) // an s3 backend's are its S3 requests (New)
+	}
 	m.Transfer(caller, region, int64(len(req.AppendPayload(nil))))
 	m.Transfer(region, caller, int64(len(resp.AppendPayload(nil))))
 	// Stored bytes: of the region's first replica only (the one every
