@@ -69,7 +69,7 @@ func cricFig51213() *Experiment {
 		Name:  "cric-fig5.12-13",
 		Title: "CRIC writes and reads under conflicts, with and without propose assistants (thesis Figs. 5.12, 5.13)",
 		Description: "cric5, 1 KB objects, read:write 1, Zipf theta 0.5 to 0.99 over 100 keys, 20 closed-loop clients, flat " +
-			"quorums. Normalized write throughput = write_mean_ms at 0.5 / write_mean_ms at theta (closed loop).",
+			"quorums; Fast Paxos (acceptor processes) beside it. Normalized write throughput = write_mean_ms at 0.5 / write_mean_ms at theta (closed loop).",
 		Reference: Reference{
 			Source: "Seed 001 §5.4.1, Figs. 5.12 and 5.13",
 			Claims: []string{
@@ -83,6 +83,7 @@ func cricFig51213() *Experiment {
 		Series: []Series{
 			{Label: "no-pvm", Apply: func(c *scenario.Config) { c.Use("cric") }},
 			{Label: "pvm", Apply: func(c *scenario.Config) { c.Use("cric", "propose_assistants=true") }},
+			{Label: "Fast Paxos", Apply: func(c *scenario.Config) { c.Use("fastpaxos") }},
 		},
 		Sweep: &Sweep{
 			Param:  "Zipfian constant",
