@@ -2,12 +2,10 @@ package dirrc
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
-	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -109,15 +107,8 @@ func (c *Config) Validate(w *topo.World) error {
 
 // Keyspace is a built RC keyspace: its settings and who plays which role.
 type Keyspace struct {
-	cfg  Config
-	topo *topo.Topology
-	// frontends[r] is region r's canonical frontend ID (its first node):
-	// the directory's name for the region's frontend group feGroups[r].
-	frontends []wire.NodeID
-	feGroups  []rsm.Config
-	// layout is the directory's groups: the default one (index 0) and one
-	// per directory_shards entry, each a row's directory by key.
-	layout *dirgroup.Layout
+	cfg Config
+	dirgroup.Roles
 }
 
 // NewKeyspace validates cfg against t and places the roles.
@@ -126,37 +117,15 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 	if err := cfg.Validate(t.World); err != nil {
 		return nil, err
 	}
-	ks := &Keyspace{cfg: cfg, topo: t}
-	for r, ids := range t.ByRegion {
-		if len(ids) == 0 {
-			return nil, fmt.Errorf("rc: region %s has no node", t.World.Regions[r].Name)
-		}
-		ks.frontends = append(ks.frontends, ids[0])
-		g, err := cfg.Frontends.Group(t, r, "rc")
-		if err != nil {
-			return nil, fmt.Errorf("rc: %w", err)
-		}
-		ks.feGroups = append(ks.feGroups, g)
+	roles, err := dirgroup.PlaceRoles(t, &cfg.Frontends, &cfg.Placement, "rc")
+	if err != nil {
+		return nil, err
 	}
-	var err error
-	if ks.layout, err = cfg.Layout(t, "rc.dir"); err != nil {
-		return nil, fmt.Errorf("rc: %w", err)
-	}
-	return ks, nil
+	return &Keyspace{cfg: cfg, Roles: roles}, nil
 }
 
 // Config returns the keyspace's settings with defaults filled.
 func (k *Keyspace) Config() Config { return k.cfg }
-
-// Directories are the nodes of the default directory's replicated group
-// (the rows of no directory_shards entry).
-func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.layout.Dirs[0].Members) }
-
-// DirectoryOf are the nodes of key's directory group (its shard's, or the
-// default one's).
-func (k *Keyspace) DirectoryOf(key string) []wire.NodeID {
-	return slices.Clone(k.layout.For(key).Members)
-}
 
 // resumeGrace is how much longer than hold_lease a new leader waits before
 // it may force a head's release: a deposed leader may still answer
@@ -166,19 +135,10 @@ func (k *Keyspace) resumeGrace() time.Duration {
 	return k.cfg.Placement.MaxStepDown(k.cfg.MaxDriftPPM * 1e-6)
 }
 
-// Frontend is the canonical frontend ID of node n's region (its first
-// node), by which the directory knows the region's frontend group.
-func (k *Keyspace) Frontend(n wire.NodeID) wire.NodeID { return k.frontends[k.topo.RegionOf(n)] }
-
-// regionNodes are the members of the frontend group named fe, fe first.
-func (k *Keyspace) regionNodes(fe wire.NodeID) []wire.NodeID {
-	return k.topo.ByRegion[k.topo.RegionOf(fe)]
-}
-
 // Replicas appends every node: every member of every region's frontend
 // group starts each row from the preloaded record.
 func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
-	for _, ids := range k.topo.ByRegion {
+	for _, ids := range k.Topo.ByRegion {
 		dst = append(dst, ids...)
 	}
 	return dst

@@ -86,8 +86,8 @@ type directory struct {
 }
 
 func newDirectory(ks *Keyspace, id wire.NodeID, idx int) *directory {
-	d := &directory{ks: ks, id: id, idx: idx, rows: map[string]*dirRow{}, regions: dirgroup.NewRegions(ks.topo)}
-	d.g = rsm.New(ks.layout.Dirs[idx].Group, d)
+	d := &directory{ks: ks, id: id, idx: idx, rows: map[string]*dirRow{}, regions: dirgroup.NewRegions(ks.Topo)}
+	d.g = rsm.New(ks.Layout.Dirs[idx].Group, d)
 	d.prop.G = d.g
 	return d
 }

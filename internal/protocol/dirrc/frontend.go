@@ -160,9 +160,9 @@ type hbSent struct {
 func newFrontend(ks *Keyspace, id wire.NodeID, reply func(env.Env, wire.NodeID, *dirgroup.FwdReply)) *frontend {
 	f := &frontend{ks: ks, id: id, fe: ks.Frontend(id), rows: map[string]*feRow{}, reply: reply,
 		waits: map[uint64]*wait{}, hbSent: map[uint64]hbSent{},
-		dir:  dirgroup.NewTrackers(ks.layout),
+		dir:  dirgroup.NewTrackers(ks.Layout),
 		seen: dirgroup.Seen{Horizon: 4 * ks.gatewayTimeout()}}
-	f.g = rsm.New(ks.feGroups[ks.topo.RegionOf(id)], f)
+	f.g = rsm.New(ks.FEGroups[ks.Topo.RegionOf(id)], f)
 	return f
 }
 
@@ -478,7 +478,7 @@ func (f *frontend) advanceSync(e env.Env, key string, r *feRow) {
 			f.install(e, key, r, s.Epoch, true, store.Record{}, false)
 			return
 		}
-		members := f.ks.regionNodes(s.FE)
+		members := f.ks.RegionNodes(s.FE)
 		r.lastSend = e.Now()
 		e.Send(members[r.syncTry%len(members)], &SyncReq{Key: key, Epoch: r.epoch, Want: s.Epoch})
 		r.syncTry++

@@ -40,7 +40,7 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	r.gw = &dirgroup.Gateway{Self: id, Proto: "rc", Timeout: ks.gatewayTimeout(),
 		Retry:  ks.cfg.FrontendTick * time.Duration(ks.cfg.FrontendElectionTicks) / 2,
 		Leader: r.fe.g.Leader, Local: func(e env.Env, m *dirgroup.Fwd) { r.fe.onFwd(e, id, m) }}
-	for i, d := range ks.layout.Dirs {
+	for i, d := range ks.Layout.Dirs {
 		var dir *directory
 		if slices.Contains(d.Members, id) {
 			dir = newDirectory(ks, id, i)
@@ -51,7 +51,7 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 }
 
 // dirFor is this node's replica of key's directory group, or nil.
-func (r *Replica) dirFor(key string) *directory { return r.dirs[r.ks.layout.Index(key)] }
+func (r *Replica) dirFor(key string) *directory { return r.dirs[r.ks.Layout.Index(key)] }
 
 // Start implements env.Replica. What a role must keep is in its group's
 // log (the region's copies in the frontend group's, the directory's rows

@@ -7,7 +7,6 @@ import (
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/protocol/dirgroup"
-	"github.com/lightcone/lightcone/internal/protocol/rsm"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -114,15 +113,8 @@ func (c *Config) stretchedLease() time.Duration {
 // Keyspace is what every replica of an SC keyspace shares and never
 // modifies: the policy and the placement of roles.
 type Keyspace struct {
-	cfg  Config
-	topo *topo.Topology
-	// layout is the directory's groups: the default one (index 0) and one
-	// per directory_shards entry, each a row's directory by key.
-	layout *dirgroup.Layout
-	// frontends[r] is region r's canonical frontend ID (its first node):
-	// the directory's name for the region's frontend group feGroups[r].
-	frontends []wire.NodeID
-	feGroups  []rsm.Config
+	cfg Config
+	dirgroup.Roles
 }
 
 // NewKeyspace validates cfg for topology t.
@@ -131,59 +123,28 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 	if err := cfg.Validate(t.World); err != nil {
 		return nil, err
 	}
-	ks := &Keyspace{cfg: cfg, topo: t}
-	for r, ids := range t.ByRegion {
-		if len(ids) == 0 {
-			return nil, fmt.Errorf("sc: region %s has no node", t.World.Regions[r].Name)
-		}
-		ks.frontends = append(ks.frontends, ids[0])
-		g, err := cfg.Frontends.Group(t, r, "sc")
-		if err != nil {
-			return nil, fmt.Errorf("sc: %w", err)
-		}
-		ks.feGroups = append(ks.feGroups, g)
+	roles, err := dirgroup.PlaceRoles(t, &cfg.Frontends, &cfg.Placement, "sc")
+	if err != nil {
+		return nil, err
 	}
-	var err error
-	if ks.layout, err = cfg.Layout(t, "sc.dir"); err != nil {
-		return nil, fmt.Errorf("sc: %w", err)
-	}
-	return ks, nil
+	return &Keyspace{cfg: cfg, Roles: roles}, nil
 }
 
 // Config returns the keyspace's policy with defaults filled.
 func (k *Keyspace) Config() Config { return k.cfg }
 
-// Directories are the nodes of the default directory's replicated group
-// (the rows of no directory_shards entry).
-func (k *Keyspace) Directories() []wire.NodeID { return slices.Clone(k.layout.Dirs[0].Members) }
-
-// DirectoryOf are the nodes of key's directory group (its shard's, or the
-// default one's).
-func (k *Keyspace) DirectoryOf(key string) []wire.NodeID {
-	return slices.Clone(k.layout.For(key).Members)
-}
-
-// Frontend is the canonical frontend ID of node n's region (its first
-// node), by which the directory knows the region's frontend group.
-func (k *Keyspace) Frontend(n wire.NodeID) wire.NodeID { return k.frontends[k.topo.RegionOf(n)] }
-
-// regionNodes are the members of the frontend group named fe, fe first.
-func (k *Keyspace) regionNodes(fe wire.NodeID) []wire.NodeID {
-	return k.topo.ByRegion[k.topo.RegionOf(fe)]
-}
-
 // loader is the frontend that holds preloaded rows in Modified (the
 // thesis's method, §5: one Frontend loads all rows): region 0's.
-func (k *Keyspace) loader() wire.NodeID { return k.frontends[0] }
+func (k *Keyspace) loader() wire.NodeID { return k.FrontendIDs[0] }
 
 // Replicas appends the nodes a preloaded key is stored on: every member
 // of the loader's region and every replica of the key's directory group
 // (all read the same load record, so every replica starts a row from the
 // same state).
 func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
-	members := k.regionNodes(k.loader())
+	members := k.RegionNodes(k.loader())
 	dst = append(dst, members...)
-	for _, d := range k.layout.For(key).Members {
+	for _, d := range k.Layout.For(key).Members {
 		if !slices.Contains(members, d) {
 			dst = append(dst, d)
 		}

@@ -95,7 +95,7 @@ const (
 )
 
 func newDirectory(ks *Keyspace, id wire.NodeID, group rsm.Config) *directory {
-	d := &directory{ks: ks, id: id, rows: make(map[string]*dirRow), regions: dirgroup.NewRegions(ks.topo)}
+	d := &directory{ks: ks, id: id, rows: make(map[string]*dirRow), regions: dirgroup.NewRegions(ks.Topo)}
 	d.g = rsm.New(group, d)
 	d.prop.G = d.g
 	return d

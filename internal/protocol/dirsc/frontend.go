@@ -147,9 +147,9 @@ type (
 
 func newFrontend(ks *Keyspace, id wire.NodeID, reply func(env.Env, wire.NodeID, *dirgroup.FwdReply)) *frontend {
 	f := &frontend{ks: ks, id: id, fe: ks.Frontend(id), rows: make(map[string]*feRow), reply: reply,
-		dir: dirgroup.NewTrackers(ks.layout), waits: make(map[uint64]*wait),
+		dir: dirgroup.NewTrackers(ks.Layout), waits: make(map[uint64]*wait),
 		seen: dirgroup.Seen{Horizon: 4 * (ks.cfg.OpTimeout + ks.cfg.ResendInterval)}}
-	f.g = rsm.New(ks.feGroups[ks.topo.RegionOf(id)], f)
+	f.g = rsm.New(ks.FEGroups[ks.Topo.RegionOf(id)], f)
 	return f
 }
 
@@ -424,7 +424,7 @@ func (f *frontend) onGrant(e env.Env, g *Grant) {
 	s := &syncing{grant: g, sentAt: sentAt}
 	for _, n := range g.Sources {
 		if f.ks.Frontend(n) != f.fe {
-			s.sources = append(s.sources, f.ks.regionNodes(n)...)
+			s.sources = append(s.sources, f.ks.RegionNodes(n)...)
 		}
 	}
 	if len(s.sources) == 0 {

@@ -38,7 +38,7 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	r.gw = &dirgroup.Gateway{Self: id, Proto: "sc", Timeout: ks.cfg.OpTimeout + 2*ks.cfg.ResendInterval,
 		Retry:  ks.cfg.FrontendTick * time.Duration(ks.cfg.FrontendElectionTicks) / 2,
 		Leader: r.fe.g.Leader, Local: func(e env.Env, m *dirgroup.Fwd) { r.fe.onFwd(e, id, m) }}
-	for _, d := range ks.layout.Dirs {
+	for _, d := range ks.Layout.Dirs {
 		var dir *directory
 		if slices.Contains(d.Members, id) {
 			dir = newDirectory(ks, id, d.Group)
@@ -49,7 +49,7 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 }
 
 // dirFor is this node's replica of key's directory group, or nil.
-func (r *Replica) dirFor(key string) *directory { return r.dirs[r.ks.layout.Index(key)] }
+func (r *Replica) dirFor(key string) *directory { return r.dirs[r.ks.Layout.Index(key)] }
 
 // stepGroups gives m to the directory group it is addressed to (rsm
 // messages name their group), reporting whether one took it.
