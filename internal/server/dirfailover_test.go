@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -86,15 +87,10 @@ func TestDirectoryFailoverOnRealServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test; skipped in -short")
 	}
-	worldFile := filepath.Join(t.TempDir(), "wan3x3.yaml")
-	if err := os.WriteFile(worldFile, []byte(foWorld(3)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dirNodes := []string{"a-1", "b-1", "c-1"}
-	c := newClusterOf(t, worldFile, []string{"a-0", "a-1", "a-2", "b-0", "b-1", "b-2", "c-0", "c-1", "c-2"}, true, fmt.Sprintf(
-		"keyspaces:\n  - {name: sc, protocol: sc, directory_regions: [a, b, c], directory_replicas: 3, "+
-			"directory_tick: %v, directory_election_ticks: %d, resend_interval: %v, share_lease: %v, max_drift_ppm: %d}\n",
+	c := foCluster(t, fmt.Sprintf("{name: sc, protocol: sc, directory_regions: [a, b, c], directory_replicas: 3, "+
+		"directory_tick: %v, directory_election_ticks: %d, resend_interval: %v, share_lease: %v, max_drift_ppm: %d}",
 		foTick, foElectionTicks, foResend, foShareLease, foDriftPPM))
+	dirNodes := foDirNodes
 	ctx := context.Background()
 	conn := func(n string) *redis.Client {
 		cl := redis.NewClient(&redis.Options{Addr: c.addrs[n][1], Protocol: 2, MaxRetries: -1, PoolSize: 1, ReadTimeout: 10 * time.Second})
@@ -104,7 +100,6 @@ func TestDirectoryFailoverOnRealServers(t *testing.T) {
 		}
 		return cl
 	}
-	leaders := func(ns []string) []string { return dirLeaders(t, c, "sc", ns) }
 	pa, pb := conn("a-0"), conn("b-0")
 	for n, cl := range map[string]*redis.Client{"a-0": pa, "b-0": pb} {
 		pollUntil(t, n+" serves sc", 20*time.Second, func() error {
@@ -114,16 +109,8 @@ func TestDirectoryFailoverOnRealServers(t *testing.T) {
 			return nil
 		})
 	}
-	var leader string
-	pollUntil(t, "one directory leader", 10*time.Second, func() error {
-		ls := leaders(dirNodes)
-		if len(ls) != 1 {
-			return fmt.Errorf("directory_leader is 1 on %v; want one of %v", ls, dirNodes)
-		}
-		leader = ls[0]
-		return nil
-	})
-	if fe := leaders([]string{"a-0", "b-0", "c-0"}); len(fe) != 0 {
+	leader := oneDirLeader(t, c, "sc", dirNodes)
+	if fe := dirLeaders(t, c, "sc", []string{"a-0", "b-0", "c-0"}); len(fe) != 0 {
 		t.Fatalf("frontends %v report leading the directory; want its replicas on a-1, b-1, c-1", fe)
 	}
 
@@ -204,13 +191,8 @@ func TestDirectoryFailoverOnRealServers(t *testing.T) {
 			t.Fatalf("no write miss succeeded within %v of killing the directory leader %s", time.Since(killed), leader)
 		}
 	}
-	var others []string
-	for _, n := range dirNodes {
-		if n != leader {
-			others = append(others, n)
-		}
-	}
-	newLeader := leaders(others)
+	others := slices.DeleteFunc(slices.Clone(dirNodes), func(n string) bool { return n == leader })
+	newLeader := dirLeaders(t, c, "sc", others)
 	t.Logf("killed directory leader %s; a write miss from a succeeded %v later (bound %v); new leader %v",
 		leader, resumed.Round(time.Millisecond), bound, newLeader)
 	if resumed > bound {
@@ -308,16 +290,11 @@ func TestRCDirectoryFailoverOnRealServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test; skipped in -short")
 	}
-	worldFile := filepath.Join(t.TempDir(), "wan3x3.yaml")
-	if err := os.WriteFile(worldFile, []byte(foWorld(3)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dirNodes := []string{"a-1", "b-1", "c-1"}
-	c := newClusterOf(t, worldFile, []string{"a-0", "a-1", "a-2", "b-0", "b-1", "b-2", "c-0", "c-1", "c-2"}, true, fmt.Sprintf(
-		"keyspaces:\n  - {name: rc, protocol: rc, directory_regions: [a, b, c], directory_replicas: 3, "+
-			"directory_tick: %v, directory_election_ticks: %d, resend_interval: %v, hold_lease: %v, heartbeat_interval: %v, "+
-			"hold_timeout: 2s, acquire_timeout: 5s}\n",
+	c := foCluster(t, fmt.Sprintf("{name: rc, protocol: rc, directory_regions: [a, b, c], directory_replicas: 3, "+
+		"directory_tick: %v, directory_election_ticks: %d, resend_interval: %v, hold_lease: %v, heartbeat_interval: %v, "+
+		"hold_timeout: 2s, acquire_timeout: 5s}",
 		foTick, foElectionTicks, rcResend, rcHoldLease, rcHeartbeat))
+	dirNodes := foDirNodes
 	ctx := context.Background()
 	// conn opens a one-connection client: a hold belongs to the connection
 	// that took it, and closing it releases its holds.
@@ -338,15 +315,7 @@ func TestRCDirectoryFailoverOnRealServers(t *testing.T) {
 		})
 		cl.Close()
 	}
-	var leader string
-	pollUntil(t, "one directory leader", 10*time.Second, func() error {
-		ls := dirLeaders(t, c, "rc", dirNodes)
-		if len(ls) != 1 {
-			return fmt.Errorf("directory_leader is 1 on %v; want one of %v", ls, dirNodes)
-		}
-		leader = ls[0]
-		return nil
-	})
+	leader := oneDirLeader(t, c, "rc", dirNodes)
 
 	start := time.Now()
 	var (
@@ -438,12 +407,7 @@ func TestRCDirectoryFailoverOnRealServers(t *testing.T) {
 			t.Fatalf("no acquire succeeded within %v of killing the directory leader %s", time.Since(killed), leader)
 		}
 	}
-	var others []string
-	for _, n := range dirNodes {
-		if n != leader {
-			others = append(others, n)
-		}
-	}
+	others := slices.DeleteFunc(slices.Clone(dirNodes), func(n string) bool { return n == leader })
 	newLeader := dirLeaders(t, c, "rc", others)
 	t.Logf("killed directory leader %s; an acquire, write and release from a succeeded %v later (bound %v); new leader %v",
 		leader, resumed.Round(time.Millisecond), bound, newLeader)
@@ -475,4 +439,37 @@ func TestRCDirectoryFailoverOnRealServers(t *testing.T) {
 	if res.Verdict != check.Pass {
 		t.Fatalf("release consistency: %s: %s", res.Verdict, res.Detail)
 	}
+}
+
+// foDirNodes are the failover tests' directory replicas: each region's
+// second node, so killing one leaves its region's frontend group (three
+// nodes) a majority.
+var foDirNodes = []string{"a-1", "b-1", "c-1"}
+
+// foCluster starts the failover tests' nine processes (foWorld(3): regions
+// a, b, c of three nodes, WAN emulation on) serving one keyspace, given as
+// its YAML flow mapping.
+func foCluster(t *testing.T, keyspace string) *cluster {
+	worldFile := filepath.Join(t.TempDir(), "wan3x3.yaml")
+	if err := os.WriteFile(worldFile, []byte(foWorld(3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return newClusterOf(t, worldFile, []string{"a-0", "a-1", "a-2", "b-0", "b-1", "b-2", "c-0", "c-1", "c-2"}, true,
+		"keyspaces:\n  - "+keyspace+"\n")
+}
+
+// oneDirLeader waits until exactly one of ns leads keyspace ks's
+// directory and returns it.
+func oneDirLeader(t *testing.T, c *cluster, ks string, ns []string) string {
+	t.Helper()
+	var leader string
+	pollUntil(t, "one directory leader", 10*time.Second, func() error {
+		ls := dirLeaders(t, c, ks, ns)
+		if len(ls) != 1 {
+			return fmt.Errorf("directory_leader is 1 on %v; want one of %v", ls, ns)
+		}
+		leader = ls[0]
+		return nil
+	})
+	return leader
 }
