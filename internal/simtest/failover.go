@@ -2,10 +2,12 @@ package simtest
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/lightcone/lightcone/internal/check"
 	"github.com/lightcone/lightcone/internal/scenario"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -111,4 +113,65 @@ func (f Failover) Run(t *testing.T) (mean, worst time.Duration) {
 		t.Fatalf("only %d of %d seeds had a leader to kill", ran, f.Seeds)
 	}
 	return total / time.Duration(ran), worst
+}
+
+// Loss loses a group's leader for good mid-run (its disk gone: it never
+// restarts) and requires that no durable write was lost. For each seed it
+// runs Config once to find the leader (as Failover does), runs it again
+// with that node crashed at CrashAt and never restarted, and requires the
+// history to pass its checker and, for every key, the last write Durable
+// reports (by key) to be followed by a read or write of the key that
+// succeeds after the crash: with a passing checker, that operation saw
+// the write or a later one.
+type Loss struct {
+	Package  string
+	Seeds    int
+	CrashAt  time.Duration
+	Config   func(seed uint64, events *[]Event) scenario.Config
+	NodeName func(n wire.NodeID) string
+	// Durable is each key's last write that must survive a loss at crash
+	// (sc: acknowledged before it; rc: released before it).
+	Durable func(h check.History, crash int64) map[string]check.Op
+}
+
+// Run runs every seed.
+func (l Loss) Run(t *testing.T) {
+	t.Helper()
+	crash := int64(l.CrashAt)
+	for seed := uint64(1); seed <= uint64(l.Seeds); seed++ {
+		replay := fmt.Sprintf("go test %s -run '^%s$' -v  # seed %d", l.Package, t.Name(), seed)
+		var first []Event
+		if _, err := scenario.Run(l.Config(seed, &first)); err != nil {
+			t.Fatal(err)
+		}
+		leader, ok := lastBefore(first, crash)
+		if !ok {
+			t.Fatalf("seed %d: no event before the crash at %s\n    replay: %s", seed, l.CrashAt, replay)
+		}
+		var events []Event
+		c := l.Config(seed, &events)
+		c.Faults = []scenario.Fault{{At: l.CrashAt, Crash: l.NodeName(leader.From)}} // never restarted
+		res, err := scenario.Run(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Check == nil || res.Check.Verdict != "pass" {
+			t.Fatalf("seed %d: history fails its checker after n%d was lost: %+v\n    replay: %s", seed, leader.From, res.Check, replay)
+		}
+		durable := l.Durable(res.History, crash)
+		survived := map[string]bool{}
+		for _, o := range res.History.Ops {
+			if _, ok := durable[o.Key]; ok && o.Outcome == check.OK && o.Call > crash && (o.Kind == check.Read || o.Kind == check.Write) {
+				survived[o.Key] = true
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(durable)) {
+			if !survived[k] {
+				t.Errorf("seed %d: key %q: no read or write succeeded after the loss of n%d (its last durable write %q unchecked)\n    replay: %s",
+					seed, k, leader.From, durable[k].Value, replay)
+			}
+		}
+		t.Logf("seed %d: n%d lost at %s; %d keys with durable writes, all read or written after; %d ops, check %s",
+			seed, leader.From, l.CrashAt, len(durable), res.Ops, res.Check.Verdict)
+	}
 }

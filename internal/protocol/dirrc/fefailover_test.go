@@ -2,7 +2,6 @@ package dirrc_test
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -106,67 +105,31 @@ func TestFrontendLoss(t *testing.T) {
 	if testing.Short() {
 		seeds = 5
 	}
-	crash := int64(foCrashAt)
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
-		replay := fmt.Sprintf("go test ./internal/protocol/dirrc -run '^TestFrontendLoss$' -v  # seed %d", seed)
-		var first []simtest.Event
-		if _, err := scenario.Run(feConfig(t, seed, 4, &first)); err != nil {
-			t.Fatal(err)
-		}
-		i := slices.IndexFunc(first, func(e simtest.Event) bool { return e.At >= crash })
-		if i <= 0 {
-			t.Fatalf("seed %d: region a answered nothing before the crash\n    replay: %s", seed, replay)
-		}
-		leader := first[i-1].From
-		var served []simtest.Event
-		c := feConfig(t, seed, 4, &served)
-		c.Faults = []scenario.Fault{{At: foCrashAt, Crash: feNodeName(leader)}} // never restarted
-		res, err := scenario.Run(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Check == nil || res.Check.Verdict != "pass" {
-			t.Fatalf("seed %d: history fails its checker after n%d was lost: %+v\n    replay: %s", seed, leader, res.Check, replay)
-		}
-		// Each key's last write released OK before the crash (its
-		// client's next release of the key returned OK before it), and
-		// whether a later read or write of the key succeeded.
-		type fate struct {
-			value    string
-			at       int64
-			survived bool
-		}
-		last := map[string]*fate{}
-		ops := slices.Clone(res.History.Ops)
-		slices.SortStableFunc(ops, func(a, b check.Op) int { return int(a.Call - b.Call) })
-		for j, w := range ops {
-			if w.Kind != check.Write || w.Outcome != check.OK {
-				continue
-			}
-			for _, o := range ops[j+1:] {
-				if o.Client != w.Client || o.Key != w.Key || o.Kind != check.Release {
+	simtest.Loss{
+		Package: "./internal/protocol/dirrc", Seeds: seeds, CrashAt: foCrashAt,
+		Config:   func(seed uint64, served *[]simtest.Event) scenario.Config { return feConfig(t, seed, 4, served) },
+		NodeName: feNodeName,
+		Durable: func(h check.History, crash int64) map[string]check.Op {
+			// Each key's last write released OK before the crash: its
+			// client's next release of the key returned OK before it.
+			last := map[string]check.Op{}
+			ops := slices.Clone(h.Ops)
+			slices.SortStableFunc(ops, func(a, b check.Op) int { return int(a.Call - b.Call) })
+			for j, w := range ops {
+				if w.Kind != check.Write || w.Outcome != check.OK {
 					continue
 				}
-				if o.Outcome == check.OK && o.Return < crash {
-					if f := last[w.Key]; f == nil || w.Return > f.at {
-						last[w.Key] = &fate{value: w.Value, at: w.Return}
+				for _, o := range ops[j+1:] {
+					if o.Client != w.Client || o.Key != w.Key || o.Kind != check.Release {
+						continue
 					}
+					if o.Outcome == check.OK && o.Return < crash && w.Return > last[w.Key].Return {
+						last[w.Key] = w
+					}
+					break
 				}
-				break
 			}
-		}
-		for _, o := range ops {
-			if f := last[o.Key]; f != nil && o.Outcome == check.OK && o.Call > crash && (o.Kind == check.Read || o.Kind == check.Write) {
-				f.survived = true // release consistent: it reads that write or a later one
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(last)) {
-			if !last[k].survived {
-				t.Errorf("seed %d: key %q: no read or write succeeded after the loss of n%d (its last released write %q unchecked)\n    replay: %s",
-					seed, k, leader, last[k].value, replay)
-			}
-		}
-		t.Logf("seed %d: n%d lost at %s; %d keys released before, all read or written after; %d ops, check %s",
-			seed, leader, foCrashAt, len(last), res.Ops, res.Check.Verdict)
-	}
+			return last
+		},
+	}.Run(t)
 }

@@ -1,9 +1,6 @@
 package dirsc_test
 
 import (
-	"fmt"
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
@@ -95,57 +92,18 @@ func TestFrontendLoss(t *testing.T) {
 	if testing.Short() {
 		seeds = 5
 	}
-	crash := int64(foCrashAt)
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
-		replay := fmt.Sprintf("go test ./internal/protocol/dirsc -run '^TestFrontendLoss$' -v  # seed %d", seed)
-		var first []simtest.Event
-		if _, err := scenario.Run(feConfig(t, seed, 4, &first)); err != nil {
-			t.Fatal(err)
-		}
-		i := slices.IndexFunc(first, func(e simtest.Event) bool { return e.At >= crash })
-		if i <= 0 {
-			t.Fatalf("seed %d: region a answered nothing before the crash\n    replay: %s", seed, replay)
-		}
-		leader := first[i-1].From
-		var served []simtest.Event
-		c := feConfig(t, seed, 4, &served)
-		c.Faults = []scenario.Fault{{At: foCrashAt, Crash: nodeName(leader)}} // never restarted
-		res, err := scenario.Run(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Check == nil || res.Check.Verdict != "pass" {
-			t.Fatalf("seed %d: history fails its checker after n%d was lost: %+v\n    replay: %s", seed, leader, res.Check, replay)
-		}
-		// Each key's last write acknowledged before the crash, and
-		// whether a later read or write of the key succeeded.
-		type fate struct {
-			value    string
-			at       int64
-			survived bool
-		}
-		last := map[string]*fate{}
-		for _, op := range res.History.Ops {
-			if op.Kind == check.Write && op.Outcome == check.OK && op.Return < crash {
-				if f := last[op.Key]; f == nil || op.Return > f.at {
-					last[op.Key] = &fate{value: op.Value, at: op.Return}
+	simtest.Loss{
+		Package: "./internal/protocol/dirsc", Seeds: seeds, CrashAt: foCrashAt,
+		Config:   func(seed uint64, served *[]simtest.Event) scenario.Config { return feConfig(t, seed, 4, served) },
+		NodeName: nodeName,
+		Durable: func(h check.History, crash int64) map[string]check.Op {
+			last := map[string]check.Op{} // each key's last write acknowledged before the crash
+			for _, op := range h.Ops {
+				if op.Kind == check.Write && op.Outcome == check.OK && op.Return < crash && op.Return > last[op.Key].Return {
+					last[op.Key] = op
 				}
 			}
-		}
-		for _, op := range res.History.Ops {
-			if f := last[op.Key]; f != nil && op.Outcome == check.OK && op.Call > crash {
-				f.survived = true // linearizable: it reads that write or a later one
-			}
-		}
-		lost := 0
-		for _, k := range slices.Sorted(maps.Keys(last)) {
-			if !last[k].survived {
-				lost++
-				t.Errorf("seed %d: key %q: no operation succeeded after the loss of n%d (its last acknowledged write %q unchecked)\n    replay: %s",
-					seed, k, leader, last[k].value, replay)
-			}
-		}
-		t.Logf("seed %d: n%d lost at %s; %d keys written before, all read or written after; %d ops, check %s",
-			seed, leader, foCrashAt, len(last), res.Ops, res.Check.Verdict)
-	}
+			return last
+		},
+	}.Run(t)
 }
