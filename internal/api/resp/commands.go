@@ -691,57 +691,36 @@ func cmdSet(c *conn, args [][]byte) {
 		c.await([]*wire.Request{c.putReq(key, enc, c.write)}, writeOK)
 		return
 	}
-	// Get-then-put: not atomic against other connections (see doc.go).
-	c.awaitPending()
-	reps, ok := c.call(c.getReq(key, c.read))
+	var old value
+	var found bool
+	ok = c.modify(key, func(o0 value, f0 bool) (value, edit, string) {
+		old, found = o0, f0
+		if o.get && found && old.kind != kindString {
+			return value{}, editKeep, msgWrongType
+		}
+		if o.nx && found || o.xx && !found {
+			return value{}, editKeep, ""
+		}
+		put := nv
+		if o.keepTTL && found {
+			put.expiryMs = old.expiryMs
+		}
+		return put, editPut, ""
+	})
 	if !ok {
 		return
 	}
-	old, found, msg := c.decode(reps[0])
-	if msg != "" {
-		c.replyError(msg)
-		return
-	}
-	if o.get && found && old.kind != kindString {
-		c.replyError(msgWrongType)
-		return
-	}
-	replyOld := func() {
-		c.reply(func(w *Writer) {
-			if found {
-				w.WriteBulk(old.str)
-			} else {
-				w.WriteNull()
-			}
-		})
-	}
-	if o.nx && found || o.xx && !found {
-		if o.get {
-			replyOld()
-		} else {
-			c.reply(func(w *Writer) { w.WriteNull() })
+	written := !(o.nx && found || o.xx && !found)
+	c.reply(func(w *Writer) {
+		switch {
+		case o.get && found:
+			w.WriteBulk(old.str)
+		case o.get || !written:
+			w.WriteNull()
+		default:
+			w.WriteSimple("OK")
 		}
-		return
-	}
-	if o.keepTTL && found {
-		nv.expiryMs = old.expiryMs
-	}
-	enc := nv.encode()
-	if !c.valueFits(len(enc)) {
-		return
-	}
-	if reps, ok = c.call(c.putReq(key, enc, c.write)); !ok {
-		return
-	}
-	if msg, failed := firstError(reps); failed {
-		c.replyError(msg)
-		return
-	}
-	if o.get {
-		replyOld()
-	} else {
-		c.reply(func(w *Writer) { w.WriteSimple("OK") })
-	}
+	})
 }
 
 func writeOK(w *Writer, reps []*wire.Reply) {
@@ -1057,41 +1036,27 @@ func cmdIncr(c *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	c.awaitPending()
-	reps, ok := c.call(c.getReq(key, c.read))
-	if !ok {
-		return
-	}
-	old, found, msg := c.decode(reps[0])
-	if msg != "" {
-		c.replyError(msg)
-		return
-	}
-	var cur int64
-	if found {
-		if old.kind != kindString {
-			c.replyError(msgWrongType)
-			return
+	var n int64
+	ok = c.modify(key, func(old value, found bool) (value, edit, string) {
+		var cur int64
+		if found {
+			if old.kind != kindString {
+				return value{}, editKeep, msgWrongType
+			}
+			var ok bool
+			if cur, ok = parseInt(old.str); !ok {
+				return value{}, editKeep, msgNotInteger
+			}
 		}
-		if cur, ok = parseInt(old.str); !ok {
-			c.replyError(msgNotInteger)
-			return
+		if delta > 0 && cur > 1<<63-1-delta || delta < 0 && cur < -1<<63-delta {
+			return value{}, editKeep, msgOverflow
 		}
+		n = cur + delta
+		return value{kind: kindString, str: strconv.AppendInt(nil, n, 10), expiryMs: old.expiryMs}, editPut, ""
+	})
+	if ok {
+		c.reply(func(w *Writer) { w.WriteInt(n) })
 	}
-	if delta > 0 && cur > 1<<63-1-delta || delta < 0 && cur < -1<<63-delta {
-		c.replyError(msgOverflow)
-		return
-	}
-	n := cur + delta
-	nv := value{kind: kindString, str: strconv.AppendInt(nil, n, 10), expiryMs: old.expiryMs}
-	if reps, ok = c.call(c.putReq(key, nv.encode(), c.write)); !ok {
-		return
-	}
-	if msg, failed := firstError(reps); failed {
-		c.replyError(msg)
-		return
-	}
-	c.reply(func(w *Writer) { w.WriteInt(n) })
 }
 
 func cmdTTL(c *conn, args [][]byte) {
@@ -1119,28 +1084,6 @@ func cmdTTL(c *conn, args [][]byte) {
 
 // --- hash commands ---
 
-// readHash gets key as a hash for a write: an absent or expired key is an
-// empty hash. ok is false if an error reply was queued.
-func (c *conn) readHash(key string) (h value, ok bool) {
-	reps, ok := c.call(c.getReq(key, c.read))
-	if !ok {
-		return value{}, false
-	}
-	h, found, msg := c.decode(reps[0])
-	if msg != "" {
-		c.replyError(msg)
-		return value{}, false
-	}
-	if !found {
-		return value{kind: kindHash}, true
-	}
-	if h.kind != kindHash {
-		c.replyError(msgWrongType)
-		return value{}, false
-	}
-	return h, true
-}
-
 // cmdHSet implements HSET and HMSET: get the hash, merge, put it back.
 func cmdHSet(c *conn, args [][]byte) {
 	name := strings.ToLower(string(args[0]))
@@ -1152,27 +1095,22 @@ func cmdHSet(c *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	c.awaitPending()
-	h, ok := c.readHash(key)
-	if !ok {
-		return
-	}
 	var added int64
-	for i := 2; i < len(args); i += 2 {
-		if h.set(args[i], args[i+1]) {
-			added++
+	ok = c.modify(key, func(h value, found bool) (value, edit, string) {
+		if !found {
+			h = value{kind: kindHash}
+		} else if h.kind != kindHash {
+			return value{}, editKeep, msgWrongType
 		}
-	}
-	enc := h.encode()
-	if !c.valueFits(len(enc)) {
-		return
-	}
-	reps, ok := c.call(c.putReq(key, enc, c.write))
+		added = 0
+		for i := 2; i < len(args); i += 2 {
+			if h.set(args[i], args[i+1]) {
+				added++
+			}
+		}
+		return h, editPut, ""
+	})
 	if !ok {
-		return
-	}
-	if msg, failed := firstError(reps); failed {
-		c.replyError(msg)
 		return
 	}
 	if name == "hmset" {
@@ -1188,32 +1126,31 @@ func cmdHDel(c *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	c.awaitPending()
-	h, ok := c.readHash(key)
-	if !ok {
-		return
-	}
 	var removed int64
-	for _, f := range args[2:] {
-		if h.del(f) {
-			removed++
+	ok = c.modify(key, func(h value, found bool) (value, edit, string) {
+		removed = 0
+		if !found {
+			return value{}, editKeep, ""
 		}
+		if h.kind != kindHash {
+			return value{}, editKeep, msgWrongType
+		}
+		for _, f := range args[2:] {
+			if h.del(f) {
+				removed++
+			}
+		}
+		switch {
+		case removed == 0:
+			return value{}, editKeep, ""
+		case len(h.fields) == 0:
+			return value{}, editDelete, ""
+		}
+		return h, editPut, ""
+	})
+	if ok {
+		c.reply(func(w *Writer) { w.WriteInt(removed) })
 	}
-	if removed > 0 {
-		req := c.delReq(key, c.write)
-		if len(h.fields) > 0 {
-			req = c.putReq(key, h.encode(), c.write)
-		}
-		reps, ok := c.call(req)
-		if !ok {
-			return
-		}
-		if msg, failed := firstError(reps); failed {
-			c.replyError(msg)
-			return
-		}
-	}
-	c.reply(func(w *Writer) { w.WriteInt(removed) })
 }
 
 // cmdHRead implements the hash reads: HGET, HMGET, HGETALL, HEXISTS, HLEN.

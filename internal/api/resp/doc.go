@@ -148,7 +148,8 @@
 // concurrent HSETs of different fields can lose one field. MSET and DEL of
 // several keys are not atomic either: an error reply may follow a partial
 // write. These commands are safe only when one client writes a given key
-// at a time, until the protocol gets a compare-and-set.
+// at a time, until the protocol gets a compare-and-set. Every one of them
+// goes through conn.modify (modify.go), the one place to make atomic.
 //
 // # Value envelope
 //
