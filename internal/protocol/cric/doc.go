@@ -76,6 +76,14 @@
 //     Env.Rand, uniform in [0, b·2^min(attempt-1,3)) with b the larger of
 //     Backoff and half the failed phase's measured round trip (a fixed
 //     20 ms base against ~100 ms round trips only re-entered the duel).
+//     5a. The Accept to an acceptor whose promise is still unanswered
+//     when the quorum of promises arrives waits for that answer and goes
+//     out on the ETag it returns (sent at once on the old ETag it fails
+//     whenever the promise lands first, leaving the acceptor a version
+//     behind until the next write, and every reader near it a second
+//     round trip: cric-fig5.15-16 NOTES). A failed promise leaves the
+//     acceptor unknown. Not through propose assistants, whose answers
+//     carry their own ETags.
 //  6. Commit bit: once its value is chosen the proposer sets the commit bit
 //     with a conditional PutMeta on each acceptor it saw accept, without
 //     waiting (§5.2.2).

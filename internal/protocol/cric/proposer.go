@@ -161,6 +161,13 @@ type commitWaiter struct {
 	hasData   bool
 }
 
+// deferred is an op's accept to acceptor acc waiting for the answer to
+// its promise there (rule 5a).
+type deferred struct {
+	op, phSeq uint64
+	acc       int
+}
+
 // maxCommits and maxLate bound the commits in flight and the requests of
 // finished phases whose answers still refresh the cache; past them the
 // maps are dropped whole (deterministic; an answer then refreshes
@@ -198,6 +205,10 @@ type Proposer struct {
 	// true states with the ETags to match, kept in the cache (refresh).
 	late    map[uint64]pending
 	commits map[uint64]*commitReq
+	// promised are accepts deferred until their acceptor's promise,
+	// still in flight when the accept phase began, answers (rule 5a), by
+	// the promise's request ID.
+	promised map[uint64]deferred
 	// byKey are the live ops by object key, which answers refresh too.
 	byKey  map[string][]*op
 	cache  map[string][]view
@@ -223,7 +234,7 @@ type stats struct {
 
 func newProposer(ks *Keyspace, id wire.NodeID) *Proposer {
 	return &Proposer{ks: ks, id: id, ops: map[uint64]*op{}, pending: map[uint64]pending{}, late: map[uint64]pending{},
-		commits: map[uint64]*commitReq{}, byKey: map[string][]*op{}, cache: map[string][]view{}, pvm: map[uint64]*pvmJob{}}
+		commits: map[uint64]*commitReq{}, promised: map[uint64]deferred{}, byKey: map[string][]*op{}, cache: map[string][]view{}, pvm: map[uint64]*pvmJob{}}
 }
 
 // Start implements env.Replica. A restarted proposer draws a new nonce, so
@@ -590,7 +601,7 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		if pd, ok = p.late[id]; ok {
 			delete(p.late, id)
 			if r, isR := m.(*storagesvc.Response); isR && from == p.ks.addrs[pd.acc] {
-				p.refresh(pd, r)
+				p.lateAnswer(e, id, pd, r)
 			}
 		}
 		return
@@ -599,7 +610,7 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	o := p.ops[pd.op]
 	if o == nil || o.phSeq != pd.phSeq {
 		if r, isR := m.(*storagesvc.Response); isR && from == p.ks.addrs[pd.acc] {
-			p.refresh(pd, r)
+			p.lateAnswer(e, id, pd, r)
 		}
 		return
 	}
@@ -678,6 +689,39 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 			p.stats.unknown++
 		}
 	}
+	p.progress(e, o)
+}
+
+// lateAnswer handles the answer r to request id of a finished phase: it
+// refreshes the cache and live views, and sends the accept that waited
+// for it if it was a promise (rule 5a).
+func (p *Proposer) lateAnswer(e env.Env, id uint64, pd pending, r *storagesvc.Response) {
+	p.refresh(pd, r)
+	w, ok := p.promised[id]
+	if !ok {
+		return
+	}
+	delete(p.promised, id)
+	o := p.ops[w.op]
+	if o == nil || o.phSeq != w.phSeq {
+		return
+	}
+	a := w.acc
+	o.sent--
+	v := o.views[a]
+	if r.Code == storagesvc.OK && v.known && v.etag == r.ETag {
+		// refresh installed the promised state at the ETag it returned.
+		if next, ok, _ := v.st.accept(o.n, o.b, o.val.w, digest(o.val.data), o.val.del); ok {
+			next.Prev = o.prevOf(o.n)
+			p.write(e, o, a, next, o.val.data, true)
+			return
+		}
+	} else {
+		o.views[a] = view{} // the promise failed, or o's view moved on
+	}
+	o.answered[a] = true
+	o.sent++
+	o.got++
 	p.progress(e, o)
 }
 
@@ -1208,8 +1252,27 @@ func (p *Proposer) acceptPhase(e env.Env, o *op) {
 		o.proposedAt = n
 	}
 	d := digest(val.data)
+	// Rule 5a: promises not yet answered (the quorum came first). An
+	// accept sent now on the ETag before the promise fails once the
+	// promise lands, leaving that acceptor a version behind (and a
+	// reader near it a second round trip): it waits for the promise's
+	// ETag instead.
+	inflight := make([]uint64, len(o.views))
+	for _, id := range o.reqs {
+		if pd, ok := p.pending[id]; ok && pd.kind == phPrepare && !pd.pvm {
+			inflight[pd.acc] = id
+		}
+	}
 	p.newPhase(e, o, phAccept)
 	for a, w := range o.views {
+		if id := inflight[a]; id != 0 && w.known {
+			if len(p.promised) >= maxCommits {
+				p.promised = map[uint64]deferred{}
+			}
+			p.promised[id] = deferred{op: o.id, phSeq: o.phSeq, acc: a}
+			o.sent++
+			continue
+		}
 		if !w.known {
 			continue
 		}
