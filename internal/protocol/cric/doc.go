@@ -57,6 +57,9 @@
 //     write). A Head's answer is a true state at its ETag, so writes
 //     conditioned on it are sound whenever it was taken. Not counted in
 //     the phase; late, it refreshes views like any late answer (6a).
+//     Propose assistants' answers do the same for a Prepare planned on
+//     assumed states: they read every acceptor they answer for, so a
+//     failed Prepare through them never needs a read of its own.
 //  4. Fast round: ballot #0, Accept directly at every acceptor whose state
 //     allows it (each accepts at most one value per version in #0); chosen
 //     when a super quorum accepted. Otherwise fall back to rule 5 at the
@@ -82,8 +85,14 @@
 //     whenever the promise lands first, leaving the acceptor a version
 //     behind until the next write, and every reader near it a second
 //     round trip: cric-fig5.15-16 NOTES). A failed promise leaves the
-//     acceptor unknown. Not through propose assistants, whose answers
-//     carry their own ETags.
+//     acceptor unknown. The same holds for a promise through a propose
+//     assistant: the Accept waits for the assistant's answer and its ETag.
+//     5b. If the promises show version n already chosen (a commit bit:
+//     typically a write planned on assumed or stale states whose promise
+//     at n still passed, as at a preloaded object's version 1), the
+//     Accept phase is skipped and the op plans again from what it now
+//     knows: re-proposing a chosen value costs a read of its data (an
+//     assistant's answer carries none) and a round, for nothing.
 //  6. Commit bit: once its value is chosen the proposer sets the commit bit
 //     with a conditional PutMeta on each acceptor it saw accept, without
 //     waiting (§5.2.2).

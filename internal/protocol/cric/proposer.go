@@ -600,18 +600,14 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		// refreshes the cache.
 		if pd, ok = p.late[id]; ok {
 			delete(p.late, id)
-			if r, isR := m.(*storagesvc.Response); isR && from == p.ks.addrs[pd.acc] {
-				p.lateAnswer(e, id, pd, r)
-			}
+			p.lateAnswer(e, id, pd, from, m)
 		}
 		return
 	}
 	delete(p.pending, id)
 	o := p.ops[pd.op]
 	if o == nil || o.phSeq != pd.phSeq {
-		if r, isR := m.(*storagesvc.Response); isR && from == p.ks.addrs[pd.acc] {
-			p.lateAnswer(e, id, pd, r)
-		}
+		p.lateAnswer(e, id, pd, from, m)
 		return
 	}
 	a := pd.acc
@@ -692,32 +688,61 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	p.progress(e, o)
 }
 
-// lateAnswer handles the answer r to request id of a finished phase: it
-// refreshes the cache and live views, and sends the accept that waited
-// for it if it was a promise (rule 5a).
-func (p *Proposer) lateAnswer(e env.Env, id uint64, pd pending, r *storagesvc.Response) {
-	p.refresh(pd, r)
+// lateAnswer handles the answer m (from) to request id of a finished
+// phase: a storage answer refreshes the cache and live views; the answer
+// to a promise sends the accept that waited for it (rule 5a).
+func (p *Proposer) lateAnswer(e env.Env, id uint64, pd pending, from wire.NodeID, m wire.Msg) {
+	promised := false
+	switch m := m.(type) {
+	case *storagesvc.Response:
+		if pd.pvm || from != p.ks.addrs[pd.acc] {
+			return
+		}
+		p.refresh(pd, m)
+		if o, a, ok := p.deferredFor(id); ok {
+			// refresh installed the promised state at the ETag it returned.
+			v := o.views[a]
+			p.acceptDeferred(e, o, a, m.Code == storagesvc.OK && v.known && v.etag == m.ETag)
+		}
+	case *PrepareResp:
+		if !pd.pvm || from != p.ks.pvmOf[pd.acc] {
+			return
+		}
+		if o, a, ok := p.deferredFor(id); ok {
+			o.views[a], promised = pvmView(o.views[a], m)
+			p.acceptDeferred(e, o, a, promised)
+		}
+	}
+}
+
+// deferredFor takes the accept waiting for promise id (rule 5a), if its
+// op's phase is still on.
+func (p *Proposer) deferredFor(id uint64) (o *op, a int, ok bool) {
 	w, ok := p.promised[id]
 	if !ok {
-		return
+		return nil, 0, false
 	}
 	delete(p.promised, id)
-	o := p.ops[w.op]
+	o = p.ops[w.op]
 	if o == nil || o.phSeq != w.phSeq {
-		return
+		return nil, 0, false
 	}
-	a := w.acc
+	return o, w.acc, true
+}
+
+// acceptDeferred sends o's accept to acceptor a, whose promise has
+// answered (rule 5a): on the promised state if it succeeded; else the
+// acceptor counts as answered and failed.
+func (p *Proposer) acceptDeferred(e env.Env, o *op, a int, promised bool) {
 	o.sent--
-	v := o.views[a]
-	if r.Code == storagesvc.OK && v.known && v.etag == r.ETag {
-		// refresh installed the promised state at the ETag it returned.
-		if next, ok, _ := v.st.accept(o.n, o.b, o.val.w, digest(o.val.data), o.val.del); ok {
+	if promised {
+		if next, ok, _ := o.views[a].st.accept(o.n, o.b, o.val.w, digest(o.val.data), o.val.del); ok {
 			next.Prev = o.prevOf(o.n)
 			p.write(e, o, a, next, o.val.data, true)
 			return
 		}
 	} else {
-		o.views[a] = view{} // the promise failed, or o's view moved on
+		o.views[a] = view{} // the promise failed: unknown
 	}
 	o.answered[a] = true
 	o.sent++
@@ -847,6 +872,11 @@ func (p *Proposer) endPhase(e env.Env, o *op) {
 			if o.refused == 0 {
 				p.stats.falsePrepareFailures++
 			}
+			if p.ks.cfg.ProposeAssistants {
+				// The assistants read every acceptor they answered for:
+				// what o knows is as fresh as a read.
+				o.fresh = true
+			}
 			p.retry(e, o)
 			return
 		}
@@ -882,16 +912,21 @@ func (p *Proposer) fastChosen(o *op) bool {
 // trip, so a wait far shorter only re-enters the same duel, and one far
 // longer spends the op's time idle.
 func (p *Proposer) retry(e env.Env, o *op) {
+	if o.cold && p.knownQuorum(o) {
+		// Rule 3c: the phase was planned on a cache miss's assumed states
+		// (stale, not contention), and the Heads beside its creates, or
+		// the assistants, read a quorum since: plan on those at once.
+		o.cold = false
+		o.fresh = true
+		o.ph = phBackoff
+		o.phSeq++
+		p.plan(e, o)
+		return
+	}
 	if !o.fresh {
 		o.fresh = true // at most once: the read makes the views fresh
 		o.ph = phBackoff
 		o.phSeq++
-		if o.cold && p.knownQuorum(o) {
-			// Rule 3c: the Heads beside the failed creates read a quorum.
-			o.cold = false
-			p.plan(e, o)
-			return
-		}
 		p.read(e, o)
 		return
 	}
@@ -1201,6 +1236,14 @@ func (p *Proposer) slow(e env.Env, o *op, n uint64) {
 // and asks every acceptor whose state o knows to accept it.
 func (p *Proposer) acceptPhase(e env.Env, o *op) {
 	n := o.n
+	if m, _, _, chosen, _ := p.learned(o); chosen && m >= n {
+		// The promises showed version n already chosen (a commit bit,
+		// typically: a write planned on assumed or stale states, through
+		// assistants, which answer the state but no data): accepting it
+		// again would cost a read of its data for nothing.
+		p.plan(e, o)
+		return
+	}
 	promised := slices.Clone(o.ok)
 	// The states they promised from: what they had accepted for n (a
 	// promise changes only PV and PB).
@@ -1259,7 +1302,7 @@ func (p *Proposer) acceptPhase(e env.Env, o *op) {
 	// ETag instead.
 	inflight := make([]uint64, len(o.views))
 	for _, id := range o.reqs {
-		if pd, ok := p.pending[id]; ok && pd.kind == phPrepare && !pd.pvm {
+		if pd, ok := p.pending[id]; ok && pd.kind == phPrepare {
 			inflight[pd.acc] = id
 		}
 	}
