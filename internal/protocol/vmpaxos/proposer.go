@@ -98,6 +98,10 @@ type opTimer struct {
 type stats struct {
 	cric.OpCosts
 	fastCommits, slowCommits, writeBacks, timeouts uint64
+	// Writes that could try the fast round but took the classic path, by
+	// reason: too few acceptors known, or known but refusing (fastRound);
+	// the highest version not known chosen, or promised past (plan).
+	skipUnknown, skipRefused, skipUnchosen, skipPromised uint64
 }
 
 // Proposer is a node's proposer and learner (cric's algorithm, doc.go of
@@ -471,8 +475,14 @@ func (p *Proposer) plan(e env.Env, o *op) {
 	}
 	switch {
 	case pv > m:
+		if o.fast {
+			p.stats.skipPromised++
+		}
 		p.slow(e, o, pv)
 	case !chosen:
+		if o.fast {
+			p.stats.skipUnchosen++
+		}
 		p.slow(e, o, m)
 	case v.w == o.mine.w:
 		p.finish(e, o, &wire.Reply{})
@@ -502,6 +512,11 @@ func (p *Proposer) fastRound(e env.Env, o *op, n uint64) {
 		return w.known && ok
 	}
 	if !p.ks.shape.Super(can) {
+		if p.ks.shape.Super(func(a int) bool { return o.views[a].known }) {
+			p.stats.skipRefused++
+		} else {
+			p.stats.skipUnknown++
+		}
 		p.slow(e, o, n)
 		return
 	}
@@ -659,5 +674,9 @@ func (p *Proposer) Counters(int64) []protocol.Counter {
 		protocol.Count("slow_commits_total", "versions chosen by the classic path", s.slowCommits),
 		protocol.Count("write_backs_total", "reads that re-proposed the highest accepted value", s.writeBacks),
 		protocol.Count("timeouts_total", "operations that timed out", s.timeouts),
+		protocol.Count("fast_skipped_unknown_total", "fast-round writes that took the classic path: too few acceptors' states known", s.skipUnknown),
+		protocol.Count("fast_skipped_refused_total", "fast-round writes that took the classic path: too few known states allow the fast Accept", s.skipRefused),
+		protocol.Count("fast_skipped_unchosen_total", "fast-round writes that first finished a version not known chosen", s.skipUnchosen),
+		protocol.Count("fast_skipped_promised_total", "fast-round writes that first finished a version promised past the highest accepted", s.skipPromised),
 	)
 }
