@@ -7,28 +7,14 @@ import (
 	"github.com/lightcone/lightcone/internal/protocol/cric"
 	"github.com/lightcone/lightcone/internal/protocol/fastpaxos"
 	"github.com/lightcone/lightcone/internal/protocol/vmpaxos"
+	"github.com/lightcone/lightcone/internal/protocol/vmpaxos/vmpaxostest"
 	"github.com/lightcone/lightcone/internal/topo"
 )
 
 // TestCricOnlySettingsRefused: cric's settings that only its
 // storage-service requests use are refused, not silently ignored.
 func TestCricOnlySettingsRefused(t *testing.T) {
-	w, err := topo.Parse([]byte(`
-name: three
-nodes_per_region: 1
-regions:
-  - {name: a, provider: sim, lat: 0, long: 0}
-  - {name: b, provider: sim, lat: 0, long: 0}
-  - {name: c, provider: sim, lat: 0, long: 0}
-links:
-  - {from: a, to: b, one_way_ms: 10}
-  - {from: b, to: c, one_way_ms: 10}
-  - {from: a, to: c, one_way_ms: 10}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tp := topo.NewTopology(w)
+	tp := topo.NewTopology(vmpaxostest.World(t))
 	if _, err := vmpaxos.NewKeyspace(fastpaxos.Name, vmpaxos.ModeLogic, tp, cric.Config{}); err != nil {
 		t.Fatalf("defaults refused: %v", err)
 	}
