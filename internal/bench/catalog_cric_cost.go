@@ -171,7 +171,7 @@ func cricFig514() *Experiment {
 		Name:  "cric-fig5.14",
 		Title: "CRIC cost per million operations vs Fast Paxos and pPaxos* (thesis Fig. 5.14)",
 		Description: "cric5 with Azure prices (internal/cost/prices/azure.yaml; japaneast's and southeastasia's Blob prices, " +
-			"inter-continental and internet egress, and VMs outside eastus are assumptions: docs/cost.md). Open loop, " + fmt.Sprint(cricCostRate) + " ops/s from 25 clients (5 a region), " +
+			"inter-continental and Asian internet egress, and VMs outside eastus are assumptions: docs/cost.md). Open loop, " + fmt.Sprint(cricCostRate) + " ops/s from 25 clients (5 a region), " +
 			"1,000 keys, Zipf 0.5, flat quorums (one acceptor a region), classic path. Fast Paxos and pPaxos* declare one " +
 			cricCostVMSize + " VM per acceptor region (scenario.Config.VMs). Measured: storage requests, stored bytes, " +
 			"egress (storage requests and answers, and node-to-node messages, at their encoded size), VMs. Modelled: the " +
