@@ -587,7 +587,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		if err != nil {
 			return fmt.Errorf("resp_addr: %w", err)
 		}
-		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], RequirePass: cfg.RequirePass, Log: log, DiscardSortedSetWrites: cfg.YCSBCompat,
+		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], Keyspaces: ksNames, RequirePass: cfg.RequirePass, Log: log, DiscardSortedSetWrites: cfg.YCSBCompat,
 			MaxClients: maxClients(cfg.MaxClients, log), QueryBufferLimit: int64(cfg.ClientQueryBufferLimit),
 			OutputBufferLimit: int64(cfg.ClientOutputBufferLimit), BufferBudget: int64(cfg.ClientBufferBudget),
 			Info: func() map[string]string {
