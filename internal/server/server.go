@@ -4,13 +4,11 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -47,6 +45,7 @@ import (
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/transport"
 	"github.com/lightcone/lightcone/internal/wire"
+	"github.com/lightcone/lightcone/internal/yamlfile"
 )
 
 // Defaults of Config's zero fields.
@@ -146,18 +145,18 @@ type Config struct {
 	Ready func(Addrs) `yaml:"-"`
 }
 
-// LoadConfig reads a YAML config; unknown fields are errors. A cluster
-// world given as a relative file path is taken relative to the config file.
+// LoadConfig reads a YAML config (yamlfile.Decode: an unknown field, a
+// keyspace's setting its protocol lacks or a wrongly typed value is an
+// error naming the file, the line and the valid names). A cluster world
+// given as a relative file path is taken relative to the config file.
 func LoadConfig(path string) (Config, error) {
 	var c Config
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return c, fmt.Errorf("config: %w", err)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return c, fmt.Errorf("config %s: %w", path, err)
+	if err := yamlfile.Decode(path, data, &c, "server config"); err != nil {
+		return Config{}, err
 	}
 	if cl := c.Cluster; cl != nil && cl.World != "" && !topo.IsPreset(cl.World) && !filepath.IsAbs(cl.World) {
 		cl.World = filepath.Join(filepath.Dir(path), cl.World)
@@ -273,6 +272,10 @@ func (p *KeyspacePolicy) UnmarshalYAML(n *yaml.Node) error {
 	}
 	if len(rest.Content) > 0 {
 		p.settings = rest
+	}
+	// Decoded now too, so that a setting's error names its line.
+	if _, _, err := p.Spec().Resolve(); err != nil {
+		return err
 	}
 	return nil
 }
