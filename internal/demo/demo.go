@@ -297,21 +297,27 @@ func (r *phaseResult) shortfall(w *topo.World, o Options) string {
 	if float64(r.res.Ops) >= 0.9*offered {
 		return ""
 	}
-	var sum, n float64
-	for region := range w.Regions {
+	var latUs, floorNs, n float64
+	for reg, rg := range w.Regions {
 		for _, s := range allSeries {
-			h := r.lat(w.Regions[region].Name, s)
-			sum += h.Mean() * float64(h.TotalCount())
-			n += float64(h.TotalCount())
+			h := r.lat(rg.Name, s)
+			c := float64(h.TotalCount())
+			latUs += h.Mean() * c
+			floorNs += float64(scenario.OpFloor(r.ks.Floor, reg, s.ops[0], w.EmulatedOneWay)) * c
+			n += c
 		}
 	}
 	if n == 0 {
 		return ""
 	}
+	floor := ""
+	if floorNs > 0 {
+		floor = fmt.Sprintf(" (%.0f ms of it its floor, which no operation escapes)", floorNs/n/1e6)
+	}
 	return fmt.Sprintf("why fewer operations: %d of about %.0f offered. Each client runs one operation at a time "+
-		"and waits for its reply; here an operation took %.0f ms on average (it waits at least for its floor) "+
-		"against one arrival every %.0f ms, so arrivals queued behind it and those still queued when the run ended were never sent.",
-		r.res.Ops, offered, sum/n/1e3, 1e3/o.RatePerClient)
+		"and waits for its reply; here an operation took %.0f ms on average%s against one arrival every %.0f ms, "+
+		"so arrivals queued behind it and those still queued when the run ended were never sent.",
+		r.res.Ops, offered, latUs/n/1e3, floor, 1e3/o.RatePerClient)
 }
 
 // wrap breaks text into lines of at most width columns, each starting

@@ -95,7 +95,8 @@ func TestReportIsNarrow(t *testing.T) {
 	if row := w.Regions[0].Name + " read - - 0.0 0.0"; !rows[row] {
 		t.Errorf("report lacks the row %q, with - for a region that measured nothing:\n%s", row, text)
 	}
-	if n := strings.Count(text, "why fewer operations"); n != 1 || !strings.Contains(text, fmt.Sprintf("why fewer operations: %d of about %d offered", offered/4, offered)) {
+	if n := strings.Count(text, "why fewer operations"); n != 1 || !strings.Contains(text, fmt.Sprintf("why fewer operations: %d of about %d offered", offered/4, offered)) ||
+		!strings.Contains(strings.Join(strings.Fields(text), " "), "ms of it its floor, which no operation escapes") {
 		t.Errorf("report explains fewer operations %d times; want once, for %s:\n%s", n, qq.phase.Name, text)
 	}
 }
