@@ -50,6 +50,34 @@ func TestBusyPortLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestBusyPeerPortLeavesNothing: a cluster node whose peer port is taken
+// (bound after the store opens) fails and removes the data directory it
+// created.
+func TestBusyPeerPortLeavesNothing(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	nodes := map[string]server.NodeAddrs{"a-0": {Peer: busy.Addr().String()}}
+	for _, n := range []string{"b-0", "c-0"} {
+		addr, err := localcluster.FreeAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[n] = server.NodeAddrs{Peer: addr}
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	err = server.Run(t.Context(), server.Config{DataDir: dir, RESPAddr: "off", GRPCAddr: "off", HTTPAddr: "off", Node: "a-0",
+		Cluster: &server.Cluster{World: "local3", Nodes: nodes}, Log: slog.New(slog.DiscardHandler)})
+	if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("Run with a busy peer port = %v; want an address-in-use error", err)
+	}
+	if _, serr := os.Stat(dir); !errors.Is(serr, fs.ErrNotExist) {
+		t.Errorf("data dir %s: %v; want it removed", dir, serr)
+	}
+}
+
 // TestDataDirInUse: a second server on a data directory another one
 // holds is refused, naming the lock file and the holder's pid; the lock
 // is released when the holder stops.
