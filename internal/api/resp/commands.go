@@ -97,6 +97,8 @@ func init() {
 		"lc.getat":       {arity: -2, run: cmdLCOp},
 		"lc.set":         {arity: -3, run: cmdLCOp},
 		"lc.del":         {arity: -2, run: cmdLCOp},
+		"lc.cas":         {arity: -4, run: cmdLCOp},
+		"lc.cad":         {arity: -3, run: cmdLCOp},
 		"lc.migrate":     {arity: 3, run: cmdLCMigrate},
 		"lc.acquire":     {arity: 2, run: cmdLCHold},
 		"lc.release":     {arity: 2, run: cmdLCHold},
@@ -175,6 +177,8 @@ func backendError(e *wire.Error) string {
 		return "UNAVAILABLE " + e.Msg
 	case wire.ErrInvalid, wire.ErrNoSpace:
 		return "ERR " + e.Msg
+	case wire.ErrConflict:
+		return "CONFLICT " + e.Msg
 	}
 	return "ERR " + e.Error()
 }
@@ -1276,16 +1280,15 @@ func cmdLCKeyspace(c *conn, args [][]byte) {
 }
 
 // cmdLCOp implements LC.GET key [LEVEL l], LC.GETAT key [LEVEL l],
-// LC.SET key value [LEVEL l]
-// [UPDATE ACTIVE|PASSIVE] and LC.DEL key [LEVEL l] [UPDATE ...]: one
-// backend operation on the raw stored bytes (no
-// envelope decoding), replying the version read or written.
+// LC.SET key value [LEVEL l] [UPDATE ACTIVE|PASSIVE], LC.DEL key [LEVEL
+// l] [UPDATE ...], and the conditional LC.CAS key expected_version value
+// [...] and LC.CAD key expected_version [...]: one backend operation on
+// the raw stored bytes (no envelope decoding), replying the version read
+// or written.
 func cmdLCOp(c *conn, args [][]byte) {
 	name := strings.ToLower(string(args[0]))
-	fixed := 2
-	if name == "lc.set" {
-		fixed = 3
-	}
+	fixed := map[string]int{"lc.set": 3, "lc.cas": 4, "lc.cad": 3}[name]
+	fixed = max(fixed, 2)
 	var level wire.Level
 	var lvlSet bool
 	var update wire.UpdateMode
@@ -1330,6 +1333,21 @@ func cmdLCOp(c *conn, args [][]byte) {
 		req = c.putReq(key, args[2], c.write)
 	case "lc.del":
 		req = c.delReq(key, c.write)
+	case "lc.cas", "lc.cad":
+		expected, err := wire.ParseVersion(string(args[2]))
+		if err != nil {
+			c.replyError("ERR " + err.Error())
+			return
+		}
+		if name == "lc.cas" {
+			if !c.valueFits(len(args[3])) {
+				return
+			}
+			req = c.putReq(key, args[3], c.write)
+		} else {
+			req = c.delReq(key, c.write)
+		}
+		req.Cond, req.Expected = true, expected
 	}
 	if lvlSet {
 		req.Level = level
@@ -1338,6 +1356,9 @@ func cmdLCOp(c *conn, args [][]byte) {
 	c.await([]*wire.Request{req}, func(w *Writer, reps []*wire.Reply) {
 		r := reps[0]
 		switch {
+		case r.Err != nil && r.Err.Code == wire.ErrConflict:
+			// The current version first, so a client can retry with it.
+			w.WriteError("CONFLICT " + r.Version.String() + " " + r.Err.Msg)
 		case r.Err != nil:
 			w.WriteError(backendError(r.Err))
 		case name == "lc.getat":
