@@ -104,7 +104,10 @@
 // linearization, and conditional writes are atomic read-modify-write. The
 // answer waits out the commit wait of the version it carries, as a read's
 // does. A copy of the write the network duplicated finds its own version
-// and is acknowledged as done.
+// and is acknowledged as done. TestConditionalIncrementsOneReplica checks
+// concurrent conditional increments linearizable under crashes, loss and
+// duplication; TestTeethOneReplicaConditionIgnored shows a replica that
+// skips the check fails it.
 //
 // With several replicas, no correct path exists in this protocol: last
 // writer wins orders concurrent writes by timestamp after the fact, at
@@ -114,7 +117,8 @@
 // step. That takes consensus per key (Cassandra's Paxos-based lightweight
 // transactions; Lightcone's lease protocol, whose per-key master orders
 // writes). Such keyspaces refuse conditional writes with ErrInvalid
-// (protocol.CondRefusal names the keyspaces that can), unless the keyspace
+// (protocol.CondRefusal names the keyspaces that can;
+// TestConditionalWritesRefused), unless the keyspace
 // opts in to last-writer-wins read-modify-write (`rmw: last_writer_wins`),
 // in which the RESP front end's INCR and the rest are a get then a put.
 //

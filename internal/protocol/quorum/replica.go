@@ -429,7 +429,7 @@ func (r *Replica) mutate(e env.Env, m *Mutate) *MutateAck {
 		// duplicated it): it succeeded.
 		return &MutateAck{Op: m.Op, Key: m.Key, Version: cur.Version}
 	}
-	if !m.Expected.Holds(cur.Version, ok, cur.Tombstone) {
+	if !m.Expected.Holds(cur.Version, ok, cur.Tombstone) && !r.ks.cfg.ignoreCond {
 		return &MutateAck{Op: m.Op, Key: m.Key, Conflict: true, Version: cur.Version}
 	}
 	rec := m.Rec
