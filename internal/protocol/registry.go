@@ -76,9 +76,10 @@ type WriteOrderer interface {
 
 // CondRefusal is nil if keyspace ks of protocol d applies conditional
 // writes, and otherwise the error they get: ErrInvalid naming the
-// protocols and settings that apply them. Runtimes answer a conditional
-// write with it before the protocol sees the request, so a protocol that
-// knows nothing of conditions never takes one for a plain write.
+// protocols and settings that apply them. The server's keyspace mux
+// (keyspace.Def.CondRefusal) answers a conditional write with it before
+// the protocol sees the request, so a protocol that knows nothing of
+// conditions never takes one for a plain write.
 func CondRefusal(d *Definition, ks Keyspace) *wire.Error {
 	if o, ok := ks.(WriteOrderer); ok && d.Conditional != "" && o.OrdersWrites() {
 		return nil
