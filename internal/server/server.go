@@ -191,8 +191,9 @@ type NodeAddrs struct {
 }
 
 // KeyspacePolicy is a keyspace's name, protocol and settings. In YAML it
-// is one flat mapping: `name`, `protocol`, and the protocol's settings
-// (`{name: glob, protocol: lease, lease_length: 60s}`), decoded strictly
+// is one flat mapping: `name`, `protocol`, `rmw` (RMW), and the
+// protocol's settings (`{name: glob, protocol: lease, lease_length:
+// 60s}`), decoded strictly
 // against that protocol's settings: a setting it does not have is an error
 // naming it and listing the valid ones.
 type KeyspacePolicy struct {
