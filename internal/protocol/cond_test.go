@@ -10,7 +10,7 @@ import (
 )
 
 // TestCondRefusal: which keyspaces apply conditional writes — lease
-// always, quorum with one replica per key (a single-node server's default
+// always, quorum on a single-node cluster (a single-node server's default
 // keyspace) — and that every other refusal is ErrInvalid naming both ways.
 func TestCondRefusal(t *testing.T) {
 	one, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: here}]\n"))
@@ -32,7 +32,7 @@ func TestCondRefusal(t *testing.T) {
 		{"lease", protocol.Spec{Protocol: "lease"}, three, true},
 		{"quorum, single node", protocol.Spec{}, single, true},
 		{"quorum, three regions", protocol.Spec{Protocol: "quorum", Set: []string{"read=ONE", "write=ONE"}}, three, false},
-		{"quorum, one replica in one of three regions", protocol.Spec{Protocol: "quorum", Set: []string{"replicas_per_region=[1, 0, 0]", "read=ONE", "write=ONE"}}, three, true},
+		{"quorum, one replica in one of three regions", protocol.Spec{Protocol: "quorum", Set: []string{"replicas_per_region=[1, 0, 0]", "read=ONE", "write=ONE"}}, three, false},
 		{"meteor", protocol.Spec{Protocol: "meteor"}, three, false},
 	} {
 		d, ks, err := c.spec.Build(c.tp)
@@ -46,8 +46,8 @@ func TestCondRefusal(t *testing.T) {
 		case !c.applies && ref == nil:
 			t.Errorf("%s: applies conditional writes; want a refusal", c.name)
 		case !c.applies && (ref.Code != wire.ErrInvalid || !strings.Contains(ref.Msg, "lease (every setting") ||
-			!strings.Contains(ref.Msg, "quorum with one replica per key") || !strings.Contains(ref.Msg, "rmw: last_writer_wins")):
-			t.Errorf("%s: refusal %v; want ErrInvalid naming lease, quorum with one replica per key and rmw: last_writer_wins", c.name, ref)
+			!strings.Contains(ref.Msg, "quorum on a single-node cluster") || !strings.Contains(ref.Msg, "rmw: last_writer_wins")):
+			t.Errorf("%s: refusal %v; want ErrInvalid naming lease, quorum on a single-node cluster and rmw: last_writer_wins", c.name, ref)
 		}
 	}
 }

@@ -111,8 +111,8 @@ func TestConcurrentIncrWithRedisCLI(t *testing.T) {
 
 	for _, r := range incrs(t, cli, resps, "one", "n", n) {
 		if !strings.Contains(r, "ERR quorum: this keyspace cannot apply conditional writes") ||
-			!strings.Contains(r, "lease (every setting") || !strings.Contains(r, "quorum with one replica per key") {
-			t.Fatalf("quorum ONE/ONE keyspace of three replicas: INCR replied %q; want a refusal naming lease and quorum with one replica per key", r)
+			!strings.Contains(r, "lease (every setting") || !strings.Contains(r, "quorum on a single-node cluster") {
+			t.Fatalf("quorum ONE/ONE keyspace of three replicas: INCR replied %q; want a refusal naming lease and quorum on a single-node cluster", r)
 		}
 	}
 

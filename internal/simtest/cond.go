@@ -17,19 +17,22 @@ import (
 
 // Increments is a seeded run of read-modify-write clients, the way the
 // RESP front end's INCR uses conditional writes (wire.Request.Cond): a
-// client at every node reads a key and writes its counter's next value
+// client at every node (ClientsPerNode, default 1) reads a key and
+// writes its counter's next value
 // with a conditional write expecting the version it read (now and then a
 // conditional delete instead), over and over, on one to three keys, for
 // four simulated seconds — while, with Faults, nodes crash and restart, a
 // region is cut off for a while and the network loses, duplicates and
-// reorders messages. Its history holds the conditional writes only
-// (successes, conflicts and unknown outcomes): a protocol that applies
-// them must make them linearizable, whatever its reads promise.
+// reorders messages. Now and then a client writes a plain value instead.
+// Its history holds the writes only (successes, conflicts and unknown
+// outcomes): a protocol that applies conditional writes must make them
+// linearizable with the plain ones, whatever its reads promise.
 type Increments struct {
-	Topology *topo.Topology
-	Factory  env.Factory
-	Codec    sim.Codec
-	Faults   bool
+	Topology       *topo.Topology
+	Factory        env.Factory
+	Codec          sim.Codec
+	Faults         bool
+	ClientsPerNode int
 }
 
 // IncrementsResult is one run's history of conditional writes and what
@@ -86,8 +89,8 @@ func (in Increments) Run(tb testing.TB, seed uint64) IncrementsResult {
 	}
 	const start = 2 * time.Second
 	run.stopAt = int64(start + 4*time.Second)
-	for i, n := range run.tp.Nodes {
-		c := &incrClient{id: int64(i + 1), gateway: n.ID}
+	for i := range len(run.tp.Nodes) * max(in.ClientsPerNode, 1) {
+		c := &incrClient{id: int64(i + 1), gateway: run.tp.Nodes[i%len(run.tp.Nodes)].ID}
 		run.s.At(int64(start)+r.Int64N(int64(50*time.Millisecond)), func() { run.read(c) })
 	}
 	if in.Faults {
@@ -150,6 +153,15 @@ func (run *incrRun) read(c *incrClient) {
 		return
 	}
 	key := run.keys[run.rng.IntN(len(run.keys))]
+	if run.rng.IntN(8) == 0 {
+		// Now and then a plain write, resetting the counter: conditional
+		// writes must be linearizable among plain writes too.
+		c.seq++
+		v := fmt.Sprintf("0:%d:%d", c.id, c.seq)
+		st := &incrStep{c: c, key: key, op: check.Op{Client: c.id, Key: key, Kind: check.Write, Found: true, Value: v}}
+		run.submit(st, &wire.Request{Op: wire.OpPut, Key: key, Value: []byte(v)})
+		return
+	}
 	run.submit(&incrStep{c: c, key: key, read: true}, &wire.Request{Op: wire.OpGet, Key: key})
 }
 
@@ -175,8 +187,9 @@ func (run *incrRun) onReply(rep *wire.Reply) {
 	op := st.op
 	op.Return, op.Outcome = run.s.Now(), check.OK
 	switch {
-	case rep.Err == nil:
+	case rep.Err == nil && op.Kind == check.CondWrite:
 		run.res.Applied++
+	case rep.Err == nil:
 	case rep.Err.Code == wire.ErrConflict:
 		op.Conflict = true
 		run.res.Conflicts++

@@ -161,8 +161,8 @@
 // written nothing. So two clients running INCR on one key both count, SET
 // NX has one winner, and concurrent HSETs of different fields keep both.
 // The keyspace's protocol must order each key's writes to apply
-// conditional writes: lease does, and quorum does when each key has one
-// replica (a single-node `lightcone server`'s default keyspace); other
+// conditional writes: lease does, and quorum does on a single-node
+// cluster (a single-node `lightcone server`'s default keyspace); other
 // keyspaces refuse them, and these commands reply "ERR <protocol>: this
 // keyspace cannot apply conditional writes ...", naming those that can. A
 // keyspace may opt in to the old behaviour, `rmw: last_writer_wins`

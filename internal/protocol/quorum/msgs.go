@@ -7,10 +7,10 @@ import (
 
 // Mutate asks a replica to apply a version of a key (a write, or a read
 // repair when Repair is set). Replicas keep the highest version: last writer
-// wins. Cond makes it a conditional write (wire.Request.Cond), sent only
-// to a key's one replica, which checks that the key's version is Expected
-// and, if so, applies Rec stamped above its current version (doc.go,
-// "Conditional writes").
+// wins. Cond makes it a conditional write (wire.Request.Cond): the replica
+// applies it only if the key's version is Expected (doc.go, "Conditional
+// writes"; today only single-node clusters take them, so a conditional
+// Mutate is handled in place and never crosses the network).
 type Mutate struct {
 	Op       uint64 // coordinator's operation
 	Key      string

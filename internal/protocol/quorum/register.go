@@ -21,7 +21,7 @@ func init() {
 		NewSettings:  func() any { return new(Config) },
 		Build:        build,
 		MessageTypes: MessageTypes(),
-		Conditional:  "with one replica per key (replicas_per_region totalling 1, as in a single-node server's default keyspace)",
+		Conditional:  "on a single-node cluster (as a single-node server's default keyspace)",
 		Demo: []protocol.Preset{
 			{Label: "quorum ONE/ALL", Settings: "{read: ONE, write: ALL}",
 				Note: "reads are local; every write waits for the farthest region"},

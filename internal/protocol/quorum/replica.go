@@ -43,21 +43,16 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 // Config returns the keyspace's policy with defaults filled.
 func (k *Keyspace) Config() Config { return k.cfg }
 
-// OrdersWrites reports whether every key has a single replica, which then
-// orders the key's writes: the one layout in which conditional writes are
-// atomic (doc.go, "Conditional writes").
-func (k *Keyspace) OrdersWrites() bool {
-	n := 0
-	for _, c := range k.cfg.ReplicasPerRegion {
-		n += c
-	}
-	return n == 1
-}
+// OrdersWrites reports whether the keyspace runs on a single node, whose
+// replica then orders every write of every key (one HLC stamps them all,
+// in the order it applies them): the one layout in which this protocol
+// applies conditional writes atomically (doc.go, "Conditional writes").
+func (k *Keyspace) OrdersWrites() bool { return len(k.topo.Nodes) == 1 }
 
-// CondRefusal is the error a conditional write gets in a keyspace whose
-// keys have several replicas.
-const CondRefusal = "quorum: conditional writes need one replica per key (replicas_per_region totalling 1), " +
-	"which orders the key's writes; with several replicas, last-writer-wins cannot order concurrent writes"
+// CondRefusal is the error a conditional write gets in a keyspace of
+// several nodes.
+const CondRefusal = "quorum: conditional writes need a single-node cluster, whose one replica orders every write; " +
+	"with several nodes, coordinators stamp writes with their own clocks and last writer wins cannot order concurrent writes"
 
 // Replicas appends the replicas of key to dst, region by region.
 func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
@@ -408,10 +403,11 @@ func (r *Replica) apply(e env.Env, key string, rec store.Record) error {
 
 // mutate applies m at this replica and returns its acknowledgement, or nil
 // if nothing was stored: the coordinator counts acks as durable copies.
-// A conditional m (sent only to a key's one replica) is checked against
-// the key's record and, if its condition holds, stamped above that
-// record's version — a replica's HLC has observed every version it
-// stores — so that last writer wins cannot drop it.
+// A conditional m (only ever from this node's own coordinator: conditional
+// writes run on single-node clusters) is checked against the key's record
+// first; its version, from this node's HLC after it observed the expected
+// one, is above that record's whenever the condition holds, so last writer
+// wins cannot drop it.
 func (r *Replica) mutate(e env.Env, m *Mutate) *MutateAck {
 	if !m.Cond {
 		if r.apply(e, m.Key, m.Rec) != nil {
@@ -424,23 +420,16 @@ func (r *Replica) mutate(e env.Env, m *Mutate) *MutateAck {
 		e.Log().Warn("quorum: conditional write refused: the store failed a read", "key", m.Key, "err", err)
 		return nil
 	}
-	if ok && cur.Version == m.Rec.Version {
-		// A copy of this very write, applied already (the network
-		// duplicated it): it succeeded.
-		return &MutateAck{Op: m.Op, Key: m.Key, Version: cur.Version}
-	}
 	if !m.Expected.Holds(cur.Version, ok, cur.Tombstone) && !r.ks.cfg.ignoreCond {
 		return &MutateAck{Op: m.Op, Key: m.Key, Conflict: true, Version: cur.Version}
 	}
-	rec := m.Rec
-	if ok && !cur.Version.Less(rec.Version) {
-		r.clock.Observe(e.Wall(), cur.Version.TS)
-		rec.Version = wire.Version{TS: r.clock.Now(e.Wall()), Node: r.id}
-	}
-	if r.apply(e, m.Key, rec) != nil {
+	if !env.Invariant(e, !ok || cur.Version.Less(m.Rec.Version), "quorum: conditional write of %q stamped %v at or below its record's %v", m.Key, m.Rec.Version, cur.Version) {
 		return nil
 	}
-	return &MutateAck{Op: m.Op, Key: m.Key, Version: rec.Version}
+	if r.apply(e, m.Key, m.Rec) != nil {
+		return nil
+	}
+	return &MutateAck{Op: m.Op, Key: m.Key, Version: m.Rec.Version}
 }
 
 func (o *op) index(n wire.NodeID) int { return slices.Index(o.replicas, n) }

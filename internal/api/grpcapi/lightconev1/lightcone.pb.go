@@ -395,7 +395,7 @@ type PutRequest struct {
 	// deleted. Otherwise it fails with ABORTED, took no effect, and carries
 	// the current Version as an error detail: read again and retry. Only
 	// keyspaces whose protocol orders each key's writes apply conditional
-	// writes (lease; quorum with one replica per key); the others refuse
+	// writes (lease; quorum on a single-node cluster); the others refuse
 	// them with INVALID_ARGUMENT naming those that do.
 	ExpectedVersion *Version `protobuf:"bytes,7,opt,name=expected_version,json=expectedVersion,proto3" json:"expected_version,omitempty"`
 	unknownFields   protoimpl.UnknownFields

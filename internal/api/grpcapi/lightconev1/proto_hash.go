@@ -4,4 +4,4 @@ package lightconev1
 
 // ProtoSHA256 is the SHA-256 of proto/lightcone/v1/lightcone.proto, carriage
 // returns removed, that the code in this package was generated from.
-const ProtoSHA256 = "4cd367c99c63c135966678a5e6517fe1ff5822e4f0fc8340773222a100a79aae"
+const ProtoSHA256 = "713c00bd18533c3b98dbda654cbdd204ea798181e5b9c7ce21f0cb2823d9f7a5"
