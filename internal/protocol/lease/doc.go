@@ -194,6 +194,11 @@
 //     as an active update, and answers once that completes (Retry, nothing
 //     written, if it cannot in time).
 //
+// Plain writes are ordered at the same master, so conditional and plain
+// writes linearize together — except passive ones: a passive write that
+// completed on its master alone is lost if the master fails first (see
+// "Guarantee"), and later conditional writes are then decided without it.
+//
 // Gateways, redirects and the at-most-once rules are those of every write.
 // Reads are not part of the claim: they stay sequentially consistent per
 // key, so a read-modify-write may read a stale value and then fail its
