@@ -1013,8 +1013,8 @@ func (c *conn) putsFor(pairs [][]byte) ([]*wire.Request, string) {
 	return reqs, ""
 }
 
-// cmdIncr implements INCR, DECR, INCRBY and DECRBY as get-then-put. The
-// value keeps its TTL, as in Redis.
+// cmdIncr implements INCR, DECR, INCRBY and DECRBY through modify (an
+// atomic read-modify-write). The value keeps its TTL, as in Redis.
 func cmdIncr(c *conn, args [][]byte) {
 	name := strings.ToLower(string(args[0]))
 	delta := int64(1)
@@ -1088,7 +1088,8 @@ func cmdTTL(c *conn, args [][]byte) {
 
 // --- hash commands ---
 
-// cmdHSet implements HSET and HMSET: get the hash, merge, put it back.
+// cmdHSet implements HSET and HMSET through modify: get the hash, merge,
+// put it back if nothing changed it meanwhile.
 func cmdHSet(c *conn, args [][]byte) {
 	name := strings.ToLower(string(args[0]))
 	if len(args)%2 != 0 {
