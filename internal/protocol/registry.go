@@ -58,6 +58,42 @@ type Definition struct {
 	// Demo is the configurations `lightcone demo` runs this protocol in,
 	// side by side with the others'. Empty: the demo leaves it out.
 	Demo []Preset
+	// Conditional says when the protocol applies conditional writes
+	// (wire.Request.Cond) atomically, as a phrase for refusals that name
+	// the ways to get them ("with every setting", "with one replica per
+	// key"); "" when never. Its keyspaces implement WriteOrderer.
+	Conditional string
+}
+
+// WriteOrderer is implemented by the keyspaces of protocols whose
+// Definition.Conditional is set.
+type WriteOrderer interface {
+	// OrdersWrites reports whether these settings order each key's
+	// writes, so that a conditional write is checked and applied
+	// atomically.
+	OrdersWrites() bool
+}
+
+// CondRefusal is nil if keyspace ks of protocol d applies conditional
+// writes, and otherwise the error they get: ErrInvalid naming the
+// protocols and settings that apply them. The server's keyspace mux
+// (keyspace.Def.CondRefusal) answers a conditional write with it before
+// the protocol sees the request, so a protocol that knows nothing of
+// conditions never takes one for a plain write.
+func CondRefusal(d *Definition, ks Keyspace) *wire.Error {
+	if o, ok := ks.(WriteOrderer); ok && d.Conditional != "" && o.OrdersWrites() {
+		return nil
+	}
+	var ways []string
+	for _, o := range All() {
+		if o.Conditional != "" {
+			ways = append(ways, o.Name+" "+o.Conditional)
+		}
+	}
+	return &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("%s: this keyspace cannot apply conditional writes "+
+		"(compare-and-set, atomic read-modify-write): they need a protocol that orders each key's writes: %s; "+
+		"or set the keyspace's rmw: last_writer_wins to make read-modify-write commands non-atomic get-then-put",
+		d.Name, strings.Join(ways, "; "))}
 }
 
 // Preset is a named configuration of a protocol's settings.

@@ -89,6 +89,12 @@ func (b *fakeBackend) apply(req *wire.Request) *wire.Reply {
 		rec, ok := b.data[k]
 		rep.Found, rep.Value, rep.Version = ok, append([]byte(nil), rec.val...), rec.ver
 	case wire.OpPut, wire.OpDelete:
+		// One event loop orders every write, so conditional writes are
+		// atomic here, as in a protocol that orders a key's writes.
+		if rec, ok := b.data[k]; req.Cond && !req.Expected.Holds(rec.ver, ok, false) {
+			rep.Version, rep.Err = rec.ver, &wire.Error{Code: wire.ErrConflict, Msg: fmt.Sprintf("fake: %q is at version %v", req.Key, rec.ver)}
+			return rep
+		}
 		b.ts++
 		rep.Version = wire.Version{TS: hlc.Timestamp{WallNanos: b.ts}, Node: 1}
 		if req.Op == wire.OpPut {

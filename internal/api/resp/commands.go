@@ -98,6 +98,8 @@ func init() {
 		"lc.getat":       {arity: -2, run: cmdLCOp},
 		"lc.set":         {arity: -3, run: cmdLCOp},
 		"lc.del":         {arity: -2, run: cmdLCOp},
+		"lc.cas":         {arity: -4, run: cmdLCOp},
+		"lc.cad":         {arity: -3, run: cmdLCOp},
 		"lc.migrate":     {arity: 3, run: cmdLCMigrate},
 		"lc.acquire":     {arity: 2, run: cmdLCHold},
 		"lc.release":     {arity: 2, run: cmdLCHold},
@@ -176,6 +178,8 @@ func backendError(e *wire.Error) string {
 		return "UNAVAILABLE " + e.Msg
 	case wire.ErrInvalid, wire.ErrNoSpace:
 		return "ERR " + e.Msg
+	case wire.ErrConflict:
+		return "CONFLICT " + e.Msg
 	}
 	return "ERR " + e.Error()
 }
@@ -1010,8 +1014,8 @@ func (c *conn) putsFor(pairs [][]byte) ([]*wire.Request, string) {
 	return reqs, ""
 }
 
-// cmdIncr implements INCR, DECR, INCRBY and DECRBY as get-then-put. The
-// value keeps its TTL, as in Redis.
+// cmdIncr implements INCR, DECR, INCRBY and DECRBY through modify (an
+// atomic read-modify-write). The value keeps its TTL, as in Redis.
 func cmdIncr(c *conn, args [][]byte) {
 	name := strings.ToLower(string(args[0]))
 	delta := int64(1)
@@ -1085,7 +1089,8 @@ func cmdTTL(c *conn, args [][]byte) {
 
 // --- hash commands ---
 
-// cmdHSet implements HSET and HMSET: get the hash, merge, put it back.
+// cmdHSet implements HSET and HMSET through modify: get the hash, merge,
+// put it back if nothing changed it meanwhile.
 func cmdHSet(c *conn, args [][]byte) {
 	name := strings.ToLower(string(args[0]))
 	if len(args)%2 != 0 {
@@ -1282,16 +1287,15 @@ func cmdLCKeyspace(c *conn, args [][]byte) {
 }
 
 // cmdLCOp implements LC.GET key [LEVEL l], LC.GETAT key [LEVEL l],
-// LC.SET key value [LEVEL l]
-// [UPDATE ACTIVE|PASSIVE] and LC.DEL key [LEVEL l] [UPDATE ...]: one
-// backend operation on the raw stored bytes (no
-// envelope decoding), replying the version read or written.
+// LC.SET key value [LEVEL l] [UPDATE ACTIVE|PASSIVE], LC.DEL key [LEVEL
+// l] [UPDATE ...], and the conditional LC.CAS key expected_version value
+// [...] and LC.CAD key expected_version [...]: one backend operation on
+// the raw stored bytes (no envelope decoding), replying the version read
+// or written.
 func cmdLCOp(c *conn, args [][]byte) {
 	name := strings.ToLower(string(args[0]))
-	fixed := 2
-	if name == "lc.set" {
-		fixed = 3
-	}
+	fixed := map[string]int{"lc.set": 3, "lc.cas": 4, "lc.cad": 3}[name]
+	fixed = max(fixed, 2)
 	var level wire.Level
 	var lvlSet bool
 	var update wire.UpdateMode
@@ -1336,6 +1340,21 @@ func cmdLCOp(c *conn, args [][]byte) {
 		req = c.putReq(key, args[2], c.write)
 	case "lc.del":
 		req = c.delReq(key, c.write)
+	case "lc.cas", "lc.cad":
+		expected, err := wire.ParseVersion(string(args[2]))
+		if err != nil {
+			c.replyError("ERR " + err.Error())
+			return
+		}
+		if name == "lc.cas" {
+			if !c.valueFits(len(args[3])) {
+				return
+			}
+			req = c.putReq(key, args[3], c.write)
+		} else {
+			req = c.delReq(key, c.write)
+		}
+		req.Cond, req.Expected = true, expected
 	}
 	if lvlSet {
 		req.Level = level
@@ -1344,6 +1363,9 @@ func cmdLCOp(c *conn, args [][]byte) {
 	c.await([]*wire.Request{req}, func(w *Writer, reps []*wire.Reply) {
 		r := reps[0]
 		switch {
+		case r.Err != nil && r.Err.Code == wire.ErrConflict:
+			// The current version first, so a client can retry with it.
+			w.WriteError("CONFLICT " + r.Version.String() + " " + r.Err.Msg)
 		case r.Err != nil:
 			w.WriteError(backendError(r.Err))
 		case name == "lc.getat":

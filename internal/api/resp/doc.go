@@ -104,11 +104,19 @@
 //	    for checkers (the nemesis).
 //	LC.SET key value [LEVEL level] [UPDATE ACTIVE|PASSIVE] → version
 //	LC.DEL key [LEVEL level] [UPDATE ACTIVE|PASSIVE]       → version
+//	LC.CAS key expected_version value [LEVEL l] [UPDATE m] → version
+//	LC.CAD key expected_version [LEVEL l] [UPDATE m]       → version
 //	                                     (UPDATE: GlobLease's update mode
 //	                                     for this write; other protocols
 //	                                     ignore it)
 //	    One backend operation on the raw stored bytes, without the value
 //	    envelope below; version is wire.Version's string ("<wall>.<logical>@n<node>").
+//	    LC.CAS and LC.CAD are conditional (compare-and-set, -delete): they
+//	    write only if key is at expected_version (as LC.GET replies it; 0:
+//	    absent or deleted). Otherwise they reply "CONFLICT <current
+//	    version> <msg>" and wrote nothing. Keyspaces that cannot apply
+//	    conditional writes reply an ERR naming those that can (see
+//	    "Atomic read-modify-write").
 //	LC.ACQUIRE key                     → OK
 //	LC.RELEASE key                     → OK
 //	    Take and give back this connection's hold on key (wire.OpAcquire,
@@ -130,7 +138,8 @@
 //
 // # Errors
 //
-// Backend errors map to replies by class: wire.ErrTimeout → "TIMEOUT
+// Backend errors map to replies by class: wire.ErrConflict → "CONFLICT
+// <msg>" (a conditional write that took no effect); wire.ErrTimeout → "TIMEOUT
 // outcome unknown: <msg>" (a write may or may not have taken effect, and
 // may still become visible); wire.ErrUnavailable → "UNAVAILABLE <msg>" (it
 // took no effect); wire.ErrInvalid → "ERR <msg>"; wire.ErrNoSpace → "ERR
@@ -140,17 +149,30 @@
 // Config.MaxValueBytes (default 64 MiB) are refused before submission with
 // "ERR key too large (N bytes; max M)" or "ERR value too large (...)".
 //
-// # Not atomic: read-modify-write commands
+// # Atomic read-modify-write
 //
-// The backend offers get, put and delete, and no compare-and-set. Every
-// command marked * above is a get followed by a put (or delete) and is NOT
-// atomic: two clients running INCR on one key at the same time can both
-// read 5 and both write 6; SET NX can let two clients both "win"; two
-// concurrent HSETs of different fields can lose one field. MSET and DEL of
-// several keys are not atomic either: an error reply may follow a partial
-// write. These commands are safe only when one client writes a given key
-// at a time, until the protocol gets a compare-and-set. Every one of them
-// goes through conn.modify (modify.go), the one place to make atomic.
+// SET with NX, XX, GET or KEEPTTL, INCR, DECR, INCRBY, DECRBY, HSET, HMSET
+// and HDEL go through conn.modify (modify.go), as every new
+// read-modify-write command must: it reads the key and its version,
+// decides, and writes with a conditional write (wire.Request.Cond) that
+// applies only if the key is still at the version read; if another write
+// came between, the write fails with wire.ErrConflict, took no effect, and
+// the command reads again and decides again — up to 100 times, with a short
+// random backoff, after which it replies "ERR contended: ..." having
+// written nothing. So two clients running INCR on one key both count, SET
+// NX has one winner, and concurrent HSETs of different fields keep both.
+// The keyspace's protocol must order each key's writes to apply
+// conditional writes: lease does, and quorum does on a single-node
+// cluster (a single-node `lightcone server`'s default keyspace); other
+// keyspaces refuse them, and these commands reply "ERR <protocol>: this
+// keyspace cannot apply conditional writes ...", naming those that can. A
+// keyspace may opt in to the old behaviour, `rmw: last_writer_wins`
+// (Config.LastWriterWins): the commands are then a get and a plain put,
+// and two clients can both win.
+//
+// Still not atomic: MSET and DEL of several keys (each key is written on
+// its own; an error reply may follow a partial write), and DEL's count,
+// which is read before the deletes.
 //
 // # Value envelope
 //

@@ -143,6 +143,12 @@ type Config struct {
 	// Lightcone keeps no sorted sets. Default false: they are unknown
 	// commands.
 	DiscardSortedSetWrites bool
+	// LastWriterWins reports whether a keyspace opted in to non-atomic
+	// read-modify-write (`rmw: last_writer_wins`): its INCR, SET NX, HSET
+	// and the rest are a get then a plain put, which two clients can both
+	// win. Nil, or false: they are conditional writes (modify.go), which
+	// keyspaces that cannot order a key's writes refuse.
+	LastWriterWins func(keyspace string) bool
 	// Log receives connection-level events. Default: discard.
 	Log *slog.Logger
 	// Info returns extra fields for INFO's "# Lightcone" section. Optional.

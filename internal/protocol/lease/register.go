@@ -22,6 +22,7 @@ func init() {
 		Build:        build,
 		MessageTypes: MessageTypes(),
 		PrimeReads:   true,
+		Conditional:  "(every setting: the key's master checks the condition as it orders the write)",
 		Demo: []protocol.Preset{
 			// GlobLease's Table II lease length. A demo phase is shorter than
 			// a lease, so a region holds a key's lease only after its first
@@ -42,6 +43,10 @@ func build(t *topo.Topology, settings any) (protocol.Keyspace, error) {
 	}
 	return registered{ks}, nil
 }
+
+// OrdersWrites: every key's master orders its writes (doc.go,
+// "Conditional writes").
+func (k registered) OrdersWrites() bool { return true }
 
 func (k registered) Settings() any { c := k.Config(); return &c }
 

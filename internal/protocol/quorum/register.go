@@ -21,6 +21,7 @@ func init() {
 		NewSettings:  func() any { return new(Config) },
 		Build:        build,
 		MessageTypes: MessageTypes(),
+		Conditional:  "on a single-node cluster (as a single-node server's default keyspace)",
 		Demo: []protocol.Preset{
 			{Label: "quorum ONE/ALL", Settings: "{read: ONE, write: ALL}",
 				Note: "reads are local; every write waits for the farthest region"},
