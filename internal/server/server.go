@@ -110,10 +110,6 @@ type Config struct {
 	// TLS.
 	ClientTLS *TLSFiles `yaml:"client_tls"`
 	PeerTLS   *TLSFiles `yaml:"peer_tls"`
-	// YCSBCompat makes RESP accept (and discard) ZADD and ZREM, which YCSB's
-	// Redis binding sends to keep an index only its scan workload (E) uses.
-	// Default off: they are unknown commands.
-	YCSBCompat bool `yaml:"ycsb_compat"`
 	// MaxClients is the most RESP connections at once (Redis's
 	// maxclients); one more is told "ERR max number of clients reached".
 	// Default 10000, lowered to fit the open file limit (logged).
@@ -587,7 +583,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		if err != nil {
 			return fmt.Errorf("resp_addr: %w", err)
 		}
-		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], RequirePass: cfg.RequirePass, Log: log, DiscardSortedSetWrites: cfg.YCSBCompat,
+		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], RequirePass: cfg.RequirePass, Log: log,
 			MaxClients: maxClients(cfg.MaxClients, log), QueryBufferLimit: int64(cfg.ClientQueryBufferLimit),
 			OutputBufferLimit: int64(cfg.ClientOutputBufferLimit), BufferBudget: int64(cfg.ClientBufferBudget),
 			Info: func() map[string]string {

@@ -68,18 +68,34 @@
 //	COMMAND [COUNT|DOCS|INFO|LIST]              no metadata: DOCS is empty
 //	CONFIG GET pattern...                       save, appendonly, databases only
 //	INFO [section...]                           server, clients, keyspace, lightcone
-//	GET key
+//	GET key  STRLEN key  TTL, PTTL key  TYPE key
 //	SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]
 //	                                            * with NX, XX, GET or KEEPTTL
-//	DEL key...                                  * reads to count, then deletes
+//	SETEX, PSETEX key n value   SETNX key value  GETSET key value *
+//	GETDEL key *   GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST] * with an option
+//	APPEND key value *   INCRBYFLOAT key incr * (long double, as Redis)
+//	DEL, UNLINK key...                          * reads to count, then deletes
 //	EXISTS key...  MGET key...  MSET key value...
 //	INCR, DECR, INCRBY, DECRBY key              * keeps the TTL
-//	TTL, PTTL key
+//	EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT key n [NX|XX|GT|LT] *   PERSIST key *
 //	HSET, HMSET key field value...              * get, merge, put
 //	HDEL key field...                           * an emptied hash is deleted
-//	HGET, HMGET, HGETALL, HEXISTS, HLEN
-//	ZADD, ZREM                                  only with Config.DiscardSortedSetWrites:
-//	                                            accepted, nothing stored, reply 0
+//	HINCRBY, HINCRBYFLOAT key field incr *   HSETNX key field value *
+//	HGET, HMGET, HGETALL, HEXISTS, HLEN, HKEYS, HVALS, HSTRLEN
+//	LPUSH, RPUSH, LPUSHX, RPUSHX key element... *
+//	LPOP, RPOP key [count] *   LRANGE key start stop   LLEN key   LINDEX key i
+//	SADD, SREM key member... *   SPOP key [count] *
+//	SMEMBERS, SCARD, SISMEMBER   SRANDMEMBER key [count]
+//	ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member... *   ZINCRBY *
+//	ZREM key member... *   ZPOPMIN, ZPOPMAX key [count] *   ZSCORE, ZCARD
+//	ZRANGE key start stop [BYSCORE] [REV] [LIMIT off n] [WITHSCORES]
+//	ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE (no BYLEX)
+//
+// Every command follows Redis 7.0's semantics and replies, errors included
+// (WRONGTYPE on a key of another type); oracle_test.go runs command scripts
+// against redis-server and compares every reply. An emptied hash, list,
+// set or sorted set is deleted, as in Redis. SMEMBERS replies members in
+// bytewise order, HKEYS in field order (Redis's orders are unspecified).
 //
 // DBSIZE, FLUSHALL, FLUSHDB, KEYS, SCAN and RANDOMKEY reply "ERR not
 // supported by lightcone": a geo-distributed keyspace has no cheap global
@@ -158,14 +174,21 @@
 // bytes happen to begin with the magic) is stored in an envelope:
 //
 //	"\xff\xfeLC" | kind | expiry | payload
-//	kind    's' string or 'h' hash
+//	kind    's' string, 'h' hash, 'l' list, 'e' set or 'z' sorted set
 //	expiry  uvarint, absolute Unix milliseconds; 0 means none
 //	payload 's': the string's bytes
 //	        'h': uvarint n, then n × (uvarint len, field, uvarint len, value),
 //	             fields strictly ascending bytewise
+//	        'l': uvarint n, then n × (uvarint len, element), in list order
+//	        'e': as 'l', members strictly ascending bytewise
+//	        'z': uvarint n, then n × (8-byte big-endian float64 score,
+//	             uvarint len, member), ascending by (score, member)
 //
-// The magic cannot begin UTF-8 text. A hash is one value: every HSET
-// rewrites it whole, so its size counts against MaxValueBytes.
+// The magic cannot begin UTF-8 text. A hash, list, set or sorted set is
+// one value: every write (HSET, LPUSH, SADD, ZADD...) rewrites it whole,
+// so its size counts against MaxValueBytes and a write costs its size. They
+// suit small collections; a list of a million elements costs megabytes per
+// push.
 //
 // Expiry is lazy: GET, EXISTS, TTL and the rest treat a value whose expiry
 // has passed (by Config.Now, the server's clock) as absent, but nothing
@@ -175,8 +198,8 @@
 // # YCSB
 //
 // YCSB's Redis binding writes records with HMSET and reads them with
-// HGETALL/HMGET, which are served; it also maintains a scan index with ZADD
-// and ZREM on one key ("_indices"), which Lightcone does not keep. Set
-// Config.DiscardSortedSetWrites to accept and drop those writes; workload E
-// (scans, ZRANGEBYSCORE) is not supported.
+// HGETALL/HMGET; it also maintains a scan index with ZADD and ZREM on one
+// key ("_indices") and scans with ZRANGEBYSCORE, all served. That index is
+// one sorted set rewritten whole on every insert, so loading many records
+// through the binding costs time quadratic in their number.
 package resp

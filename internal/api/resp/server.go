@@ -133,12 +133,6 @@ type Config struct {
 	// (LC.CONSISTENCY changes them per connection). Default
 	// wire.LevelDefault: the keyspace's configured level.
 	Read, Write wire.Level
-	// DiscardSortedSetWrites makes ZADD and ZREM succeed without storing
-	// anything, replying 0 ("nothing added/removed"). YCSB's Redis binding
-	// calls them to keep a scan index it needs only for workload E;
-	// Lightcone keeps no sorted sets. Default false: they are unknown
-	// commands.
-	DiscardSortedSetWrites bool
 	// Log receives connection-level events. Default: discard.
 	Log *slog.Logger
 	// Info returns extra fields for INFO's "# Lightcone" section. Optional.
