@@ -279,6 +279,7 @@ type servedKeyspace struct {
 	factory  env.Factory
 	protocol string // its registered protocol
 	policy   string
+	lister   protocol.Lister // nil if the protocol cannot list its keys
 }
 
 // buildKeyspaces builds the default keyspace and the others, in order.
@@ -313,7 +314,8 @@ func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", field, p.Name, err)
 		}
-		out = append(out, servedKeyspace{name: p.Name, factory: ks.Factory(), protocol: d.Name, policy: ks.Describe()})
+		lister, _ := ks.(protocol.Lister)
+		out = append(out, servedKeyspace{name: p.Name, factory: ks.Factory(), protocol: d.Name, policy: ks.Describe(), lister: lister})
 	}
 	return out, nil
 }
@@ -584,6 +586,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			return fmt.Errorf("resp_addr: %w", err)
 		}
 		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], RequirePass: cfg.RequirePass, Log: log,
+			Scanner:    newNodeScanner(nd, eng, keyspaces),
 			MaxClients: maxClients(cfg.MaxClients, log), QueryBufferLimit: int64(cfg.ClientQueryBufferLimit),
 			OutputBufferLimit: int64(cfg.ClientOutputBufferLimit), BufferBudget: int64(cfg.ClientBufferBudget),
 			Info: func() map[string]string {

@@ -137,11 +137,11 @@ func init() {
 		"zrangebyscore":    {arity: -4, run: cmdZRange},
 		"zrevrangebyscore": {arity: -4, run: cmdZRange},
 
-		"dbsize":    {arity: 1, run: cmdNotSupported},
+		"dbsize":    {arity: 1, run: cmdDBSize},
 		"flushall":  {arity: -1, run: cmdNotSupported},
 		"flushdb":   {arity: -1, run: cmdNotSupported},
-		"keys":      {arity: 2, run: cmdNotSupported},
-		"scan":      {arity: -2, run: cmdNotSupported},
+		"keys":      {arity: 2, run: cmdKeys},
+		"scan":      {arity: -2, run: cmdScan},
 		"randomkey": {arity: 1, run: cmdNotSupported},
 
 		"lc.consistency": {arity: -1, run: cmdLCConsistency},

@@ -97,11 +97,60 @@
 // set or sorted set is deleted, as in Redis. SMEMBERS replies members in
 // bytewise order, HKEYS in field order (Redis's orders are unspecified).
 //
-// DBSIZE, FLUSHALL, FLUSHDB, KEYS, SCAN and RANDOMKEY reply "ERR not
-// supported by lightcone": a geo-distributed keyspace has no cheap global
-// view. Other commands reply Redis's "ERR unknown command" error. Before
+//	SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]   KEYS pattern   DBSIZE
+//	                                            this node's keys: see Key listing
+//
+// FLUSHALL, FLUSHDB and RANDOMKEY reply "ERR not supported by lightcone":
+// a geo-distributed keyspace has no cheap global view. Other commands
+// reply Redis's "ERR unknown command" error. Before
 // AUTH (when RequirePass is set) only AUTH, HELLO and QUIT run; the rest
 // reply "NOAUTH Authentication required.".
+//
+// # Key listing
+//
+// SCAN, KEYS and DBSIZE list the keys of the connection's keyspace that
+// this node holds, read from its own store (Config.Scanner, an
+// api.Scanner; without one they reply "ERR not supported by lightcone"),
+// not the cluster's: a geo-distributed keyspace has no cheap global view,
+// and a node that holds only some of the keyspace's keys lists only those.
+// MATCH and KEYS take Redis's glob patterns (*, ?, [abc], [^a-z], \*), as
+// Redis 7.0 matches them, quirks included. COUNT (default 10) is how many
+// stored keys one SCAN call examines, so a page may hold fewer keys, or
+// none, before the cursor comes back 0. A value whose TTL has passed is
+// not listed, and not counted by DBSIZE (Redis counts it until it deletes
+// it). KEYS and DBSIZE walk the whole keyspace, 1024 stored keys per
+// hand-off to the node. A cursor is a number the server maps to a
+// position in the store; each is good once, in its keyspace, and the
+// server remembers the latest 10,000: an unknown one is "ERR invalid
+// cursor", never a silent end of the scan.
+//
+// What a full scan (cursor 0 back to 0), KEYS and DBSIZE return on a node:
+// the store is walked once in key order, and a key is listed if, when the
+// walk passes it, its latest version on this node is a live value. So each
+// key is listed at most once (Redis promises at least once); a key stored
+// and live on this node throughout the scan is listed; a key deleted on
+// this node throughout it is not; one written or deleted during it may or
+// may not be. What "stored on this node" means depends on the keyspace's
+// protocol (protocol.Lister):
+//
+//   - quorum (the default): a node stores the keys whose replicas include
+//     it. On one node (a plain `lightcone server`), or where every region's
+//     replica count equals its node count, every node holds every key, and
+//     every key written before the scan began and not deleted is listed
+//     exactly once (internal/server TestKeyListing). A write acknowledged
+//     at ALL is on every replica when acknowledged; one acknowledged at a
+//     lower level (ONE, QUORUM, LOCAL_*) may not have reached this node
+//     yet, so until it does the key may be missing here, or a deleted key
+//     still listed. With fewer replicas than nodes, a node lists only the
+//     keys it is a replica of.
+//   - lease (GlobLease): each region has one replica of every key (its
+//     ring's node), so a region of one node holds every key. A replica's
+//     copy can lag the key's master (passive updates), with the same
+//     consequence as quorum's lower levels until the update arrives.
+//   - meteor, dirsc, dirrc, cric, fastpaxos and ppaxos keep version chains,
+//     directory rows or storage-service objects rather than one record per
+//     key on the node: listing replies `ERR keyspace "<name>": protocol
+//     <p> keeps no key list on its nodes`.
 //
 // # Lightcone extensions
 //

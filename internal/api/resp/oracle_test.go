@@ -169,10 +169,14 @@ func (r reply) shape() reply {
 	return r
 }
 
-// sorted is r with its array's elements sorted: for replies in an order
-// Redis leaves unspecified (SMEMBERS, HKEYS, KEYS).
+// sorted is r with its arrays' elements sorted, nested arrays too: for
+// replies in an order Redis leaves unspecified (SMEMBERS, HKEYS, KEYS,
+// SCAN).
 func (r reply) sorted() reply {
-	es := slices.Clone(r.elems)
+	es := make([]reply, len(r.elems))
+	for i, e := range r.elems {
+		es[i] = e.sorted()
+	}
 	slices.SortFunc(es, func(a, b reply) int { return strings.Compare(a.String(), b.String()) })
 	r.elems = es
 	return r
@@ -185,7 +189,7 @@ func (r reply) sorted() reply {
 func runOracle(t *testing.T, script string) {
 	t.Helper()
 	redisAddr := startRedis(t)
-	ts := startServer(t, Config{Now: time.Now})
+	ts := startServer(t, Config{Now: time.Now, Scanner: fakeScan{}})
 	rd, lc := dialOracle(t, redisAddr), dialOracle(t, ts.addr)
 	for _, line := range strings.Split(script, "\n") {
 		line = strings.TrimSpace(line)
@@ -484,5 +488,57 @@ func TestOracleSortedSets(t *testing.T) {
 		ZSCORE str a
 		ZPOPMIN str
 		ZREM str a
+	`)
+}
+
+func TestOracleKeyListing(t *testing.T) {
+	runOracle(t, `
+		DBSIZE
+		KEYS *
+		SCAN 0
+		MSET a 1 ab 2 abc 3 b 4 h*llo 5 hallo 6 hello 7 hxllo 8 [x 9 x\y 10 k/z 11
+		SADD myset m
+		ZADD myz 1 m
+		RPUSH mylist a
+		HSET myhash f v
+		SET gone v
+		PEXPIREAT gone 1
+		SET later v EX 1000
+		~KEYS *
+		~KEYS h?llo
+		~KEYS h*llo
+		~KEYS h[ae]llo
+		~KEYS h[^e]llo
+		~KEYS h[a-b]llo
+		~KEYS h[b-a]llo
+		~KEYS h\*llo
+		~KEYS \[x
+		~KEYS [
+		~KEYS [x
+		~KEYS x\\y
+		~KEYS a*
+		~KEYS *b*
+		~KEYS ***c
+		~KEYS my*
+		~KEYS k/*
+		~KEYS nomatch*
+		~KEYS ?
+		DBSIZE
+		~SCAN 0 COUNT 1000
+		~SCAN 0 COUNT 1000 MATCH a*
+		~SCAN 0 COUNT 1000 TYPE set
+		~SCAN 0 COUNT 1000 TYPE zset
+		~SCAN 0 COUNT 1000 TYPE list
+		~SCAN 0 COUNT 1000 TYPE hash
+		~SCAN 0 COUNT 1000 TYPE string MATCH h*
+		~SCAN 0 count 1000 type STRING match h[a-e]*
+		SCAN 0 COUNT 0
+		SCAN abc
+		SCAN 0 COUNT abc
+		SCAN 0 MATCH
+		SCAN 0 FOO bar
+		DEL a ab abc
+		DBSIZE
+		~KEYS a*
 	`)
 }

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -133,6 +134,9 @@ type Config struct {
 	// (LC.CONSISTENCY changes them per connection). Default
 	// wire.LevelDefault: the keyspace's configured level.
 	Read, Write wire.Level
+	// Scanner, if set, lists the keys this node holds, for SCAN, KEYS and
+	// DBSIZE; without it they reply "ERR not supported by lightcone".
+	Scanner api.Scanner
 	// Log receives connection-level events. Default: discard.
 	Log *slog.Logger
 	// Info returns extra fields for INFO's "# Lightcone" section. Optional.
@@ -189,6 +193,10 @@ type Server struct {
 	b     api.Backend
 	start time.Time
 	quit  chan struct{} // closed by Close; unblocks handlers awaiting replies
+	// ctx is cancelled by Close, ending a Scanner call under way.
+	ctx    context.Context
+	cancel context.CancelFunc
+	scans  cursors // SCAN's cursors
 
 	mu        sync.Mutex
 	closed    bool
@@ -242,7 +250,10 @@ func (c Config) Validate() error {
 // NewServer returns a Server that submits requests to b.
 func NewServer(cfg Config, b api.Backend) *Server {
 	cfg.EnsureDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
+		ctx:       ctx,
+		cancel:    cancel,
 		shedLog:   ratelog.Limiter{Every: logEvery},
 		budgetLog: ratelog.Limiter{Every: logEvery},
 		cfg:       cfg,
@@ -417,6 +428,7 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	close(s.quit)
+	s.cancel()
 	for l := range s.listeners { // lint:order-independent: closing all
 		l.Close()
 	}

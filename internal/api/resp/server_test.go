@@ -59,6 +59,9 @@ func startServerOver(t *testing.T, cfg Config, wrap func(*fakeBackend) api.Backe
 		cfg.Now = clock.Now
 	}
 	b := newFakeBackend(t)
+	if _, ok := cfg.Scanner.(fakeScan); ok {
+		cfg.Scanner = b
+	}
 	s := NewServer(cfg, wrap(b))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
