@@ -30,7 +30,9 @@ func TestOracleRandom(t *testing.T) {
 	num := func() string { return pick("0", "1", "-1", "2", "10", "3.5", "-0.25", "x", "9223372036854775807") }
 	idx := func() string { return pick("0", "1", "-1", "2", "-3", "100") }
 	gens := []func() string{
-		func() string { return "SET " + key() + " " + num() + pick("", " NX", " XX", " GET", " EX 100", " KEEPTTL") },
+		func() string {
+			return "SET " + key() + " " + num() + pick("", " NX", " XX", " GET", " EX 100", " KEEPTTL")
+		},
 		func() string { return "GET " + key() },
 		func() string { return pick("INCR ", "DECR ") + key() },
 		func() string { return "INCRBY " + key() + " " + num() },
@@ -40,7 +42,9 @@ func TestOracleRandom(t *testing.T) {
 		func() string { return pick("GETDEL ", "GETEX ", "TYPE ", "EXISTS ", "PERSIST ") + key() },
 		func() string { return "GETSET " + key() + " " + num() },
 		func() string { return "SETNX " + key() + " " + num() },
-		func() string { return pick("EXPIRE ", "PEXPIRE ") + key() + " " + pick("100000", "-1", "x") + pick("", " NX", " XX", " GT", " LT") },
+		func() string {
+			return pick("EXPIRE ", "PEXPIRE ") + key() + " " + pick("100000", "-1", "x") + pick("", " NX", " XX", " GT", " LT")
+		},
 		func() string { return pick("DEL ", "UNLINK ") + key() + " " + key() },
 		func() string { return "HSET " + key() + " " + mem() + "f " + num() },
 		func() string { return "HDEL " + key() + " " + mem() + "f" },
@@ -80,7 +84,9 @@ func TestOracleRandom(t *testing.T) {
 		func() string {
 			return pick("ZRANGEBYSCORE ", "ZREVRANGEBYSCORE ") + key() + " " + pick("-inf", "(0", "1", "+inf") + " " + pick("-inf", "2", "(10", "+inf") + pick("", " WITHSCORES", " LIMIT 1 2")
 		},
-		func() string { return "~" + pick("KEYS *", "KEYS k?", "SCAN 0 COUNT 100", "SCAN 0 COUNT 100 TYPE "+pick("string", "hash", "list", "set", "zset")) },
+		func() string {
+			return "~" + pick("KEYS *", "KEYS k?", "SCAN 0 COUNT 100", "SCAN 0 COUNT 100 TYPE "+pick("string", "hash", "list", "set", "zset"))
+		},
 		func() string { return "DBSIZE" },
 	}
 	var script strings.Builder
