@@ -91,10 +91,12 @@
 //	ZRANGE key start stop [BYSCORE] [REV] [LIMIT off n] [WITHSCORES]
 //	ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE (no BYLEX)
 //
-// Every command follows Redis 7.0's semantics and replies, errors included
-// (WRONGTYPE on a key of another type); oracle_test.go runs command scripts
-// against redis-server and compares every reply. An emptied hash, list,
-// set or sorted set is deleted, as in Redis. SMEMBERS replies members in
+// These commands follow Redis 7.0's semantics and replies, errors included
+// (WRONGTYPE on a key of another type), except where this comment says
+// otherwise (atomicity below; key listing): oracle_test.go and
+// oracle_random_test.go run command scripts, written and random, against
+// redis-server and Lightcone and compare every reply. An emptied hash,
+// list, set or sorted set is deleted, as in Redis. SMEMBERS replies members in
 // bytewise order, HKEYS in field order (Redis's orders are unspecified).
 //
 //	SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]   KEYS pattern   DBSIZE
