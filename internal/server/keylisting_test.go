@@ -3,7 +3,9 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -84,6 +86,22 @@ func TestKeyListing(t *testing.T) {
 		}
 	}
 	check("running")
+	// redis-cli's own cursor loop.
+	if cli, err := exec.LookPath("redis-cli"); err == nil {
+		host, port, _ := strings.Cut(p.resp, ":")
+		out, err := exec.Command(cli, "-h", host, "-p", port, "--scan", "--pattern", "user:1*").CombinedOutput()
+		got := strings.Fields(string(out))
+		slices.Sort(got)
+		var w []string
+		for _, k := range want {
+			if strings.HasPrefix(k, "user:1") {
+				w = append(w, k)
+			}
+		}
+		if err != nil || !slices.Equal(got, w) {
+			t.Errorf("redis-cli --scan --pattern user:1* = %q, %v; want %q", got, err, w)
+		}
+	}
 	c.Close()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
