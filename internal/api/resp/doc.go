@@ -212,7 +212,9 @@
 // command marked * above is a get followed by a put (or delete) and is NOT
 // atomic: two clients running INCR on one key at the same time can both
 // read 5 and both write 6; SET NX can let two clients both "win"; two
-// concurrent HSETs of different fields can lose one field. MSET and DEL of
+// concurrent HSETs of different fields can lose one field; redis-benchmark's
+// 50 clients pushing onto one list leave it with a fraction of their
+// pushes. MSET and DEL of
 // several keys are not atomic either: an error reply may follow a partial
 // write. These commands are safe only when one client writes a given key
 // at a time, until the protocol gets a compare-and-set. Every one of them
