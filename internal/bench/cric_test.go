@@ -7,8 +7,10 @@ import (
 
 // TestCricTable51Shape: the round trips the baselines' phases cost are
 // what Table 5.1 says of them (Classic Paxos's slow path 2, pPaxos's 4;
-// reads 1: one state or log read), and CPaxos's
-// writes take at least its table's 1 and 2.
+// reads 1: one state or log read), their fast paths about its 1 and 2
+// (a key first read still gets fast-round writes: vmpaxos rule L; 1.40
+// and 2.80 without it), and CPaxos's writes take at least its table's 1
+// and 2.
 func TestCricTable51Shape(t *testing.T) {
 	e, _ := Default().Get("cric-table5.1")
 	rep, err := Run(context.Background(), e, Options{Overrides: map[string]string{"duration": "5s"}})
@@ -33,9 +35,9 @@ func TestCricTable51Shape(t *testing.T) {
 		lo, hi         float64
 	}{
 		{"Fast Paxos slow path", metricWriteRounds, 2, 2},
-		{"Fast Paxos fast path", metricWriteRounds, 1, 2},
+		{"Fast Paxos fast path", metricWriteRounds, 1, 1.1},
 		{"pPaxos* slow path", metricWriteRounds, 4, 4},
-		{"pPaxos* fast path", metricWriteRounds, 2, 4},
+		{"pPaxos* fast path", metricWriteRounds, 2, 2.2},
 		{"Fast Paxos slow path", metricReadRounds, 1, 1},
 		{"pPaxos* slow path", metricReadRounds, 1, 1},
 		{"CPaxos fast path", metricWriteRounds, 1, 4},

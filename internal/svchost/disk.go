@@ -47,6 +47,8 @@ type Disk struct {
 	// closed store).
 	open   sync.RWMutex
 	closed bool
+	// stored is the data and metadata of every object (StoredBytes).
+	stored atomic.Int64
 }
 
 var errClosed = fmt.Errorf("%w: svchost: hosted service closed", storagesvc.ErrUnavailable)
@@ -65,6 +67,7 @@ func (d *Disk) enter() bool {
 // Key layout in the store: objects under "o/", the epoch under "m/epoch".
 const (
 	diskObjPrefix = "o/"
+	diskObjEnd    = "o0" // the least key above every object's ('/'+1 is '0')
 	diskEpochKey  = "m/epoch"
 )
 
@@ -90,6 +93,10 @@ func OpenDisk(dir string, log *slog.Logger) (*Disk, error) {
 		db.Close()
 		return nil, fmt.Errorf("svchost: hosted service in %s: reading its epoch: %w", dir, err)
 	}
+	if err := d.measure(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("svchost: hosted service in %s: %w", dir, err)
+	}
 	d.epoch++
 	if err := db.Set([]byte(diskEpochKey), binary.BigEndian.AppendUint64(nil, d.epoch), pebble.Sync); err != nil {
 		db.Close()
@@ -97,6 +104,32 @@ func OpenDisk(dir string, log *slog.Logger) (*Disk, error) {
 	}
 	return d, nil
 }
+
+// measure sets d.stored from the objects in the store (at opening).
+func (d *Disk) measure() error {
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte(diskObjPrefix), UpperBound: []byte(diskObjEnd)})
+	if err != nil {
+		return err
+	}
+	var n int64
+	for it.First(); it.Valid(); it.Next() {
+		o, err := decodeObj(it.Value())
+		if err != nil {
+			it.Close()
+			return fmt.Errorf("object %q: %w", it.Key()[len(diskObjPrefix):], err)
+		}
+		n += o.size()
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	d.stored.Store(n)
+	return nil
+}
+
+// StoredBytes is the data and metadata of every object in the store (the
+// cost accountant's stored bytes; storagesvc.MetaSize counts metadata).
+func (d *Disk) StoredBytes() int64 { return d.stored.Load() }
 
 // Epoch is this opening's epoch: 1 for a new store, one more at each
 // reopening.
@@ -126,6 +159,14 @@ type diskObj struct {
 	etag storagesvc.ETag
 	meta storagesvc.Meta
 	data []byte
+}
+
+// size is o's data and metadata in bytes (0 for no object).
+func (o *diskObj) size() int64 {
+	if o == nil {
+		return 0
+	}
+	return int64(len(o.data) + storagesvc.MetaSize(o.meta))
 }
 
 func appendString(b []byte, s string) []byte {
@@ -266,6 +307,7 @@ func (d *Disk) write(key string, cond storagesvc.Cond, update func(cur *diskObj)
 		// Pebble may or may not have logged it: outcome unknown.
 		return "", fmt.Errorf("%w: %v", storagesvc.ErrUnavailable, err)
 	}
+	d.stored.Add(next.size() - cur.size())
 	if next == nil {
 		return "", nil
 	}

@@ -319,15 +319,44 @@ func (r *Router) meter(m Meter, b routeTo, region int, from wire.NodeID, req *st
 	}
 	m.Transfer(caller, region, int64(len(req.AppendPayload(nil))))
 	m.Transfer(region, caller, int64(len(resp.AppendPayload(nil))))
-	// Stored bytes: of the region's first replica only (the one every
-	// protocol uses; further replicas' are not counted).
-	if s, ok := b.svc.(*Serial); ok && b.hosted && req.Op.IsWrite() && b.svc == r.backends[region].svc {
-		s.Do(func(v storagesvc.Service) {
-			if mem, ok := v.(*storagesvc.Mem); ok {
-				m.Stored(region, time.Since(r.started), mem.Stats().StoredBytes)
-			}
-		})
+	if b.hosted && req.Op.IsWrite() {
+		m.Stored(region, time.Since(r.started), r.storedBytes(region))
 	}
+}
+
+// storedBytes is what the hosted services of region on this node store:
+// the data and metadata of every replica's objects, as the simulator
+// counts them (an s3 backend's are billed by its provider, not here).
+func (r *Router) storedBytes(region int) int64 {
+	svcs := []storagesvc.Service{r.backends[region].svc}
+	r.mu.Lock()
+	for to, s := range r.replicas {
+		if reg, _, _ := to.StorageReplicaOf(); reg == region {
+			svcs = append(svcs, s)
+		}
+	}
+	r.mu.Unlock()
+	var n int64
+	for _, s := range svcs {
+		n += storedIn(s)
+	}
+	return n
+}
+
+// storedIn is the bytes svc stores itself: a prefixed view's are its
+// Disk's, counted there.
+func storedIn(svc storagesvc.Service) (n int64) {
+	switch s := svc.(type) {
+	case *faulty:
+		return storedIn(s.svc)
+	case *Serial:
+		s.Do(func(v storagesvc.Service) { n = storedIn(v) })
+	case *storagesvc.Mem:
+		n = s.Stats().StoredBytes
+	case *Disk:
+		n = s.StoredBytes()
+	}
+	return n
 }
 
 // wanDelay draws a one-way delay between this node's region and region.

@@ -61,6 +61,21 @@ type Config struct {
 	// KeyPrefix is prepended to a key to name its object in the storage
 	// services. Default "cric/".
 	KeyPrefix string `yaml:"key_prefix"`
+	// ColdWrites is what a write does on a cache miss (the proposer knows
+	// nothing of the object): "create" assumes a new object and sends
+	// create-only writes (§5.2.1), so an existing object costs a failed
+	// round and a read first; "create_and_head" (default) sends a Head of
+	// each acceptor beside its create-only write, so a failed create is
+	// followed at once by the next phase on the state the Head returned
+	// (doc.go, rule 3c). The Heads cost requests, not round trips.
+	ColdWrites string `yaml:"cold_writes"`
+	// ReadDataCopies is how many of the nearest acceptors a read Gets the
+	// data of; the others it Heads (metadata and digest only, §5.2.3).
+	// Default: 1 with one replica per region, else ReplicaQuorum (the
+	// thesis's "data from only 2 of [3 copies in a replica group] and
+	// only the metadata from the third", §5.3), so a copy still without
+	// the chosen value does not cost a second round trip.
+	ReadDataCopies int `yaml:"read_data_copies"`
 
 	// Unsafe switches for the teeth tests (export_test.go).
 	unsafeFastBelowSuper    bool // the fast round chooses at one acceptance
@@ -73,6 +88,9 @@ const (
 	DefaultOpTimeout      = 5 * time.Second
 	DefaultBackoff        = 20 * time.Millisecond
 	DefaultKeyPrefix      = "cric/"
+	// ColdWrites values.
+	ColdCreate        = "create"
+	ColdCreateAndHead = "create_and_head"
 )
 
 // EnsureDefaults fills unset fields for a world with the given regions.
@@ -108,6 +126,15 @@ func (c *Config) EnsureDefaults(regions []string) {
 	if c.KeyPrefix == "" {
 		c.KeyPrefix = DefaultKeyPrefix
 	}
+	if c.ColdWrites == "" {
+		c.ColdWrites = ColdCreateAndHead
+	}
+	if c.ReadDataCopies == 0 {
+		c.ReadDataCopies = 1
+		if m > 1 {
+			c.ReadDataCopies = c.ReplicaQuorum
+		}
+	}
 }
 
 // MinSuperQuorum is the smallest super quorum of n acceptors that any two
@@ -139,6 +166,12 @@ func (c *Config) Validate(regions []string) error {
 	}
 	if err := checkLevel("replica", c.ReplicasPerRegion, c.ReplicaQuorum, c.ReplicaSuperQuorum); err != nil {
 		return err
+	}
+	if c.ColdWrites != ColdCreate && c.ColdWrites != ColdCreateAndHead {
+		return fmt.Errorf("cric: cold_writes = %q; must be %q or %q", c.ColdWrites, ColdCreate, ColdCreateAndHead)
+	}
+	if n := len(c.Regions) * c.ReplicasPerRegion; c.ReadDataCopies < 1 || c.ReadDataCopies > n {
+		return fmt.Errorf("cric: read_data_copies = %d; must be 1 to %d (the acceptors)", c.ReadDataCopies, n)
 	}
 	for _, d := range []struct {
 		name string

@@ -31,9 +31,8 @@
 //     fast round's value accepted by a super quorum.
 //  3. Write (wire.OpPut, last writer wins; wire.OpDelete, a tombstone
 //     value): from the cached acceptor states (a cache miss assumes a new
-//     object, §5.2.1: one round trip to create; an existing object
-//     costs a failed create-only round first, measured against reading
-//     first in docs/results/cric-table5.1/NOTES.md), with m the highest version accepted: if m is known
+//     object, §5.2.1: one round trip to create; see 3c for an existing
+//     one), with m the highest version accepted: if m is known
 //     chosen, propose at m+1; else finish m first (recovering its value).
 //     When the value chosen at a version is not ours, go on to the next
 //     version until ours is chosen or the operation times out. A write is
@@ -48,6 +47,19 @@
 //     "some, not all"), so the write finishes (chosen at j) or goes on
 //     (another value was). The proposer of n knew n-1 chosen (rule 1),
 //     so Prev is never wrong, only sometimes absent.
+//     3c. On a cache miss (cold_writes: create_and_head, the default) each
+//     create-only write on an assumed view goes out with a Head of the
+//     same object beside it. A create that fails (the object exists)
+//     takes the state the Head returned instead of unknown, and a phase
+//     that failed on assumed states re-plans on those states rather than
+//     reading again: an existing object costs one round more than a
+//     cached one, not two (cric-fig5.11 NOTES: 3.67 → 2.83 rounds per
+//     write). A Head's answer is a true state at its ETag, so writes
+//     conditioned on it are sound whenever it was taken. Not counted in
+//     the phase; late, it refreshes views like any late answer (6a).
+//     Propose assistants' answers do the same for a Prepare planned on
+//     assumed states: they read every acceptor they answer for, so a
+//     failed Prepare through them never needs a read of its own.
 //  4. Fast round: ballot #0, Accept directly at every acceptor whose state
 //     allows it (each accepts at most one value per version in #0); chosen
 //     when a super quorum accepted. Otherwise fall back to rule 5 at the
@@ -67,6 +79,20 @@
 //     Env.Rand, uniform in [0, b·2^min(attempt-1,3)) with b the larger of
 //     Backoff and half the failed phase's measured round trip (a fixed
 //     20 ms base against ~100 ms round trips only re-entered the duel).
+//     5a. The Accept to an acceptor whose promise is still unanswered
+//     when the quorum of promises arrives waits for that answer and goes
+//     out on the ETag it returns (sent at once on the old ETag it fails
+//     whenever the promise lands first, leaving the acceptor a version
+//     behind until the next write, and every reader near it a second
+//     round trip: cric-fig5.15-16 NOTES). A failed promise leaves the
+//     acceptor unknown. The same holds for a promise through a propose
+//     assistant: the Accept waits for the assistant's answer and its ETag.
+//     5b. If the promises show version n already chosen (a commit bit:
+//     typically a write planned on assumed or stale states whose promise
+//     at n still passed, as at a preloaded object's version 1), the
+//     Accept phase is skipped and the op plans again from what it now
+//     knows: re-proposing a chosen value costs a read of its data (an
+//     assistant's answer carries none) and a round, for nothing.
 //  6. Commit bit: once its value is chosen the proposer sets the commit bit
 //     with a conditional PutMeta on each acceptor it saw accept, without
 //     waiting (§5.2.2).
@@ -90,7 +116,10 @@
 //     knowing a version chosen from views of different times is sound
 //     (a value one ballot had accepted by a quorum stays chosen).
 //  7. Read: Get the nearest acceptor's object and Head the others' (data
-//     from the closest replica, metadata elsewhere, §5.2.3); once a quorum answered, if the
+//     from the closest replica, metadata elsewhere, §5.2.3; with several
+//     replicas per region, the data of the nearest read_data_copies,
+//     by default a replica quorum: "2 of the 3" copies, §5.3); once a
+//     quorum answered, if the
 //     highest version m seen is known chosen (rule 2: typically its
 //     commit bit), return its value at once; otherwise wait for every
 //     acceptor (or StorageTimeout), which may show m chosen, and only then
@@ -168,6 +197,7 @@
 //
 // # Not (yet) here
 //
-// A version-targeted conditional write (writes are last-writer-wins), and
-// the baselines and cost accountant of issue 14.
+// A version-targeted conditional write (writes are last-writer-wins). The
+// baselines are the fastpaxos and ppaxos protocols (internal/protocol/vmpaxos)
+// and the cost accountant is internal/cost.
 package cric

@@ -24,9 +24,11 @@ const maxCachedKeys = 4096
 type view struct {
 	known  bool
 	absent bool
-	etag   storagesvc.ETag
-	st     state
-	data   []byte // the value of st.V, if hasData
+	// assumed marks a cache miss's guess (absent), not a read.
+	assumed bool
+	etag    storagesvc.ETag
+	st      state
+	data    []byte // the value of st.V, if hasData
 	// hasData says data is the object's data (read by a Get or written
 	// by o); a Head reads the metadata alone (§5.2.3).
 	hasData bool
@@ -110,6 +112,14 @@ type op struct {
 	// refused counts this phase's acceptors whose state refused the
 	// promise (known only through an assistant): a real conflict.
 	refused int
+	// side holds, per acceptor, the state a Head sent beside a create-only
+	// write on an assumed view returned while that write was still
+	// unanswered (rule 3c): it replaces the view if the write fails.
+	side []view
+	// cold says o sent Heads beside its creates (rule 3c): the states
+	// they returned are fresh, so a failure planned on the assumed states
+	// re-plans on them rather than reading again.
+	cold bool
 }
 
 // pending is an outstanding storage request: its op, phase and acceptor.
@@ -125,7 +135,10 @@ type pending struct {
 	cond  storagesvc.ETag // a write's If-Match ETag
 	// create says the write was create-only (If-None-Match).
 	create bool
-	key    string // the object's key
+	// side says the request is a Head beside a create-only write (rule
+	// 3c): its answer is not part of the phase's count.
+	side bool
+	key  string // the object's key
 }
 
 // commitReq is a commit PutMeta in flight (rule 6a): the acceptor and
@@ -146,6 +159,13 @@ type commitWaiter struct {
 	next      state
 	data      []byte
 	hasData   bool
+}
+
+// deferred is an op's accept to acceptor acc waiting for the answer to
+// its promise there (rule 5a).
+type deferred struct {
+	op, phSeq uint64
+	acc       int
 }
 
 // maxCommits and maxLate bound the commits in flight and the requests of
@@ -185,6 +205,10 @@ type Proposer struct {
 	// true states with the ETags to match, kept in the cache (refresh).
 	late    map[uint64]pending
 	commits map[uint64]*commitReq
+	// promised are accepts deferred until their acceptor's promise,
+	// still in flight when the accept phase began, answers (rule 5a), by
+	// the promise's request ID.
+	promised map[uint64]deferred
 	// byKey are the live ops by object key, which answers refresh too.
 	byKey  map[string][]*op
 	cache  map[string][]view
@@ -210,7 +234,7 @@ type stats struct {
 
 func newProposer(ks *Keyspace, id wire.NodeID) *Proposer {
 	return &Proposer{ks: ks, id: id, ops: map[uint64]*op{}, pending: map[uint64]pending{}, late: map[uint64]pending{},
-		commits: map[uint64]*commitReq{}, byKey: map[string][]*op{}, cache: map[string][]view{}, pvm: map[uint64]*pvmJob{}}
+		commits: map[uint64]*commitReq{}, promised: map[uint64]deferred{}, byKey: map[string][]*op{}, cache: map[string][]view{}, pvm: map[uint64]*pvmJob{}}
 }
 
 // Start implements env.Replica. A restarted proposer draws a new nonce, so
@@ -286,7 +310,7 @@ func (p *Proposer) Request(e env.Env, req *wire.Request) {
 		// A cache miss assumes a new object (§5.2.1; rule 3): measured
 		// against reading first, cric-table5.1 NOTES.
 		for i := range o.views {
-			o.views[i] = view{known: true, absent: true}
+			o.views[i] = view{known: true, absent: true, assumed: true}
 		}
 	}
 	p.plan(e, o)
@@ -373,14 +397,15 @@ func (p *Proposer) send(e env.Env, o *op, acc int, req *storagesvc.Request, pd p
 }
 
 // read starts a read phase: a Get of every acceptor's object, except
-// that a client read (until it must write back) Gets only the nearest
-// acceptor's and Heads the others' (§5.2.3: data from the closest
-// replica, metadata from the rest; the digests tell copies apart).
+// that a client read (until it must write back) Gets only the
+// ReadDataCopies nearest acceptors' and Heads the others' (§5.2.3: data
+// from the closest replica, metadata from the rest; the digests tell
+// copies apart; §5.3: two of a group's three copies).
 func (p *Proposer) read(e env.Env, o *op) {
 	p.newPhase(e, o, phRead)
 	heads := o.req.Op == wire.OpGet && !o.fullData
 	for a := range o.views {
-		if heads && a != p.near[0] {
+		if heads && !slices.Contains(p.near[:p.ks.cfg.ReadDataCopies], a) {
 			p.send(e, o, a, &storagesvc.Request{Op: storagesvc.OpHead}, pending{})
 			continue
 		}
@@ -426,6 +451,21 @@ func (p *Proposer) write(e env.Env, o *op, a int, next state, data []byte, hasDa
 		req.Op, req.Cond = storagesvc.OpPutMeta, storagesvc.Cond{IfMatch: v.etag}
 	}
 	p.send(e, o, a, req, pending{next: next, data: data, hasD: hasData, cond: v.etag, create: v.absent})
+	if v.assumed && p.ks.cfg.ColdWrites == ColdCreateAndHead {
+		p.sideHead(e, o, a)
+	}
+}
+
+// sideHead sends a Head of acceptor a beside o's create-only write there on
+// an assumed view (rule 3c). It is not counted in the phase: its answer
+// replaces the view if the write failed (Step), or waits in o.side for
+// that; once the phase is over it refreshes views like any late answer.
+func (p *Proposer) sideHead(e env.Env, o *op, a int) {
+	req := &storagesvc.Request{Op: storagesvc.OpHead, ID: p.newID(), Key: o.key}
+	o.cold = true
+	p.pending[req.ID] = pending{op: o.id, phSeq: o.phSeq, acc: a, kind: phRead, key: o.key, side: true}
+	o.reqs = append(o.reqs, req.ID)
+	e.Send(p.ks.addrs[a], req)
 }
 
 // committed handles the answer to commit request id (rule 6a): views of
@@ -493,14 +533,11 @@ func (p *Proposer) refresh(pd pending, r *storagesvc.Response) {
 		return
 	case r.Code == storagesvc.OK && write:
 		v = view{known: true, etag: r.ETag, st: pd.next, data: pd.data, hasData: pd.hasD}
-	case r.Code == storagesvc.OK:
-		st, err := parseState(r.Meta)
-		if err != nil {
+	case !write:
+		var ok bool
+		if v, ok = readView(r, pd.hasD); !ok {
 			return
 		}
-		v = view{known: true, etag: r.ETag, st: st, data: r.Data, hasData: pd.hasD}
-	case r.Code == storagesvc.NotFound && !write:
-		v = view{known: true, absent: true, hasData: true}
 	default:
 		return
 	}
@@ -563,21 +600,37 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		// refreshes the cache.
 		if pd, ok = p.late[id]; ok {
 			delete(p.late, id)
-			if r, isR := m.(*storagesvc.Response); isR && from == p.ks.addrs[pd.acc] {
-				p.refresh(pd, r)
-			}
+			p.lateAnswer(e, id, pd, from, m)
 		}
 		return
 	}
 	delete(p.pending, id)
 	o := p.ops[pd.op]
 	if o == nil || o.phSeq != pd.phSeq {
-		if r, isR := m.(*storagesvc.Response); isR && from == p.ks.addrs[pd.acc] {
-			p.refresh(pd, r)
-		}
+		p.lateAnswer(e, id, pd, from, m)
 		return
 	}
 	a := pd.acc
+	if pd.side {
+		// Rule 3c: the Head beside a create-only write.
+		r, isR := m.(*storagesvc.Response)
+		if !isR || from != p.ks.addrs[a] {
+			return
+		}
+		if o.views[a].known {
+			// The write is unanswered (or succeeded): keep the state in
+			// case it fails.
+			if v, ok := readView(r, false); ok {
+				if o.side == nil {
+					o.side = make([]view, len(o.views))
+				}
+				o.side[a] = v
+			}
+			return
+		}
+		p.refresh(pd, r) // the write failed: this state replaces it
+		return
+	}
 	if pd.pvm {
 		r, ok := m.(*PrepareResp)
 		if !ok || from != p.ks.pvmOf[a] {
@@ -597,23 +650,17 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	o.answered[a] = true
 	o.got++
 	if pd.kind == phRead || pd.kind == phFetch {
-		switch r.Code {
-		case storagesvc.OK:
-			st, err := parseState(r.Meta)
-			if err != nil {
-				e.Log().Warn("cric: unreadable acceptor state", "key", o.key, "acceptor", a, "err", err)
-				o.views[a] = view{}
-				break
-			}
-			v := view{known: true, etag: r.ETag, st: st, data: r.Data, hasData: pd.hasD}
-			if old := o.views[a]; old.commit != 0 && old.etag == r.ETag {
+		v, ok := readView(r, pd.hasD)
+		switch {
+		case ok:
+			if old := o.views[a]; old.commit != 0 && !v.absent && old.etag == r.ETag {
 				v.commit = old.commit // still before our commit lands (rule 6a)
 			}
 			o.views[a] = v
 			o.ok[a] = true
-		case storagesvc.NotFound:
-			o.views[a] = view{known: true, absent: true, hasData: true}
-			o.ok[a] = true
+		case r.Code == storagesvc.OK:
+			e.Log().Warn("cric: unreadable acceptor state", "key", o.key, "acceptor", a)
+			o.views[a] = view{}
 		default:
 			o.views[a] = view{}
 			p.stats.unknown++
@@ -629,15 +676,106 @@ func (p *Proposer) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 			o.ok[a] = true
 		case storagesvc.PreconditionFailed:
 			// Changed since read, or a duplicate of this very write took
-			// effect first: either way its state is unknown now.
-			o.views[a] = view{}
+			// effect first: either way its state is unknown now, unless
+			// a Head beside it told one (rule 3c).
+			o.views[a] = o.takeSide(a)
 			p.stats.conflicts++
 		default:
-			o.views[a] = view{} // outcome unknown: re-read, never assume
+			o.views[a] = o.takeSide(a) // outcome unknown: re-read, never assume
 			p.stats.unknown++
 		}
 	}
 	p.progress(e, o)
+}
+
+// lateAnswer handles the answer m (from) to request id of a finished
+// phase: a storage answer refreshes the cache and live views; the answer
+// to a promise sends the accept that waited for it (rule 5a).
+func (p *Proposer) lateAnswer(e env.Env, id uint64, pd pending, from wire.NodeID, m wire.Msg) {
+	promised := false
+	switch m := m.(type) {
+	case *storagesvc.Response:
+		if pd.pvm || from != p.ks.addrs[pd.acc] {
+			return
+		}
+		p.refresh(pd, m)
+		if o, a, ok := p.deferredFor(id); ok {
+			// refresh installed the promised state at the ETag it returned.
+			v := o.views[a]
+			p.acceptDeferred(e, o, a, m.Code == storagesvc.OK && v.known && v.etag == m.ETag)
+		}
+	case *PrepareResp:
+		if !pd.pvm || from != p.ks.pvmOf[pd.acc] {
+			return
+		}
+		if o, a, ok := p.deferredFor(id); ok {
+			o.views[a], promised = pvmView(o.views[a], m)
+			p.acceptDeferred(e, o, a, promised)
+		}
+	}
+}
+
+// deferredFor takes the accept waiting for promise id (rule 5a), if its
+// op's phase is still on.
+func (p *Proposer) deferredFor(id uint64) (o *op, a int, ok bool) {
+	w, ok := p.promised[id]
+	if !ok {
+		return nil, 0, false
+	}
+	delete(p.promised, id)
+	o = p.ops[w.op]
+	if o == nil || o.phSeq != w.phSeq {
+		return nil, 0, false
+	}
+	return o, w.acc, true
+}
+
+// acceptDeferred sends o's accept to acceptor a, whose promise has
+// answered (rule 5a): on the promised state if it succeeded; else the
+// acceptor counts as answered and failed.
+func (p *Proposer) acceptDeferred(e env.Env, o *op, a int, promised bool) {
+	o.sent--
+	if promised {
+		if next, ok, _ := o.views[a].st.accept(o.n, o.b, o.val.w, digest(o.val.data), o.val.del); ok {
+			next.Prev = o.prevOf(o.n)
+			p.write(e, o, a, next, o.val.data, true)
+			return
+		}
+	} else {
+		o.views[a] = view{} // the promise failed: unknown
+	}
+	o.answered[a] = true
+	o.sent++
+	o.got++
+	p.progress(e, o)
+}
+
+// takeSide is the state a Head beside a create-only write to acceptor a
+// returned (rule 3c), if any, for the write's failure; else unknown.
+func (o *op) takeSide(a int) view {
+	if o.side == nil {
+		return view{}
+	}
+	v := o.side[a]
+	o.side[a] = view{}
+	return v
+}
+
+// readView is the view a read's answer shows: the state and ETag it
+// returned (its data if hasD), or absent; ok is false if it shows nothing
+// (an error, or unreadable metadata).
+func readView(r *storagesvc.Response, hasD bool) (v view, ok bool) {
+	switch r.Code {
+	case storagesvc.OK:
+		st, err := parseState(r.Meta)
+		if err != nil {
+			return view{}, false
+		}
+		return view{known: true, etag: r.ETag, st: st, data: r.Data, hasData: hasD}, true
+	case storagesvc.NotFound:
+		return view{known: true, absent: true, hasData: true}, true
+	}
+	return view{}, false
 }
 
 // Timer implements env.Replica.
@@ -734,6 +872,11 @@ func (p *Proposer) endPhase(e env.Env, o *op) {
 			if o.refused == 0 {
 				p.stats.falsePrepareFailures++
 			}
+			if p.ks.cfg.ProposeAssistants {
+				// The assistants read every acceptor they answered for:
+				// what o knows is as fresh as a read.
+				o.fresh = true
+			}
 			p.retry(e, o)
 			return
 		}
@@ -769,6 +912,17 @@ func (p *Proposer) fastChosen(o *op) bool {
 // trip, so a wait far shorter only re-enters the same duel, and one far
 // longer spends the op's time idle.
 func (p *Proposer) retry(e env.Env, o *op) {
+	if o.cold && p.knownQuorum(o) {
+		// Rule 3c: the phase was planned on a cache miss's assumed states
+		// (stale, not contention), and the Heads beside its creates, or
+		// the assistants, read a quorum since: plan on those at once.
+		o.cold = false
+		o.fresh = true
+		o.ph = phBackoff
+		o.phSeq++
+		p.plan(e, o)
+		return
+	}
 	if !o.fresh {
 		o.fresh = true // at most once: the read makes the views fresh
 		o.ph = phBackoff
@@ -1082,6 +1236,14 @@ func (p *Proposer) slow(e env.Env, o *op, n uint64) {
 // and asks every acceptor whose state o knows to accept it.
 func (p *Proposer) acceptPhase(e env.Env, o *op) {
 	n := o.n
+	if m, _, _, chosen, _ := p.learned(o); chosen && m >= n {
+		// The promises showed version n already chosen (a commit bit,
+		// typically: a write planned on assumed or stale states, through
+		// assistants, which answer the state but no data): accepting it
+		// again would cost a read of its data for nothing.
+		p.plan(e, o)
+		return
+	}
 	promised := slices.Clone(o.ok)
 	// The states they promised from: what they had accepted for n (a
 	// promise changes only PV and PB).
@@ -1133,8 +1295,27 @@ func (p *Proposer) acceptPhase(e env.Env, o *op) {
 		o.proposedAt = n
 	}
 	d := digest(val.data)
+	// Rule 5a: promises not yet answered (the quorum came first). An
+	// accept sent now on the ETag before the promise fails once the
+	// promise lands, leaving that acceptor a version behind (and a
+	// reader near it a second round trip): it waits for the promise's
+	// ETag instead.
+	inflight := make([]uint64, len(o.views))
+	for _, id := range o.reqs {
+		if pd, ok := p.pending[id]; ok && pd.kind == phPrepare {
+			inflight[pd.acc] = id
+		}
+	}
 	p.newPhase(e, o, phAccept)
 	for a, w := range o.views {
+		if id := inflight[a]; id != 0 && w.known {
+			if len(p.promised) >= maxCommits {
+				p.promised = map[uint64]deferred{}
+			}
+			p.promised[id] = deferred{op: o.id, phSeq: o.phSeq, acc: a}
+			o.sent++
+			continue
+		}
 		if !w.known {
 			continue
 		}

@@ -228,32 +228,39 @@ func (p *Proposer) prepareVia(e env.Env, o *op, a int) {
 // prepared handles an assistant's answer for acceptor a of o.
 func (p *Proposer) prepared(o *op, a int, r *PrepareResp) {
 	p.stats.pvmRetries += uint64(r.Retries)
-	old := o.views[a]
-	switch r.Code {
-	case pvmPromised, pvmRefused:
-		st, err := parseState(r.Meta)
-		if err != nil {
-			o.views[a] = view{}
-			return
-		}
-		v := view{known: true, absent: r.Absent, etag: r.ETag, st: st, hasData: r.Absent}
-		if r.Code == pvmPromised && !r.Absent && st.V == 0 {
-			v.hasData = true // created by the assistant: no value yet
-		}
-		// The data the proposer read is still the object's if the
-		// accepted version and digest are unchanged (a promise changes
-		// only PV and PB).
-		if old.known && old.hasData && !old.absent && old.st.V == st.V && old.st.W == st.W && old.st.Digest == st.Digest {
-			v.data, v.hasData = old.data, true
-		}
-		o.views[a] = v
-		if r.Code == pvmPromised {
-			o.ok[a] = true
-		} else {
-			o.refused++
-		}
-	default:
-		o.views[a] = view{}
+	if o.views[a].assumed && r.Code != pvmUnknown {
+		o.cold = true // the assistant read what the cache miss assumed
+	}
+	var promised bool
+	o.views[a], promised = pvmView(o.views[a], r)
+	switch {
+	case promised:
+		o.ok[a] = true
+	case r.Code == pvmRefused && o.views[a].known:
+		o.refused++
+	case !o.views[a].known:
 		p.stats.unknown++
 	}
+}
+
+// pvmView is what an assistant's answer r shows of an acceptor o viewed
+// as old, and whether the promise is installed.
+func pvmView(old view, r *PrepareResp) (view, bool) {
+	if r.Code != pvmPromised && r.Code != pvmRefused {
+		return view{}, false
+	}
+	st, err := parseState(r.Meta)
+	if err != nil {
+		return view{}, false
+	}
+	v := view{known: true, absent: r.Absent, etag: r.ETag, st: st, hasData: r.Absent}
+	if r.Code == pvmPromised && !r.Absent && st.V == 0 {
+		v.hasData = true // created by the assistant: no value yet
+	}
+	// The data the proposer read is still the object's if the accepted
+	// version and digest are unchanged (a promise changes only PV and PB).
+	if old.known && old.hasData && !old.absent && old.st.V == st.V && old.st.W == st.W && old.st.Digest == st.Digest {
+		v.data, v.hasData = old.data, true
+	}
+	return v, r.Code == pvmPromised
 }

@@ -38,6 +38,10 @@
 //  6. Read: every acceptor's state and value; with a quorum of answers,
 //     return the highest version if known chosen, else write it back.
 //  7. An acceptor persists before it answers (the runtime's contract).
+//  8. An answer that arrives after its phase ended still refreshes the
+//     proposer's cached states where it is fresher (internal/protocol/
+//     vmpaxos doc.go, rule L: cric's rule 6a), so a key the proposer
+//     first read, at a quorum, gets fast-round writes after it.
 //
 // # Guarantee
 //

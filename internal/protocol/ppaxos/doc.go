@@ -44,6 +44,10 @@
 //     replay of the rest is the same): the thesis's "older versions are
 //     garbage collected as soon as a new version is globally accepted".
 //  4. Reads read the logs (one round trip) and act as cric's rule 7.
+//  5. A log read back after its phase ended still refreshes the
+//     proposer's cached states where it is fresher (internal/protocol/
+//     vmpaxos doc.go, rule L: cric's rule 6a); an append's answer tells
+//     nothing of the state.
 //
 // A log holds at most 4096 records; past that appends are refused.
 //

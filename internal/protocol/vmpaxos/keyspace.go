@@ -48,6 +48,9 @@ func NewKeyspace(name string, mode Mode, t *topo.Topology, cfg cric.Config) (*Ke
 	if cfg.KeyPrefix == "" {
 		cfg.KeyPrefix = name + "/"
 	}
+	if cfg.ColdWrites != "" || cfg.ReadDataCopies != 0 {
+		return nil, fmt.Errorf("%s: cold_writes and read_data_copies are cric's (its storage-service requests); leave them unset", name)
+	}
 	cfg.EnsureDefaults(names)
 	if err := cfg.Validate(names); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

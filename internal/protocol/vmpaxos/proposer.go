@@ -13,8 +13,13 @@ import (
 )
 
 // maxCachedKeys bounds a proposer's cache of acceptor states (dropped
-// whole past it; only a hint, as in cric).
-const maxCachedKeys = 4096
+// whole past it; only a hint, as in cric); maxLate the requests of
+// finished phases whose answers still refresh what the proposer knows
+// (dropped whole past it: an answer then refreshes nothing).
+const (
+	maxCachedKeys = 4096
+	maxLate       = 1 << 14
+)
 
 // view is what a proposer knows of one acceptor's state for an object.
 type view struct {
@@ -74,12 +79,17 @@ type op struct {
 }
 
 // pending is an outstanding request: stage 1 the phase's request (in
-// ModeLog its append), stage 2 the read of the log after an append.
+// ModeLog its append), stage 2 the read of the log after an append. key,
+// ph and n (the version the phase is for) let an answer that comes after
+// its phase still be read (refresh).
 type pending struct {
 	op, phSeq uint64
 	acc       int
 	stage     uint8
 	rec       uint64 // ModeLog: the appended record
+	key       string
+	ph        phase
+	n         uint64
 }
 
 type timerKind uint8
@@ -98,6 +108,12 @@ type opTimer struct {
 type stats struct {
 	cric.OpCosts
 	fastCommits, slowCommits, writeBacks, timeouts uint64
+	// Writes that could try the fast round but took the classic path, by
+	// reason: too few acceptors known, or known but refusing (fastRound);
+	// the highest version not known chosen, or promised past (plan).
+	skipUnknown, skipRefused, skipUnchosen, skipPromised uint64
+	// lateViews are answers to finished phases that refreshed a view.
+	lateViews uint64
 }
 
 // Proposer is a node's proposer and learner (cric's algorithm, doc.go of
@@ -109,12 +125,18 @@ type Proposer struct {
 	nextID  uint64
 	ops     map[uint64]*op
 	pending map[uint64]pending
-	cache   map[string][]view
-	stats   stats
+	// late holds the requests of finished phases: their answers are true
+	// states of the acceptors, kept where they tell more (refresh).
+	late map[uint64]pending
+	// byKey are the live ops by object key, which late answers refresh too.
+	byKey map[string][]*op
+	cache map[string][]view
+	stats stats
 }
 
 func newProposer(ks *Keyspace, id wire.NodeID) *Proposer {
-	return &Proposer{ks: ks, id: id, ops: map[uint64]*op{}, pending: map[uint64]pending{}, cache: map[string][]view{}}
+	return &Proposer{ks: ks, id: id, ops: map[uint64]*op{}, pending: map[uint64]pending{}, late: map[uint64]pending{},
+		byKey: map[string][]*op{}, cache: map[string][]view{}}
 }
 
 // Start implements env.Replica: a new nonce and request IDs per
@@ -156,6 +178,7 @@ func (p *Proposer) Request(e env.Env, req *wire.Request) {
 		return
 	}
 	p.ops[o.id] = o
+	p.byKey[req.Key] = append(p.byKey[req.Key], o)
 	o.deadline = e.SetTimer(p.ks.cfg.OpTimeout, opTimer{op: o.id, kind: timerDeadline})
 	o.views = make([]view, p.ks.shape.Acceptors())
 	if req.Op == wire.OpGet {
@@ -184,26 +207,41 @@ func (p *Proposer) finish(e env.Env, o *op, rep *wire.Reply) {
 	e.CancelTimer(o.deadline)
 	p.forget(o)
 	delete(p.ops, o.id)
-	old, ok := p.cache[o.req.Key]
+	key := o.req.Key
+	if ops := slices.DeleteFunc(p.byKey[key], func(x *op) bool { return x == o }); len(ops) > 0 {
+		p.byKey[key] = ops
+	} else {
+		delete(p.byKey, key)
+	}
+	old, ok := p.cache[key]
 	if !ok && len(p.cache) >= maxCachedKeys {
 		p.cache = map[string][]view{}
 	}
-	if ok && o.req.Op == wire.OpGet {
-		// A read stops at the first quorum: keep what the cache knows of
-		// the other acceptors (cric rule 6a), or the next write would
-		// know too few to try the fast round.
+	if ok {
+		// A read stops at the first quorum, and late answers may have
+		// refreshed the cache since o began: keep the cache's view where
+		// it is fresher than o's (rule L), or the next write could know
+		// too few acceptors to try the fast round.
 		for a, v := range o.views {
-			if !v.known {
+			if fresher(old[a], v) {
 				o.views[a] = old[a]
 			}
 		}
 	}
-	p.cache[o.req.Key] = o.views
+	p.cache[key] = o.views
 }
 
+// forget ends o's outstanding requests: their answers, if any come, only
+// refresh what the proposer knows (refresh).
 func (p *Proposer) forget(o *op) {
+	if len(p.late)+len(o.reqs) > maxLate {
+		p.late = map[uint64]pending{}
+	}
 	for _, id := range o.reqs {
-		delete(p.pending, id)
+		if pd, ok := p.pending[id]; ok {
+			p.late[id] = pd
+			delete(p.pending, id)
+		}
 	}
 	o.reqs = o.reqs[:0]
 }
@@ -228,7 +266,7 @@ func (p *Proposer) newPhase(e env.Env, o *op, ph phase) {
 // send sends r (a phase's request) to acceptor a.
 func (p *Proposer) send(e env.Env, o *op, a int, r *Request, stage uint8, rec uint64) {
 	r.ID, r.Key = p.newID(), o.req.Key
-	p.pending[r.ID] = pending{op: o.id, phSeq: o.phSeq, acc: a, stage: stage, rec: rec}
+	p.pending[r.ID] = pending{op: o.id, phSeq: o.phSeq, acc: a, stage: stage, rec: rec, key: o.req.Key, ph: o.ph, n: o.n}
 	o.reqs = append(o.reqs, r.ID)
 	if stage == 1 {
 		o.sent++
@@ -248,11 +286,21 @@ func (p *Proposer) read(e env.Env, o *op) {
 func (p *Proposer) step(e env.Env, from wire.NodeID, r *Response) {
 	pd, ok := p.pending[r.ID]
 	if !ok {
+		// A duplicate, or an answer to a finished phase: it only
+		// refreshes what the proposer knows (rule L).
+		if pd, ok = p.late[r.ID]; ok && from == p.ks.addrs[pd.acc] {
+			delete(p.late, r.ID)
+			p.refresh(e, pd, r)
+		}
+		return
+	}
+	if from != p.ks.addrs[pd.acc] {
 		return
 	}
 	delete(p.pending, r.ID)
 	o := p.ops[pd.op]
-	if o == nil || o.phSeq != pd.phSeq || from != p.ks.addrs[pd.acc] {
+	if o == nil || o.phSeq != pd.phSeq {
+		p.refresh(e, pd, r) // its phase ended (a backoff, or a quorum without it)
 		return
 	}
 	a := pd.acc
@@ -269,36 +317,109 @@ func (p *Proposer) step(e env.Env, from wire.NodeID, r *Response) {
 		p.send(e, o, a, &Request{Op: OpRead}, 2, r.ID)
 		return
 	}
-	var v view
-	var accepted bool
+	v, took, known := p.viewOf(e, pd, r)
+	if !known {
+		p.result(e, o, a, false, view{})
+		return
+	}
+	if p.ks.mode == ModeLogic && (o.ph == phAccept || o.ph == phFast) && took {
+		v.data, v.hasData = o.val.data, true
+	}
+	p.result(e, o, a, took, withData(v, o.views[a]))
+}
+
+// viewOf is what answer r to request pd tells of acceptor pd.acc (known
+// false: nothing, as for a ModeLog append's answer or an unreadable
+// state), and whether the request took effect (a read always does). In
+// ModeLog it is the state just after pd's record when that took effect,
+// else the state at the end of the log. The view carries the value only
+// when the answer did.
+func (p *Proposer) viewOf(e env.Env, pd pending, r *Response) (v view, took, known bool) {
 	if p.ks.mode == ModeLog {
-		final, fdata, at, adata, took, found := replay(r.Log, pd.rec)
-		v = view{known: true, st: final, data: fdata, hasData: true}
-		if o.ph == phRead {
-			accepted = true
-		} else if found && took {
-			v, accepted = view{known: true, st: at, data: adata, hasData: true}, true
+		if pd.ph != phRead && pd.stage == 1 {
+			return view{}, false, false
 		}
-	} else {
-		st, err := cric.ParseState(r.State)
-		if err != nil {
-			e.Log().Warn(p.ks.name+": unreadable acceptor state", "key", o.req.Key, "acceptor", a, "err", err)
-			p.result(e, o, a, false, view{})
-			return
+		final, fdata, at, adata, ok, found := replay(r.Log, pd.rec)
+		if pd.ph == phRead {
+			return view{known: true, st: final, data: fdata, hasData: true}, true, true
 		}
-		v = view{known: true, st: st, data: r.Data}
-		accepted = o.ph == phRead || r.OK
-		old := o.views[a]
-		switch {
-		case o.ph == phRead || o.ph == phPrepare && st.V == o.n:
-			v.hasData = true // the acceptor sent the value
-		case (o.ph == phAccept || o.ph == phFast) && accepted:
-			v.data, v.hasData = o.val.data, true
-		case old.hasData && old.st.V == st.V && old.st.W == st.W:
-			v.data, v.hasData = old.data, true
+		if found && ok {
+			return view{known: true, st: at, data: adata, hasData: true}, true, true
+		}
+		return view{known: true, st: final, data: fdata, hasData: true}, false, true
+	}
+	st, err := cric.ParseState(r.State)
+	if err != nil {
+		e.Log().Warn(p.ks.name+": unreadable acceptor state", "key", pd.key, "acceptor", pd.acc, "err", err)
+		return view{}, false, false
+	}
+	// The acceptor sends the value for a read, and for a promise on the
+	// version being prepared when it has accepted it.
+	hasData := pd.ph == phRead || pd.ph == phPrepare && st.V == pd.n
+	return view{known: true, st: st, data: r.Data, hasData: hasData}, pd.ph == phRead || r.OK, true
+}
+
+// withData is v, with the value old holds when v lacks it and old is at
+// the same accepted value.
+func withData(v, old view) view {
+	if !v.hasData && old.hasData && old.st.V == v.st.V && old.st.W == v.st.W {
+		v.data, v.hasData = old.data, true
+	}
+	return v
+}
+
+// later reports whether acceptor state s comes after t in an acceptor's
+// history: a promise raises (PV, PB), an accept raises it or, promised
+// already, the accepted version or ballot (V, B), a commit sets the bit,
+// and nothing lowers them.
+func later(s, t cric.State) bool {
+	switch {
+	case s.PV != t.PV:
+		return s.PV > t.PV
+	case s.PB != t.PB:
+		return t.PB.Less(s.PB)
+	case s.V != t.V:
+		return s.V > t.V
+	case s.B != t.B:
+		return t.B.Less(s.B)
+	}
+	return s.Committed && !t.Committed
+}
+
+// fresher reports whether view v tells more of its acceptor than old: it
+// is known and old is not, or a later state.
+func fresher(v, old view) bool {
+	return v.known && (!old.known || later(v.st, old.st))
+}
+
+// refresh keeps what an answer to a finished phase tells (rule L): the
+// cache takes it where it is fresher than the cached view, and a live op
+// on the key where it is fresher than the op's view of an acceptor that
+// did not take its current phase's request (the op's value choice rests
+// on the states its promises came with). Every such view is a true state
+// of the acceptor, and knowing a version chosen from views of different
+// times is sound (a value accepted by a quorum in one ballot, or by a
+// super quorum in the fast round, or committed, stays chosen); which
+// acceptors a phase asks is only a hint, since an acceptor applies the
+// acceptor logic itself (in ModeLog, the replay of its log does).
+func (p *Proposer) refresh(e env.Env, pd pending, r *Response) {
+	v, _, known := p.viewOf(e, pd, r)
+	if !known {
+		return
+	}
+	a := pd.acc
+	kept := false
+	if vs, ok := p.cache[pd.key]; ok && fresher(v, vs[a]) {
+		vs[a], kept = withData(v, vs[a]), true
+	}
+	for _, o := range p.byKey[pd.key] {
+		if !(o.ok != nil && o.ok[a]) && fresher(v, o.views[a]) { // o.ok is nil before o's first phase
+			o.views[a], kept = withData(v, o.views[a]), true
 		}
 	}
-	p.result(e, o, a, accepted, v)
+	if kept {
+		p.stats.lateViews++
+	}
 }
 
 // result records acceptor a's outcome in o's phase.
@@ -471,8 +592,14 @@ func (p *Proposer) plan(e env.Env, o *op) {
 	}
 	switch {
 	case pv > m:
+		if o.fast {
+			p.stats.skipPromised++
+		}
 		p.slow(e, o, pv)
 	case !chosen:
+		if o.fast {
+			p.stats.skipUnchosen++
+		}
 		p.slow(e, o, m)
 	case v.w == o.mine.w:
 		p.finish(e, o, &wire.Reply{})
@@ -502,6 +629,11 @@ func (p *Proposer) fastRound(e env.Env, o *op, n uint64) {
 		return w.known && ok
 	}
 	if !p.ks.shape.Super(can) {
+		if p.ks.shape.Super(func(a int) bool { return o.views[a].known }) {
+			p.stats.skipRefused++
+		} else {
+			p.stats.skipUnknown++
+		}
 		p.slow(e, o, n)
 		return
 	}
@@ -659,5 +791,10 @@ func (p *Proposer) Counters(int64) []protocol.Counter {
 		protocol.Count("slow_commits_total", "versions chosen by the classic path", s.slowCommits),
 		protocol.Count("write_backs_total", "reads that re-proposed the highest accepted value", s.writeBacks),
 		protocol.Count("timeouts_total", "operations that timed out", s.timeouts),
+		protocol.Count("fast_skipped_unknown_total", "fast-round writes that took the classic path: too few acceptors' states known", s.skipUnknown),
+		protocol.Count("fast_skipped_refused_total", "fast-round writes that took the classic path: too few known states allow the fast Accept", s.skipRefused),
+		protocol.Count("fast_skipped_unchosen_total", "fast-round writes that first finished a version not known chosen", s.skipUnchosen),
+		protocol.Count("fast_skipped_promised_total", "fast-round writes that first finished a version promised past the highest accepted", s.skipPromised),
+		protocol.Count("late_views_total", "answers to finished phases that refreshed a cached or live view", s.lateViews),
 	)
 }

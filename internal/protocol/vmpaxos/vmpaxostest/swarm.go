@@ -31,6 +31,15 @@ links:
   - {from: a, to: c, one_way_ms: 60, jitter: {dist: exponential, mean_ms: 5}}
 `
 
+// World is the swarm's world: three regions with two nodes each.
+func World(t testing.TB) *topo.World {
+	w, err := topo.Parse([]byte(world))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // Swarm returns the generator of protocol's seeded runs: one or two
 // acceptors per region (hierarchical quorums), the fast round on or off,
 // node crashes (acceptors and proposers) and partitions (RandomFaults),
@@ -38,10 +47,7 @@ links:
 // on one to eight keys (concurrent proposers).
 func Swarm(protocol string) simtest.Generator {
 	return func(t testing.TB, seed uint64) scenario.Config {
-		w, err := topo.Parse([]byte(world))
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := World(t)
 		r := rand.New(rand.NewPCG(seed, 0x766d70)) // "vmp"
 		var wl yaml.Node
 		if err := wl.Encode(map[string]any{
