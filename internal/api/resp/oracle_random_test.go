@@ -88,6 +88,14 @@ func TestOracleRandom(t *testing.T) {
 			return "~" + pick("KEYS *", "KEYS k?", "SCAN 0 COUNT 100", "SCAN 0 COUNT 100 TYPE "+pick("string", "hash", "list", "set", "zset"))
 		},
 		func() string { return "DBSIZE" },
+		func() string { return pick("SETEX ", "PSETEX ") + key() + " " + pick("100000", "0", "x") + " " + num() },
+		func() string {
+			return "GETEX " + key() + pick(" EX 1000", " PX 100000", " PERSIST", " EXAT 1", " KEEPTTL")
+		},
+		func() string {
+			return "ZRANGE " + key() + " " + pick("-inf", "(1", "+inf") + " " + pick("+inf", "2", "-inf") + " BYSCORE" + pick("", " REV") + pick("", " LIMIT 0 1", " WITHSCORES")
+		},
+		func() string { return "~SCAN 0 COUNT 100 MATCH " + pick("k[12]", "k/*", "*3", "?2", "k\\/4") },
 	}
 	var script strings.Builder
 	for range 1500 {
