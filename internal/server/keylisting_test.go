@@ -61,15 +61,10 @@ func TestKeyListing(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		var got []string
-		iter := c.Scan(ctx, 0, "", 25).Iterator()
-		for iter.Next(ctx) {
-			got = append(got, iter.Val())
-		}
-		if err := iter.Err(); err != nil {
+		got, err := scanAll(ctx, c, "", 25)
+		if err != nil {
 			t.Fatalf("%s: SCAN: %v", when, err)
 		}
-		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: SCAN listed %d keys %q...; want %d keys, each once", when, len(got), got[:min(5, len(got))], len(want))
 		}
@@ -112,4 +107,15 @@ func TestKeyListing(t *testing.T) {
 	p = start(t, bin, dir, freeAddr(t), freeAddr(t))
 	c = redis.NewClient(&redis.Options{Addr: p.resp, Protocol: 2})
 	check("after a restart")
+}
+
+// scanAll lists keys with go-redis's SCAN cursor loop, sorted.
+func scanAll(ctx context.Context, c *redis.Client, match string, count int64) ([]string, error) {
+	var got []string
+	iter := c.Scan(ctx, 0, match, count).Iterator()
+	for iter.Next(ctx) {
+		got = append(got, iter.Val())
+	}
+	slices.Sort(got)
+	return got, iter.Err()
 }

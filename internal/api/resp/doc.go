@@ -144,14 +144,15 @@
 //     lower level (ONE, QUORUM, LOCAL_*) may not have reached this node
 //     yet, so until it does the key may be missing here, or a deleted key
 //     still listed. With fewer replicas than nodes, a node lists only the
-//     keys it is a replica of.
+//     keys it is a replica of (internal/server TestKeyListingCluster: three
+//     nodes, writes at ALL, every node lists every key).
 //   - lease (GlobLease): each region has one replica of every key (its
 //     ring's node), so a region of one node holds every key. A replica's
 //     copy can lag the key's master (passive updates), with the same
 //     consequence as quorum's lower levels until the update arrives.
 //   - meteor, dirsc, dirrc, cric, fastpaxos and ppaxos keep version chains,
 //     directory rows or storage-service objects rather than one record per
-//     key on the node: listing replies `ERR keyspace "<name>": protocol
+//     key on the node: listing replies (TestKeyListingCluster) `ERR keyspace "<name>": protocol
 //     <p> keeps no key list on its nodes`.
 //
 // # Lightcone extensions
