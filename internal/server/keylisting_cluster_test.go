@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -58,5 +60,55 @@ func TestKeyListingCluster(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "protocol meteor keeps no key list") {
 			t.Errorf("%v in a meteor keyspace: %v; want the protocol's refusal", cmd, err)
 		}
+	}
+}
+
+// TestKeyListingPartial lists keys on two real nodes of one region that
+// each hold half of the keys (quorum, one replica per region): each node
+// lists only the keys it is a replica of, so the two listings are disjoint
+// and together hold every key.
+func TestKeyListingPartial(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	world := filepath.Join(t.TempDir(), "one2.yaml")
+	if err := os.WriteFile(world, []byte(`name: one2
+description: one region of two nodes
+source: test
+nodes_per_region: 2
+regions:
+  - {name: a, provider: local, lat: 0, long: 0}
+intra:
+  one_way_ms: 0.05
+  jitter: {dist: none}
+  source: loopback
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newClusterOf(t, world, []string{"a-0", "a-1"}, false)
+	ctx := context.Background()
+	w := c.client("a-0")
+	var want []string
+	for i := range 40 {
+		k := fmt.Sprintf("k%02d", i)
+		if err := w.Set(ctx, k, "v", 0).Err(); err != nil {
+			t.Fatalf("SET %s: %v", k, err)
+		}
+		want = append(want, k)
+	}
+	var union []string
+	for _, n := range []string{"a-0", "a-1"} {
+		got, err := scanAll(ctx, c.client(n), "", 10)
+		if err != nil {
+			t.Fatalf("SCAN at %s: %v", n, err)
+		}
+		if len(got) == 0 || len(got) == len(want) {
+			t.Errorf("SCAN at %s listed %d of %d keys; want the part it is a replica of", n, len(got), len(want))
+		}
+		union = append(union, got...)
+	}
+	slices.Sort(union)
+	if !slices.Equal(union, want) {
+		t.Errorf("the two nodes' listings together = %q; want every key once: %q", union, want)
 	}
 }

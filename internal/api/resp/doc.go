@@ -144,8 +144,10 @@
 //     lower level (ONE, QUORUM, LOCAL_*) may not have reached this node
 //     yet, so until it does the key may be missing here, or a deleted key
 //     still listed. With fewer replicas than nodes, a node lists only the
-//     keys it is a replica of (internal/server TestKeyListingCluster: three
-//     nodes, writes at ALL, every node lists every key).
+//     keys it is a replica of (internal/server TestKeyListingCluster:
+//     three regions of one node, writes at ALL, every node lists every
+//     key; TestKeyListingPartial: two nodes of one region, each lists its
+//     half).
 //   - lease (GlobLease): each region has one replica of every key (its
 //     ring's node), so a region of one node holds every key. A replica's
 //     copy can lag the key's master (passive updates), with the same
