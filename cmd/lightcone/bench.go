@@ -45,6 +45,10 @@ func benchListCmd() *cobra.Command {
 	}
 }
 
+// benchResultsDir is where bench run writes by default, under the
+// current directory; the repository's .gitignore lists it.
+const benchResultsDir = "bench-results"
+
 func benchRunCmd() *cobra.Command {
 	var (
 		all     bool
@@ -61,7 +65,11 @@ directory per experiment: results.json, rows.csv, seconds.csv, cdf.csv, report.m
 PNG figures. --runtime sim (default) runs in virtual time; real starts a local cluster
 (one process per region, WAN emulation) at the experiment's reduced scale; both does
 both and reports them side by side. An interrupted run (Ctrl-C) stops its cluster and
-writes what it measured, marked incomplete.`,
+writes what it measured, marked incomplete.
+
+Results go to --out: by default ./bench-results/NAME under the current directory
+(with several experiments and --out DIR, DIR/NAME each). A Lightcone checkout's
+.gitignore lists bench-results/, so runs from the repository root stay out of git.`,
 		Example: `  lightcone bench run quorum-globlease-fig4
   lightcone bench run quorum-meteor-controlled --set duration=10s --out /tmp/meteor
   lightcone bench run quorum-globlease-fig5 --runtime both
@@ -105,7 +113,7 @@ writes what it measured, marked incomplete.`,
 			for _, e := range exps {
 				dir := out
 				if dir == "" {
-					dir = filepath.Join("bench-results", e.Name)
+					dir = filepath.Join(benchResultsDir, e.Name)
 				} else if len(exps) > 1 {
 					dir = filepath.Join(out, e.Name)
 				}
@@ -141,7 +149,7 @@ writes what it measured, marked incomplete.`,
 	f.BoolVar(&all, "all", false, "run the whole catalog")
 	f.StringVar(&opts.Runtime, "runtime", "", "sim (virtual time), real (local cluster with WAN emulation), or both; default sim (real for calibration-*)")
 	f.Uint64Var(&opts.Seed, "seed", 1, "seed of every random choice")
-	f.StringVar(&out, "out", "", "results directory (default bench-results/NAME; with several experiments, one subdirectory each)")
+	f.StringVar(&out, "out", "", "results directory (default ./bench-results/NAME; with several experiments, one subdirectory each)")
 	f.BoolVar(&asJSON, "json", false, "print a machine-readable summary instead of the Markdown report")
 	f.StringArrayVar(&setArgs, "set", nil, "override a parameter, key=value (keys: "+overrideKeys()+")")
 	return cmd

@@ -39,27 +39,26 @@ func cliCmd() *cobra.Command {
 	pf.StringVar(&token, "token", "", "HTTP admin bearer token")
 	pf.DurationVar(&timeout, "timeout", 10*time.Second, "give up after this long")
 
-	// in runs f on one connection in keyspace ks ("" for the node's
-	// default).
-	in := func(cx context.Context, ks string, f func(redis.Cmdable) error) error {
+	// keyspace is every data command's --keyspace: one command runs per
+	// invocation.
+	var keyspace string
+	// in runs f on one connection in the --keyspace.
+	in := func(cx context.Context, f func(*redis.Conn) error) error {
 		c := client()
 		defer c.Close()
 		conn := c.Conn()
 		defer conn.Close()
-		if ks != "" {
-			if err := conn.Do(cx, "LC.KEYSPACE", ks).Err(); err != nil {
-				return fmt.Errorf("keyspace %q: %w", ks, err)
-			}
+		if err := useKeyspace(cx, conn, keyspace); err != nil {
+			return err
 		}
 		return f(conn)
 	}
-	var getKeyspace, delKeyspace string
 	get := &cobra.Command{Use: "get KEY", Short: "Print a key's value", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cx, cancel := ctx()
 			defer cancel()
 			var v string
-			err := in(cx, getKeyspace, func(c redis.Cmdable) (err error) {
+			err := in(cx, func(c *redis.Conn) (err error) {
 				v, err = c.Get(cx, args[0]).Result()
 				return err
 			})
@@ -72,50 +71,45 @@ func cliCmd() *cobra.Command {
 			fmt.Fprintln(cmd.OutOrStdout(), v)
 			return nil
 		}}
-	var putKeyspace, putUpdate string
+	var putUpdate string
 	put := &cobra.Command{Use: "put KEY VALUE", Short: "Set a key", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := client()
-			defer c.Close()
-			cx, cancel := ctx()
-			defer cancel()
-			if putKeyspace == "" && putUpdate == "" {
-				if err := c.Set(cx, args[0], args[1], 0).Err(); err != nil {
-					return err
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), "OK")
-				return nil
-			}
 			if _, err := wire.ParseUpdateMode(putUpdate); putUpdate != "" && err != nil {
 				return fmt.Errorf("--update: %w", err)
 			}
-			conn := c.Conn()
-			defer conn.Close()
-			if putKeyspace != "" {
-				if err := conn.Do(cx, "LC.KEYSPACE", putKeyspace).Err(); err != nil {
-					return fmt.Errorf("keyspace %q: %w", putKeyspace, err)
-				}
-			}
+			cx, cancel := ctx()
+			defer cancel()
+			// In the default keyspace a plain SET; otherwise LC.SET, which
+			// takes the update mode and answers the version written.
+			plain := keyspace == "" && putUpdate == ""
 			cmdArgs := []any{"LC.SET", args[0], args[1]}
+			if plain {
+				cmdArgs[0] = "SET"
+			}
 			if putUpdate != "" {
 				cmdArgs = append(cmdArgs, "UPDATE", putUpdate)
 			}
-			v, err := conn.Do(cx, cmdArgs...).Text()
-			if err != nil {
+			var v string
+			if err := in(cx, func(c *redis.Conn) (err error) {
+				v, err = c.Do(cx, cmdArgs...).Text()
 				return err
+			}); err != nil {
+				return err
+			}
+			if plain {
+				fmt.Fprintln(cmd.OutOrStdout(), v)
+				return nil
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "OK (version %s)\n", v)
 			return nil
 		}}
-	put.Flags().StringVar(&putKeyspace, "keyspace", "", "the key's keyspace (default: the node's default keyspace)")
-	get.Flags().StringVar(&getKeyspace, "keyspace", "", "the key's keyspace (default: the node's default keyspace)")
 	put.Flags().StringVar(&putUpdate, "update", "", "update mode for lease keyspaces: active or passive (default: the keyspace's)")
 	del := &cobra.Command{Use: "del KEY...", Short: "Delete keys", Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cx, cancel := ctx()
 			defer cancel()
 			var n int64
-			err := in(cx, delKeyspace, func(c redis.Cmdable) (err error) {
+			err := in(cx, func(c *redis.Conn) (err error) {
 				n, err = c.Del(cx, args...).Result()
 				return err
 			})
@@ -125,7 +119,6 @@ func cliCmd() *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "%d deleted\n", n)
 			return nil
 		}}
-	del.Flags().StringVar(&delKeyspace, "keyspace", "", "the keys' keyspace (default: the node's default keyspace)")
 	status := &cobra.Command{Use: "status", Short: "Print the node's status (JSON)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cx, cancel := ctx()
@@ -149,7 +142,6 @@ func cliCmd() *cobra.Command {
 			_, err = io.Copy(cmd.OutOrStdout(), res.Body)
 			return err
 		}}
-	var keyspace string
 	migrate := &cobra.Command{Use: "migrate KEY REGION", Short: "Move a key's write mastership to a region (lease keyspaces)",
 		Long: `Move KEY's write mastership to REGION and print the region of its master afterwards.
 Only keyspaces whose protocol has per-key masters (lease) support it. While the
@@ -168,8 +160,6 @@ answers UNAVAILABLE, and migrate retries until --timeout.`,
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: master in region %s\n", args[0], region)
 			return nil
 		}}
-	migrate.Flags().StringVar(&keyspace, "keyspace", "", "the key's keyspace (default: the node's default keyspace)")
-	var holdKeyspace string
 	hold := &cobra.Command{Use: "hold KEY... [-- COMMAND [ARG...]]",
 		Short: "Acquire keys (rc keyspaces), run commands while holding them, release them",
 		Long: `hold takes the hold on every KEY (LC.ACQUIRE, in sorted order) on one connection,
@@ -205,9 +195,11 @@ If hold exits without releasing (killed), closing its connection releases the ke
 			defer c.Close()
 			conn := c.Conn()
 			defer conn.Close()
-			return holdKeys(context.Background(), timeout, conn, holdKeyspace, keys, command, cmd.InOrStdin(), cmd.OutOrStdout())
+			return holdKeys(context.Background(), timeout, conn, keyspace, keys, command, cmd.InOrStdin(), cmd.OutOrStdout())
 		}}
-	hold.Flags().StringVar(&holdKeyspace, "keyspace", "", "the keys' keyspace (default: the node's default keyspace)")
+	for _, c := range []*cobra.Command{get, put, del, migrate, hold} {
+		c.Flags().StringVar(&keyspace, "keyspace", "", "the keyspace of the keys (default: the node's default keyspace)")
+	}
 	cmd.AddCommand(get, put, del, migrate, hold, status)
 	return cmd
 }
@@ -222,10 +214,11 @@ func holdKeys(ctx context.Context, timeout time.Duration, conn *redis.Conn, ks s
 		defer cancel()
 		return conn.Do(cx, args...)
 	}
-	if ks != "" {
-		if err := do("LC.KEYSPACE", ks).Err(); err != nil {
-			return fmt.Errorf("keyspace %q: %w", ks, err)
-		}
+	cx, cancel := context.WithTimeout(ctx, timeout)
+	err = useKeyspace(cx, conn, ks)
+	cancel()
+	if err != nil {
+		return err
 	}
 	keys = slices.Clone(keys)
 	slices.Sort(keys)
@@ -317,10 +310,8 @@ const migrateRetry = 100 * time.Millisecond
 // the node answers UNAVAILABLE, and returns the new master's region.
 func migrateKey(ctx context.Context, conn *redis.Conn, ks, key, region string) (string, error) {
 	defer conn.Close()
-	if ks != "" {
-		if err := conn.Do(ctx, "LC.KEYSPACE", ks).Err(); err != nil {
-			return "", fmt.Errorf("keyspace %q: %w", ks, err)
-		}
+	if err := useKeyspace(ctx, conn, ks); err != nil {
+		return "", err
 	}
 	for {
 		got, err := conn.Do(ctx, "LC.MIGRATE", key, region).Text()
@@ -345,4 +336,17 @@ func migrateKey(ctx context.Context, conn *redis.Conn, ks, key, region string) (
 		case <-t.C:
 		}
 	}
+}
+
+// useKeyspace switches conn to keyspace ks ("" leaves it in the node's
+// default). The node refuses a keyspace it does not serve, naming those
+// it does.
+func useKeyspace(ctx context.Context, conn *redis.Conn, ks string) error {
+	if ks == "" {
+		return nil
+	}
+	if err := conn.Do(ctx, "LC.KEYSPACE", ks).Err(); err != nil {
+		return fmt.Errorf("--keyspace: %s", strings.TrimPrefix(err.Error(), "ERR "))
+	}
+	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lightcone/lightcone/internal/server"
 )
 
@@ -116,7 +118,7 @@ func TestCLIHold(t *testing.T) {
 		{args: []string{"hold", "--keyspace", "rc", "k", "--", "get", "absent"}, wantErr: `get absent: rc: get of "absent" outside a hold: acquire it first`},
 		{args: []string{"hold", "--keyspace", "rc", "b", "a"}, stdin: "set a 1\n\nget a\nget b\nmget a b\n", want: "OK\n1\n(nil)\n  1\n  (nil)\n"},
 		{args: []string{"hold", "--keyspace", "rc", "a"}, stdin: "get zz\nget a\n", wantErr: "hold: 1 command(s) failed", wantOutIn: "(error) rc: get of \"zz\" outside a hold"},
-		{args: []string{"hold", "--keyspace", "nope", "k", "--", "get", "k"}, wantErr: `acquire "k": keyspace: unknown keyspace "nope"`},
+		{args: []string{"hold", "--keyspace", "nope", "k", "--", "get", "k"}, wantErr: `--keyspace: unknown keyspace "nope" (keyspaces: default, glob, rc, cric)`},
 		{args: []string{"hold", "k", "--", "get", "k"}, wantErr: `acquire "k": keyspace "default": its protocol has no holds (only rc keyspaces do)`},
 		{args: []string{"hold", "--keyspace", "rc", "k", "--"}, wantErr: "hold: no command after --"},
 		{args: []string{"hold", "--keyspace", "rc", "--", "get", "k"}, wantErr: "hold: name the keys to hold before --"},
@@ -158,6 +160,36 @@ func TestCLICric(t *testing.T) {
 		}
 		if !strings.HasPrefix(out, step.want) {
 			t.Fatalf("cli %v = %q; want %q...", step.args, out, step.want)
+		}
+	}
+}
+
+// TestCLIKeyspace: every data command of `lightcone cli` takes --keyspace,
+// and the node refuses a keyspace it does not serve at LC.KEYSPACE itself,
+// naming those it does, before any command runs in it.
+func TestCLIKeyspace(t *testing.T) {
+	for _, c := range cliCmd().Commands() {
+		if c.Name() != "status" && c.Flags().Lookup("keyspace") == nil {
+			t.Errorf("cli %s has no --keyspace", c.Name())
+		}
+	}
+	addr := startServer(t)
+	const want = `--keyspace: unknown keyspace "nope" (keyspaces: default, glob, rc, cric)`
+	for _, args := range [][]string{{"get", "k"}, {"put", "k", "v"}, {"del", "k"}, {"migrate", "k", "local"}, {"hold", "k", "--", "get", "k"}} {
+		args = append([]string{args[0], "--keyspace", "nope"}, args[1:]...)
+		if _, err := runCLI(addr, args...); err == nil || err.Error() != want {
+			t.Errorf("cli %s = %v; want %s", strings.Join(args, " "), err, want)
+		}
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	defer c.Close()
+	err := c.Do(context.Background(), "LC.KEYSPACE", "nope").Err()
+	if err == nil || !strings.Contains(err.Error(), `unknown keyspace "nope" (keyspaces: default, glob, rc, cric)`) {
+		t.Errorf("LC.KEYSPACE nope = %v; want it refused, naming the keyspaces", err)
+	}
+	for _, args := range [][]string{{"put", "--keyspace", "glob", "k", "v"}, {"get", "--keyspace", "glob", "k"}, {"del", "--keyspace", "glob", "k"}} {
+		if _, err := runCLI(addr, args...); err != nil {
+			t.Errorf("cli %s: %v", strings.Join(args, " "), err)
 		}
 	}
 }

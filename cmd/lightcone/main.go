@@ -6,23 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
 
 func main() {
-	root := &cobra.Command{
-		Use:   "lightcone",
-		Short: "Lightcone: a geo-distributed key-value store that answers at the speed of the nearest provably-correct replica",
-		Long: `Lightcone is a geo-distributed key-value store. Every protocol is a deterministic
-state machine that runs unchanged in a simulator (virtual time, seeded faults)
-and in the real server.`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.AddCommand(simCmd(), worldsCmd(), serverCmd(), cliCmd(), demoCmd(), benchCmd())
-	root.AddCommand(protocolsCmd(), nemesisCmd())
-	if err := root.Execute(); err != nil {
+	if err := rootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "lightcone:", err)
 		var ee exitError
 		if errors.As(err, &ee) {
@@ -30,6 +20,24 @@ and in the real server.`,
 		}
 		os.Exit(2)
 	}
+}
+
+// rootCmd is the lightcone command and its subcommands.
+func rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lightcone",
+		Short: "Lightcone: a geo-distributed key-value store that answers at the speed of the nearest provably-correct replica",
+		Long: `Lightcone is a geo-distributed key-value store. Every protocol is a deterministic
+state machine that runs unchanged in a simulator (virtual time, seeded faults)
+and in the real server.`,
+		Version:       versionText(debug.ReadBuildInfo()),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(simCmd(), worldsCmd(), serverCmd(), cliCmd(), demoCmd(), benchCmd())
+	root.AddCommand(protocolsCmd(), nemesisCmd(), versionCmd())
+	return root
 }
 
 // exitError is an error with its own exit status (1: the command ran and

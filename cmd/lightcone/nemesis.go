@@ -57,7 +57,7 @@ keyspace and a meteor keyspace (internal/nemesis/setups.yaml).`,
 				if err != nil {
 					return err
 				}
-				if o.Keyspaces, err = nemesis.ParseSetups(data); err != nil {
+				if o.Keyspaces, err = nemesis.ParseSetups(setups, data); err != nil {
 					return err
 				}
 			}

@@ -170,8 +170,8 @@ func cricFig514() *Experiment {
 	return &Experiment{
 		Name:  "cric-fig5.14",
 		Title: "CRIC cost per million operations vs Fast Paxos and pPaxos* (thesis Fig. 5.14)",
-		Description: "cric5 with Azure prices (internal/cost/prices/azure.yaml; the regions other than eastus carry its " +
-			"default prices, an assumption: docs/cost.md). Open loop, " + fmt.Sprint(cricCostRate) + " ops/s from 25 clients (5 a region), " +
+		Description: "cric5 with Azure prices (internal/cost/prices/azure.yaml; japaneast's and southeastasia's Blob prices, " +
+			"inter-continental and Asian internet egress, and VMs outside eastus are assumptions: docs/cost.md). Open loop, " + fmt.Sprint(cricCostRate) + " ops/s from 25 clients (5 a region), " +
 			"1,000 keys, Zipf 0.5, flat quorums (one acceptor a region), classic path. Fast Paxos and pPaxos* declare one " +
 			cricCostVMSize + " VM per acceptor region (scenario.Config.VMs). Measured: storage requests, stored bytes, " +
 			"egress (storage requests and answers, and node-to-node messages, at their encoded size), VMs. Modelled: the " +
@@ -347,8 +347,8 @@ func cricFig51516() *Experiment {
 			"regions nearest the access set (least mean delay). flat N DCs: one acceptor in each of N regions, majority " +
 			"quorums. hier 3×n: n acceptors in each of the 3 nearest regions, majority of regions × majority of replicas. " +
 			"Read:write 30, the thesis's low-conflict workload (§5.4.1): its simulation replays measured latencies, not conflicts. " +
-			"Gap = p99 − p50 at the median client region. Cost: AWS prices (aws.yaml; regions other than us-east-1 are " +
-			"assumptions, docs/cost.md).",
+			"Gap = p99 − p50 at the median client region. Cost: AWS prices (aws.yaml; S3 and transfer prices per region, " +
+			"some from 2024 snapshots: docs/cost.md).",
 		Reference: Reference{
 			Source: "Seed 001 §5.4.3, Figs. 5.15 and 5.16 (39 DCs, measured samples, 2000 access sets)",
 			Claims: []string{

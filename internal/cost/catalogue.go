@@ -1,7 +1,6 @@
 package cost
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -9,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/lightcone/lightcone/internal/yamlfile"
 )
 
 //go:embed prices/*.yaml
@@ -124,9 +123,7 @@ func MustBuiltin() Catalogues {
 // and checks it (Check).
 func ParseCatalogue(data []byte) (*Catalogue, error) {
 	var c Catalogue
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
+	if err := yamlfile.Decode("", data, &c, "catalogue"); err != nil {
 		return nil, err
 	}
 	return &c, c.Check()

@@ -1,8 +1,9 @@
 // Package demo is `lightcone demo`, the first thing a newcomer runs: a real
 // multi-region cluster on loopback (one process per node, WAN emulation
 // from a preset world), loaded with data and driven by YCSB clients in every
-// region, once per keyspace configuration, ending with per-region latency
-// tables side by side with the network floor.
+// region, once per keyspace configuration, ending with one latency table per
+// configuration: each region's p50 and p99 beside the floor its consistency
+// levels allow on the emulated WAN and at the speed of light.
 package demo
 
 import (
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -182,7 +184,7 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	report(out, w, results)
+	report(out, w, o, results)
 	if ctx.Err() != nil {
 		return fmt.Errorf("demo interrupted: %w (partial results above)", ctx.Err())
 	}
@@ -197,21 +199,20 @@ type phaseResult struct {
 	hists map[string]*hdrhistogram.Histogram // "region/op", µs
 }
 
-// series is one line of the report: the operation kinds it merges and the
-// levels that set its floor (a read-modify-write pays for both).
+// series is one line of a table: the operation kinds it merges (the
+// first names its floor: scenario.OpFloor).
 type series struct {
-	name        string
-	ops         []string
-	read, write bool
+	name string
+	ops  []string
 }
 
-// allSeries are the report's lines; read and write always, scan and rmw
+// allSeries are a table's lines; read and write always, scan and rmw
 // when the workload has them.
 var allSeries = []series{
-	{name: "read", ops: []string{"read"}, read: true},
-	{name: "write", ops: []string{"update", "insert"}, write: true},
-	{name: "scan", ops: []string{"scan"}, read: true},
-	{name: "rmw", ops: []string{"rmw"}, read: true, write: true},
+	{name: "read", ops: []string{"read"}},
+	{name: "write", ops: []string{"update", "insert"}},
+	{name: "scan", ops: []string{"scan"}},
+	{name: "rmw", ops: []string{"rmw"}},
 }
 
 // lat merges the phase's histograms of the series' ops in region.
@@ -225,67 +226,117 @@ func (r *phaseResult) lat(region string, s series) *hdrhistogram.Histogram {
 	return h
 }
 
-// report prints, per region and operation, each phase's p50/p99 beside the
-// floor of its consistency level.
-func report(out io.Writer, w *topo.World, results []*phaseResult) {
+// reportWidth is the most columns a line of the report takes.
+const reportWidth = 100
+
+// legend explains the tables' columns.
+const legend = `latency in ms, one table per keyspace:
+  p50, p99  measured through the real client path (RESP over loopback)
+  floor     the least time the keyspace's consistency levels allow from that region on the
+            emulated WAN: round trips to the replicas it must hear from, plus any wait the
+            protocol makes wherever it runs (MeteorShower M2's reads: the clock skew bound ε);
+            0.0: answered within the region, where loopback adds no delay
+  light     the same round trips at the speed of light in fibre between the regions
+            (what a perfect network would allow; emulated delays are above it)
+  -         no operation of that kind completed in that region
+`
+
+// report prints, per phase, a table of each region's p50/p99 by
+// operation beside its floor on the emulated WAN and at the speed of
+// light, then the phase's totals and why it completed fewer operations
+// than offered, if it did.
+func report(out io.Writer, w *topo.World, o Options, results []*phaseResult) {
 	if len(results) == 0 {
 		return
 	}
-	// On loopback the client's hop to its node and a node's messages to
-	// itself are not delayed; only messages between regions are.
-	base := func(a, b int) time.Duration {
-		if a == b {
-			return 0
-		}
-		return w.BaseDelay(a, b)
-	}
 	ms := func(us int64) string { return fmt.Sprintf("%.1f", float64(us)/1e3) }
-	fmt.Fprintln(out, "\nlatency in ms: p50 / p99 measured through the real client path, floor = network time the level cannot avoid")
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "region\top\t"
-	for _, r := range results {
-		head += r.phase.Name + " p50\tp99\tfloor\t"
-	}
-	fmt.Fprintln(tw, head)
-	for reg, rg := range w.Regions {
-		for i, s := range allSeries {
-			line := rg.Name + "\t" + s.name + "\t"
-			seen := i < 2
-			for _, r := range results {
-				h := r.lat(rg.Name, s)
-				seen = seen || h.TotalCount() > 0
-				var floor time.Duration
-				if s.read {
-					floor += r.ks.Floor(reg, protocol.Read, base)
-				}
-				if s.write {
-					floor += r.ks.Floor(reg, protocol.Write, base)
-				}
-				fl := fmt.Sprintf("%.1f", float64(floor)/1e6)
-				if h.TotalCount() == 0 {
-					line += "-\t-\t" + fl + "\t"
-					continue
-				}
-				line += ms(h.ValueAtQuantile(50)) + "\t" + ms(h.ValueAtQuantile(99)) + "\t" + fl + "\t"
-			}
-			if seen {
-				fmt.Fprintln(tw, line)
-			}
-		}
-	}
-	_ = tw.Flush()
+	dur := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/1e6) }
+	fmt.Fprint(out, "\n"+legend)
 	local := localLatency(w)
 	for _, r := range results {
+		fmt.Fprintf(out, "\n%s (keyspace %s)\n", r.phase.Name, r.phase.keyspace)
+		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "region\top\tp50\tp99\tfloor\tlight\t")
+		for reg, rg := range w.Regions {
+			for i, s := range allSeries {
+				h := r.lat(rg.Name, s)
+				if i >= 2 && h.TotalCount() == 0 {
+					continue
+				}
+				p50, p99 := "-", "-"
+				if h.TotalCount() > 0 {
+					p50, p99 = ms(h.ValueAtQuantile(50)), ms(h.ValueAtQuantile(99))
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", rg.Name, s.name, p50, p99,
+					dur(scenario.OpFloor(r.ks.Floor, reg, s.ops[0], w.EmulatedOneWay)),
+					dur(scenario.OpFloor(r.ks.Floor, reg, s.ops[0], w.LightOneWay)))
+			}
+		}
+		_ = tw.Flush()
 		errs := 0
 		for _, n := range r.res.Errors {
 			errs += n
 		}
 		fmt.Fprintf(out, "%s: %d operations, %d errors; %.1f%% of reads at local latency (under %.0f ms)\n",
 			r.phase.Name, r.res.Ops, errs, 100*r.localReads(w, local), float64(local)/1e6)
-		if r.phase.Note != "" {
-			fmt.Fprintf(out, "    %s\n", r.phase.Note)
+		for _, text := range []string{r.phase.Note, r.shortfall(w, o)} {
+			if text != "" {
+				fmt.Fprint(out, wrap(text, "    ", reportWidth))
+			}
 		}
 	}
+}
+
+// shortfall explains a phase that completed well under the operations
+// its clients were offered ("" if it did not): a client runs one
+// operation at a time, so one whose operations each wait for a floor
+// longer than the gap between its arrivals falls behind, and the arrivals
+// still queued when the phase ends are never sent.
+func (r *phaseResult) shortfall(w *topo.World, o Options) string {
+	offered := float64(len(w.Regions)*o.ClientsPerRegion) * o.RatePerClient * o.PhaseDuration.Seconds()
+	if float64(r.res.Ops) >= 0.9*offered {
+		return ""
+	}
+	var latUs, floorNs, n float64
+	for reg, rg := range w.Regions {
+		for _, s := range allSeries {
+			h := r.lat(rg.Name, s)
+			c := float64(h.TotalCount())
+			latUs += h.Mean() * c
+			floorNs += float64(scenario.OpFloor(r.ks.Floor, reg, s.ops[0], w.EmulatedOneWay)) * c
+			n += c
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	floor := ""
+	if floorNs > 0 {
+		floor = fmt.Sprintf(" (%.0f ms of it its floor, which no operation escapes)", floorNs/n/1e6)
+	}
+	return fmt.Sprintf("why fewer operations: %d of about %.0f offered. Each client runs one operation at a time "+
+		"and waits for its reply; here an operation took %.0f ms on average%s against one arrival every %.0f ms, "+
+		"so arrivals queued behind it and those still queued when the run ended were never sent.",
+		r.res.Ops, offered, latUs/n/1e3, floor, 1e3/o.RatePerClient)
+}
+
+// wrap breaks text into lines of at most width columns, each starting
+// with indent.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if line != indent && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
 
 // localLatency is the latency below which a read cannot have left its

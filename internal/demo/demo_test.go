@@ -34,7 +34,7 @@ func TestDemoRunsAndCleansUp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"cluster up: 3 nodes connected", "quorum ONE/ALL p50", "quorum QUORUM/QUORUM p50", "GlobLease p50", "MeteorShower M2 p50", "directory SC p50", "directory RC p50", "a  write", "primed: read 100 records once in each of 3 regions"} {
+	for _, want := range []string{"cluster up: 3 nodes connected", "quorum ONE/ALL (keyspace demo0)", "quorum QUORUM/QUORUM (keyspace demo1)", "GlobLease (keyspace", "MeteorShower M2 (keyspace", "directory SC (keyspace", "directory RC (keyspace", "a  write", "primed: read 100 records once in each of 3 regions"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
 		}

@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -16,13 +15,12 @@ import (
 	"sync"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/lightcone/lightcone/internal/check"
 	"github.com/lightcone/lightcone/internal/localcluster"
 	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/server"
 	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/yamlfile"
 )
 
 //go:embed setups.yaml
@@ -32,17 +30,16 @@ var defaultSetups []byte
 // regions (Europe, US, Asia; 50–105 ms one way), one node in each.
 const DefaultWorld = "meteor3"
 
-// ParseSetups reads keyspace setups: a YAML list of keyspace policies, as
-// in a server's `keyspaces:` (setups.yaml is the default).
-func ParseSetups(data []byte) ([]server.KeyspacePolicy, error) {
+// ParseSetups reads keyspace setups from file (its name, for errors):
+// a YAML list of keyspace policies, as in a server's `keyspaces:`
+// (setups.yaml is the default).
+func ParseSetups(file string, data []byte) ([]server.KeyspacePolicy, error) {
 	var out []server.KeyspacePolicy
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&out); err != nil {
-		return nil, fmt.Errorf("nemesis: setups: %w", err)
+	if err := yamlfile.Decode(file, data, &out, "setups"); err != nil {
+		return nil, fmt.Errorf("nemesis: %w", err)
 	}
 	if len(out) == 0 {
-		return nil, errors.New("nemesis: setups: no keyspace")
+		return nil, yamlfile.InFile(file, errors.New("nemesis: setups: no keyspace"))
 	}
 	return out, nil
 }
@@ -50,7 +47,7 @@ func ParseSetups(data []byte) ([]server.KeyspacePolicy, error) {
 // DefaultSetups are the embedded setups.yaml: a linearizable quorum
 // keyspace (QUORUM/QUORUM), a lease keyspace and a meteor keyspace.
 func DefaultSetups() []server.KeyspacePolicy {
-	s, err := ParseSetups(defaultSetups)
+	s, err := ParseSetups("setups.yaml", defaultSetups)
 	if err != nil {
 		panic(err) // the embedded file is part of the build
 	}

@@ -179,6 +179,10 @@ func TestSelectAndParse(t *testing.T) {
 	if _, err := ParseKinds("kill,frobnicate"); err == nil {
 		t.Fatal("ParseKinds(kill,frobnicate): no error")
 	}
+	_, err = ParseSetups("s.yaml", []byte("- {name: a, protocol: quorum}\n- {name: b, protocol: lease, lease_lenght: 1s}\n"))
+	if want := `nemesis: s.yaml:2: setups[1]: protocol lease has no setting "lease_lenght"`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("ParseSetups with a misspelt setting = %v; want %s...", err, want)
+	}
 }
 
 // TestPositions: a version string is a position; a write whose reply never

@@ -1,7 +1,7 @@
 package protocol
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lightcone/lightcone/internal/topo"
+	"github.com/lightcone/lightcone/internal/yamlfile"
 )
 
 // Spec is a keyspace's protocol and settings as a configuration states
@@ -66,6 +67,11 @@ func (s Spec) Resolve() (*Definition, any, error) {
 			return nil, nil, fmt.Errorf("setting %q: %w", kv, err)
 		}
 		if err := Decode(d, settings, &n); err != nil {
+			// A flag's setting has no line: drop the one its little
+			// document gave.
+			if ye := (*yamlfile.Error)(nil); errors.As(err, &ye) {
+				return nil, nil, errors.New(ye.Msg)
+			}
 			return nil, nil, err
 		}
 	}
@@ -98,7 +104,7 @@ func Decode(d *Definition, settings any, n *yaml.Node) error {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("protocol %s: settings must be a mapping of name: value (line %d)", d.Name, n.Line)
+		return &yamlfile.Error{Line: n.Line, Msg: fmt.Sprintf("protocol %s: settings must be a mapping of name: value", d.Name)}
 	}
 	names, err := settingNames(settings)
 	if err != nil {
@@ -107,21 +113,12 @@ func Decode(d *Definition, settings any, n *yaml.Node) error {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i].Value
 		if !slices.Contains(names, k) {
-			return fmt.Errorf("protocol %s has no setting %q (line %d; valid: %s)", d.Name, k, n.Content[i].Line, strings.Join(names, ", "))
+			return &yamlfile.Error{Line: n.Content[i].Line, Msg: fmt.Sprintf("protocol %s has no setting %q (valid: %s)", d.Name, k, strings.Join(names, ", "))}
 		}
 	}
 	// Strict decoding catches what the check above cannot (a field of a
-	// nested struct).
-	b, err := yaml.Marshal(n)
-	if err != nil {
-		return fmt.Errorf("protocol %s: %w", d.Name, err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(settings); err != nil {
-		return fmt.Errorf("protocol %s: %w", d.Name, err)
-	}
-	return nil
+	// nested struct, a value of the wrong type), at the value's line.
+	return yamlfile.DecodeNode(n, settings, "protocol "+d.Name+" settings")
 }
 
 // SettingNames lists the settings of protocol d, sorted.

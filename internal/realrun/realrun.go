@@ -672,32 +672,6 @@ func (r *runner) result(measured time.Duration) (*scenario.Result, map[string]*h
 		res.Errors[k] = v
 	}
 	hists := map[string]*hdrhistogram.Histogram{}
-	// On loopback the client's hop to its node and a node's messages to
-	// itself are not delayed: only messages between regions are.
-	base := func(a, b int) time.Duration {
-		if a == b {
-			return 0
-		}
-		return w.BaseDelay(a, b)
-	}
-	light := func(a, b int) time.Duration {
-		if a == b {
-			return 0
-		}
-		return w.LightRTT(a, b) / 2
-	}
-	floor := func(reg, class int, oneWay func(a, b int) time.Duration) time.Duration {
-		if s.Floor == nil {
-			return 0
-		}
-		switch scenario.OpClassName(class) {
-		case "update", "insert":
-			return s.Floor(reg, protocol.Write, oneWay)
-		case "rmw":
-			return s.Floor(reg, protocol.Read, oneWay) + s.Floor(reg, protocol.Write, oneWay)
-		}
-		return s.Floor(reg, protocol.Read, oneWay)
-	}
 	allLat := hdrhistogram.New(1, maxLatencyUs, 3)
 	allIntent := hdrhistogram.New(1, maxLatencyUs, 3)
 	for reg, rg := range w.Regions {
@@ -708,10 +682,13 @@ func (r *runner) result(measured time.Duration) (*scenario.Result, map[string]*h
 			}
 			allLat.Merge(h)
 			allIntent.Merge(in)
-			row := scenario.RowOf(rg.Name, scenario.OpClassName(k), h, in, s.ThresholdMs)
-			row.Floor, row.LightFloor = durMs(floor(reg, k, base)), durMs(floor(reg, k, light))
+			class := scenario.OpClassName(k)
+			row := scenario.RowOf(rg.Name, class, h, in, s.ThresholdMs)
+			// On loopback only messages between regions are delayed.
+			row.Floor = durMs(scenario.OpFloor(s.Floor, reg, class, w.EmulatedOneWay))
+			row.LightFloor = durMs(scenario.OpFloor(s.Floor, reg, class, w.LightOneWay))
 			res.Rows = append(res.Rows, row)
-			hists[rg.Name+"/"+scenario.OpClassName(k)] = hdrhistogram.Import(h.Export())
+			hists[rg.Name+"/"+class] = hdrhistogram.Import(h.Export())
 		}
 	}
 	if allLat.TotalCount() > 0 {

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/lightcone/lightcone/internal/sim"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/workload"
+	"github.com/lightcone/lightcone/internal/yamlfile"
 )
 
 // Config is one simulation: a world, a keyspace policy, a workload and a
@@ -193,22 +193,35 @@ func Models() []string {
 	return append([]string{"auto"}, check.Models...)
 }
 
-// Load reads a YAML config; unknown fields are errors.
+// Load reads a YAML config (yamlfile.Decode: unknown fields are errors
+// naming the file, the line and the valid fields). The protocol settings
+// and the workload are decoded too, so that their errors name the file.
 func Load(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
-	return Parse(data)
+	return parse(path, data)
 }
 
-// Parse decodes a YAML config; unknown fields are errors.
-func Parse(data []byte) (Config, error) {
+// Parse decodes a YAML config as Load does.
+func Parse(data []byte) (Config, error) { return parse("", data) }
+
+func parse(file string, data []byte) (Config, error) {
 	var c Config
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil && err.Error() != "EOF" {
-		return Config{}, fmt.Errorf("config: %w", err)
+	if err := yamlfile.Decode(file, data, &c, "scenario"); err != nil {
+		return Config{}, err
+	}
+	// Without a protocol the file's settings wait for --protocol.
+	if c.SettingsYAML.Kind != 0 && c.Protocol != "" {
+		if _, _, err := c.Spec().Resolve(); err != nil {
+			return Config{}, yamlfile.InFile(file, fmt.Errorf("settings: %w", err))
+		}
+	}
+	if c.Workload.Kind != 0 {
+		if _, err := c.workloadSpec(); err != nil {
+			return Config{}, yamlfile.InFile(file, err)
+		}
 	}
 	return c, nil
 }
@@ -420,14 +433,8 @@ func (c Config) workloadSpec() (workload.Spec, error) {
 		}
 		full.Spec = spec
 		// Decode strictly so a misspelt field is an error naming it.
-		b, err := yaml.Marshal(&c.Workload)
-		if err != nil {
-			return workload.Spec{}, fmt.Errorf("workload: %w", err)
-		}
-		dec := yaml.NewDecoder(bytes.NewReader(b))
-		dec.KnownFields(true)
-		if err := dec.Decode(&full); err != nil {
-			return workload.Spec{}, fmt.Errorf("workload: %w", err)
+		if err := yamlfile.DecodeNode(&c.Workload, &full, "workload"); err != nil {
+			return workload.Spec{}, err
 		}
 		spec = full.Spec
 	}

@@ -161,12 +161,6 @@ func (rn *runner) result() *Result {
 	}
 	w := rn.r.world
 	base := func(a, b int) time.Duration { return w.BaseDelay(a, b) }
-	light := func(a, b int) time.Duration {
-		if a == b {
-			return 0
-		}
-		return w.LightRTT(a, b) / 2
-	}
 	res.Histograms = map[string]*hdrhistogram.Histogram{}
 	allLat, allIntent := newHist(), newHist()
 	for reg, rg := range w.Regions {
@@ -177,16 +171,8 @@ func (rn *runner) result() *Result {
 			}
 			allLat.Merge(h)
 			allIntent.Merge(rn.intent[reg][k])
-			op := protocol.Read
-			if k == classUpdate || k == classInsert || k == classRMW {
-				op = protocol.Write
-			}
-			fl := rn.r.proto.Floor(reg, op, base)
-			lf := rn.r.proto.Floor(reg, op, light)
-			if k == classRMW { // a read, then a write
-				fl += rn.r.proto.Floor(reg, protocol.Read, base)
-				lf += rn.r.proto.Floor(reg, protocol.Read, light)
-			}
+			fl := OpFloor(rn.r.proto.Floor, reg, classNames[k], base)
+			lf := OpFloor(rn.r.proto.Floor, reg, classNames[k], w.LightOneWay)
 			// The client's own hop to its gateway, there and back.
 			fl += 2 * w.BaseDelay(reg, reg)
 			res.Histograms[rg.Name+"/"+classNames[k]] = h
@@ -364,4 +350,21 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// OpFloor is the floor (protocol.Keyspace.Floor, nil: 0) of an operation
+// of class (OpClassName) from region reg on the one-way delays oneWay: a
+// write's for update and insert, a read's then a write's for rmw, a
+// read's otherwise.
+func OpFloor(floor func(region int, op protocol.Op, oneWay func(a, b int) time.Duration) time.Duration, reg int, class string, oneWay func(a, b int) time.Duration) time.Duration {
+	if floor == nil {
+		return 0
+	}
+	switch class {
+	case "update", "insert":
+		return floor(reg, protocol.Write, oneWay)
+	case "rmw":
+		return floor(reg, protocol.Read, oneWay) + floor(reg, protocol.Write, oneWay)
+	}
+	return floor(reg, protocol.Read, oneWay)
 }

@@ -70,3 +70,24 @@ func TestClockOffsetNeedsFaultInjection(t *testing.T) {
 		t.Fatalf("Run with clock_offset and no fault injection: %v; want an error naming both", err)
 	}
 }
+
+// TestLoadConfigErrors: a mistake in the --config file is an error naming
+// the file, the mistake's line, the field, and for an unknown field the
+// valid ones.
+func TestLoadConfigErrors(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"data_dir: /tmp/x\nresp_adr: :6379\n", `c.yaml:2: unknown field "resp_adr" in server config (did you mean "resp_addr"?); valid fields: data_dir, resp_addr, grpc_addr, http_addr, peer_addr, sync, disk_reserve,`},
+		{"cluster:\n  name: x\n  wan_emulaton: true\n", `c.yaml:3: unknown field "wan_emulaton" in cluster (did you mean "wan_emulation"?); valid fields: name, world, wan_emulation, nodes`},
+		{"maxclients: lots\n", `c.yaml:1: maxclients: "lots" is not an integer`},
+		{"sync: always\nkeyspaces: [{name: a, protocol: quorum}\nread: ONE\n", `c.yaml:2: syntax error: did not find expected ',' or ']'`},
+	} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte(tc.doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadConfig(path)
+		if err == nil || !strings.HasPrefix(err.Error(), filepath.Dir(path)+"/") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("LoadConfig(%q) = %v; want %s...", tc.doc, err, tc.want)
+		}
+	}
+}

@@ -89,14 +89,15 @@ func TestKeyspaceReportsItsProtocol(t *testing.T) {
 }
 
 // TestForeignSettingRejected: a keyspace's settings are decoded against its
-// own protocol's, so quorum with lease_length is an error naming it.
+// own protocol's, so quorum with lease_length is an error naming it, the
+// file and the line.
 func TestForeignSettingRejected(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
-		{"keyspace: {protocol: quorum, lease_length: 1s}\n", `keyspace (default): protocol quorum has no setting "lease_length" (line 1; valid: max_clock_offset, no_commit_wait, read, read_timeout, replicas_per_region, speculative_retry, write, write_timeout)`},
-		{"keyspaces:\n  - {name: s, protocol: quorum, passive: true}\n", `keyspaces[0] (s): protocol quorum has no setting "passive"`},
-		{"keyspaces:\n  - {name: g, protocol: lease, lease_lenght: 1s}\n", `keyspaces[0] (g): protocol lease has no setting "lease_lenght"`},
+		{"keyspace: {protocol: quorum, lease_length: 1s}\n", `lightcone.yaml:1: keyspace: protocol quorum has no setting "lease_length" (valid: max_clock_offset, no_commit_wait, read, read_timeout, replicas_per_region, speculative_retry, write, write_timeout)`},
+		{"keyspaces:\n  - {name: s, protocol: quorum, passive: true}\n", `lightcone.yaml:2: keyspaces[0]: protocol quorum has no setting "passive"`},
+		{"keyspaces:\n  - {name: g, protocol: lease, lease_lenght: 1s}\n", `lightcone.yaml:2: keyspaces[0]: protocol lease has no setting "lease_lenght"`},
 		{"keyspaces:\n  - {name: g, protocol: lease, lease_length: -1s}\n", `lease_length`},
-		{"keyspaces:\n  - {name: m, protocol: raft}\n", `keyspaces[0] (m): protocol: unknown protocol "raft" (valid: ` + strings.Join(protocol.Names(), ", ") + ")"},
+		{"keyspaces:\n  - {name: m, protocol: raft}\n", `lightcone.yaml:2: keyspaces[0]: protocol: unknown protocol "raft" (valid: ` + strings.Join(protocol.Names(), ", ") + ")"},
 		{"keyspace: {protocol: lease}\nread: ONE\n", `protocol lease has no setting "read"`},
 	} {
 		_, err := startFromYAML(t, tc.doc)

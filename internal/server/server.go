@@ -4,13 +4,11 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -47,6 +45,7 @@ import (
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/transport"
 	"github.com/lightcone/lightcone/internal/wire"
+	"github.com/lightcone/lightcone/internal/yamlfile"
 )
 
 // Defaults of Config's zero fields.
@@ -142,18 +141,18 @@ type Config struct {
 	Ready func(Addrs) `yaml:"-"`
 }
 
-// LoadConfig reads a YAML config; unknown fields are errors. A cluster
-// world given as a relative file path is taken relative to the config file.
+// LoadConfig reads a YAML config (yamlfile.Decode: an unknown field, a
+// keyspace's setting its protocol lacks or a wrongly typed value is an
+// error naming the file, the line and the valid names). A cluster world
+// given as a relative file path is taken relative to the config file.
 func LoadConfig(path string) (Config, error) {
 	var c Config
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return c, fmt.Errorf("config: %w", err)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return c, fmt.Errorf("config %s: %w", path, err)
+	if err := yamlfile.Decode(path, data, &c, "server config"); err != nil {
+		return Config{}, err
 	}
 	if cl := c.Cluster; cl != nil && cl.World != "" && !topo.IsPreset(cl.World) && !filepath.IsAbs(cl.World) {
 		cl.World = filepath.Join(filepath.Dir(path), cl.World)
@@ -269,6 +268,10 @@ func (p *KeyspacePolicy) UnmarshalYAML(n *yaml.Node) error {
 	}
 	if len(rest.Content) > 0 {
 		p.settings = rest
+	}
+	// Decoded now too, so that a setting's error names its line.
+	if _, _, err := p.Spec().Resolve(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -494,9 +497,26 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return fmt.Errorf("data dir: %w", err)
+	// The ports are bound before the data directory is touched: a busy
+	// port fails the start before it leaves anything behind.
+	ls, err := bindListeners(&cfg, clientTLS)
+	if err != nil {
+		return err
 	}
+	defer ls.close()
+	dir, err := openDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	// Deferred first, run last: once the store is closed and unlocked, a
+	// start that failed removes the directory it created.
+	started := false
+	defer func() {
+		if err != nil && !started {
+			err = errors.Join(err, dir.remove())
+		}
+	}()
+	defer func() { err = errors.Join(err, dir.close()) }()
 	eng, err := disk.Open(cfg.DataDir, disk.Options{Sync: policy, FS: cfg.FS, ReserveBytes: cfg.DiskReserve, Log: log})
 	if err != nil {
 		return err
@@ -580,12 +600,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 	}()
 
-	if cfg.RESPAddr != "off" {
-		l, err := listen(cfg.RESPAddr, clientTLS)
-		if err != nil {
-			return fmt.Errorf("resp_addr: %w", err)
-		}
-		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], RequirePass: cfg.RequirePass, Log: log,
+	if l := ls.resp; l != nil {
+		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], Keyspaces: ksNames, RequirePass: cfg.RequirePass, Log: log,
 			Scanner:    newNodeScanner(nd, eng, keyspaces),
 			MaxClients: maxClients(cfg.MaxClients, log), QueryBufferLimit: int64(cfg.ClientQueryBufferLimit),
 			OutputBufferLimit: int64(cfg.ClientOutputBufferLimit), BufferBudget: int64(cfg.ClientBufferBudget),
@@ -606,11 +622,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			}
 		}()
 	}
-	if cfg.GRPCAddr != "off" {
-		l, err := net.Listen("tcp", cfg.GRPCAddr)
-		if err != nil {
-			return fmt.Errorf("grpc_addr: %w", err)
-		}
+	if l := ls.grpc; l != nil {
 		var opts []grpc.ServerOption
 		if clientTLS != nil {
 			opts = append(opts, grpc.Creds(credentials.NewTLS(clientTLS)))
@@ -626,17 +638,13 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := gs.Serve(l); err != nil {
+			if err := gs.Serve(l); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 				log.Error("server: grpc", "err", err)
 				cancel()
 			}
 		}()
 	}
-	if cfg.HTTPAddr != "off" {
-		l, err := listen(cfg.HTTPAddr, clientTLS)
-		if err != nil {
-			return fmt.Errorf("http_addr: %w", err)
-		}
+	if l := ls.http; l != nil {
 		hs := admin.NewServer(cfg.HTTPAddr, admin.Config{
 			Metrics: m, Token: cfg.Token, Log: log,
 			Ready: func() error { return ready(ctx, eng.Writable, nd) },
@@ -688,6 +696,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if tr != nil {
 		addrs.Peer = tr.Addr()
 	}
+	started = true
 	log.Info("lightcone server ready", "node", me.Name, "resp", addrs.RESP, "grpc", addrs.GRPC, "http", addrs.HTTP, "peer", addrs.Peer, "data_dir", cfg.DataDir, "sync", policy)
 	if cfg.Ready != nil {
 		cfg.Ready(addrs)
@@ -795,6 +804,43 @@ func faultHandler(next http.Handler, tr *transport.Transport, clock *node.Steppa
 		fmt.Fprintf(w, "{\"blocked\": %d}\n", len(tr.Blocked()))
 	})
 	return mux
+}
+
+// listeners are the front ends' sockets (nil: "off").
+type listeners struct{ resp, grpc, http net.Listener }
+
+// bindListeners binds the front ends' addresses, or none of them.
+func bindListeners(cfg *Config, clientTLS *tls.Config) (ls listeners, err error) {
+	defer func() {
+		if err != nil {
+			ls.close()
+		}
+	}()
+	for _, b := range []struct {
+		l          *net.Listener
+		addr, name string
+		tls        *tls.Config
+	}{{&ls.resp, cfg.RESPAddr, "resp_addr", clientTLS}, {&ls.grpc, cfg.GRPCAddr, "grpc_addr", nil}, {&ls.http, cfg.HTTPAddr, "http_addr", clientTLS}} {
+		if b.addr == "off" {
+			continue
+		}
+		l, err := listen(b.addr, b.tls)
+		if err != nil {
+			return ls, fmt.Errorf("%s: %w", b.name, err)
+		}
+		*b.l = l
+	}
+	return ls, nil
+}
+
+// close closes the sockets no server has taken over (a server's own
+// close closes its socket; closing one twice does nothing).
+func (ls listeners) close() {
+	for _, l := range []net.Listener{ls.resp, ls.grpc, ls.http} {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
 }
 
 func listen(addr string, c *tls.Config) (net.Listener, error) {

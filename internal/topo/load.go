@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
-	"reflect"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lightcone/lightcone/internal/yamlfile"
 )
 
 // Defaults for a world whose YAML omits intra entirely.
@@ -49,40 +49,31 @@ type worldFile struct {
 
 // Parse decodes a world from YAML and validates it. Unknown fields, wrongly
 // typed values and every inconsistency Validate finds are errors; each error
-// is a single line naming the offending field. Parse never panics.
-func Parse(data []byte) (w *World, err error) {
+// is a single line naming the offending field (and, for the YAML's own
+// mistakes, its line). Parse never panics.
+func Parse(data []byte) (*World, error) { return parse("", data) }
+
+// parse is Parse of the contents of file ("" if none): the YAML's own
+// mistakes are errors naming the file and the line (yamlfile.Decode).
+func parse(file string, data []byte) (w *World, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			w, err = nil, fmt.Errorf("world: malformed YAML: %v", p)
+			w, err = nil, yamlfile.InFile(file, fmt.Errorf("world: malformed YAML: %v", p))
 		}
 	}()
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("world: invalid YAML: %s", oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, yamlfile.InFile(file, errors.New("world: empty file (expected a mapping with fields "+strings.Join(yamlfile.FieldNames(worldFile{}), ", ")+")"))
 	}
-	if root.Kind == 0 || (root.Kind == yaml.DocumentNode && len(root.Content) == 0) {
-		return nil, errors.New("world: empty file (expected a mapping with fields " + fieldList(reflect.TypeOf(worldFile{})) + ")")
+	what := "world"
+	var named struct {
+		Name string `yaml:"name"`
 	}
-	doc := &root
-	if doc.Kind == yaml.DocumentNode {
-		doc = doc.Content[0]
+	if yaml.Unmarshal(data, &named) == nil && named.Name != "" {
+		what = fmt.Sprintf("world %q", named.Name)
 	}
-	prefix := "world: "
-	if name := scalarField(doc, "name"); name != "" {
-		prefix = fmt.Sprintf("world %q: ", name)
-	}
-	if err := checkNode(doc, reflect.TypeOf(worldFile{}), ""); err != nil {
-		return nil, errors.New(prefix + err.Error())
-	}
-
 	var wf worldFile
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&wf); err != nil {
-		if err == io.EOF {
-			return nil, errors.New("world: empty file")
-		}
-		return nil, errors.New(prefix + oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
+	if err := yamlfile.Decode(file, data, &wf, what); err != nil {
+		return nil, err
 	}
 	w = &World{
 		Name:           wf.Name,
@@ -102,7 +93,7 @@ func Parse(data []byte) (w *World, err error) {
 		w.intraSet = true
 	}
 	if err := w.Validate(); err != nil {
-		return nil, err
+		return nil, yamlfile.InFile(file, err)
 	}
 	return w, nil
 }
@@ -113,11 +104,7 @@ func Load(path string) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return w, nil
+	return parse(path, data)
 }
 
 // Validate checks the world and fills its region-to-region delay matrix. A
@@ -289,155 +276,6 @@ func checkMs(v float64, f string) error {
 		return fmt.Errorf("%s: %v ms is more than an hour (delays are in milliseconds)", f, v)
 	}
 	return nil
-}
-
-// checkNode walks a YAML node against the Go type it will be decoded into and
-// reports the first unknown field, repeated field or wrongly typed value with
-// its path (e.g. "links[3].jitter.dist"), which yaml.v3's own errors lack.
-// Aliases are not followed (the decoder checks them).
-func checkNode(n *yaml.Node, t reflect.Type, path string) error {
-	if n.Kind == yaml.AliasNode {
-		return nil
-	}
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	where := path
-	if where == "" {
-		where = "top level"
-	}
-	isNull := n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-	switch t.Kind() {
-	case reflect.Struct:
-		if isNull {
-			return nil
-		}
-		if n.Kind != yaml.MappingNode {
-			return fmt.Errorf("%s: line %d: expected a mapping with fields %s, got %s", where, n.Line, fieldList(t), describe(n))
-		}
-		fields := yamlFields(t)
-		seen := map[string]int{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Kind != yaml.ScalarNode {
-				return fmt.Errorf("%s: line %d: field names must be plain words, got %s", where, k.Line, describe(k))
-			}
-			if k.Value == "<<" && k.Tag == "!!merge" {
-				continue // merge key: decoder handles it
-			}
-			fp := k.Value
-			if path != "" {
-				fp = path + "." + k.Value
-			}
-			ft, ok := fields[k.Value]
-			if !ok {
-				return fmt.Errorf("%s: line %d: unknown field %q (valid: %s)", fp, k.Line, k.Value, fieldList(t))
-			}
-			if line, dup := seen[k.Value]; dup {
-				return fmt.Errorf("%s: line %d: given twice (first on line %d)", fp, k.Line, line)
-			}
-			seen[k.Value] = k.Line
-			if err := checkNode(v, ft, fp); err != nil {
-				return err
-			}
-		}
-		return nil
-	case reflect.Slice:
-		if isNull {
-			return nil
-		}
-		if n.Kind != yaml.SequenceNode {
-			return fmt.Errorf("%s: line %d: expected a list, got %s", where, n.Line, describe(n))
-		}
-		for i, c := range n.Content {
-			if err := checkNode(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-		return nil
-	default:
-		want := map[reflect.Kind]string{
-			reflect.String:  "a string",
-			reflect.Float64: "a number",
-			reflect.Int:     "an integer",
-		}[t.Kind()]
-		if n.Kind != yaml.ScalarNode {
-			return fmt.Errorf("%s: line %d: expected %s, got %s", where, n.Line, want, describe(n))
-		}
-		// yaml.v3 would truncate 2.5 into an int; insist on an integer.
-		badInt := t.Kind() == reflect.Int && n.ShortTag() != "!!int"
-		if err := n.Decode(reflect.New(t).Interface()); err != nil || badInt {
-			return fmt.Errorf("%s: line %d: %s is not %s", where, n.Line, describe(n), want)
-		}
-		return nil
-	}
-}
-
-// yamlFields maps a struct's yaml field names to their types.
-func yamlFields(t reflect.Type) map[string]reflect.Type {
-	m := map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if name := yamlName(f); name != "" {
-			m[name] = f.Type
-		}
-	}
-	return m
-}
-
-func yamlName(f reflect.StructField) string {
-	if !f.IsExported() {
-		return ""
-	}
-	tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
-	if tag == "-" {
-		return ""
-	}
-	if tag == "" {
-		return strings.ToLower(f.Name)
-	}
-	return tag
-}
-
-// fieldList lists a struct's yaml field names in declaration order.
-func fieldList(t reflect.Type) string {
-	var names []string
-	for i := 0; i < t.NumField(); i++ {
-		if name := yamlName(t.Field(i)); name != "" {
-			names = append(names, name)
-		}
-	}
-	return strings.Join(names, ", ")
-}
-
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		v := n.Value
-		if len(v) > 40 {
-			v = v[:40] + "..."
-		}
-		return strconv.Quote(v)
-	default:
-		return "something else"
-	}
-}
-
-// scalarField returns the scalar value of key in mapping n, or "".
-func scalarField(n *yaml.Node, key string) string {
-	if n.Kind != yaml.MappingNode {
-		return ""
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key && n.Content[i+1].Kind == yaml.ScalarNode {
-			return n.Content[i+1].Value
-		}
-	}
-	return ""
 }
 
 // oneLine folds a multi-line message (yaml.v3's unmarshal errors) into one.

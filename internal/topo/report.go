@@ -59,6 +59,27 @@ func (w *World) LightRTT(a, b int) time.Duration {
 	return time.Duration(sec * float64(time.Second))
 }
 
+// LightOneWay is half LightRTT, the speed-of-light floor on a message
+// from region a to region b; 0 within a region. Floors computed on it
+// (protocol.Keyspace.Floor) are what a perfect network would allow.
+func (w *World) LightOneWay(a, b int) time.Duration {
+	if a == b {
+		return 0
+	}
+	return w.LightRTT(a, b) / 2
+}
+
+// EmulatedOneWay is the delay WAN emulation on one machine holds a
+// message from region a to region b for: BaseDelay between regions, 0
+// within one (on loopback a client's hop to its node and a node's
+// messages to its region's are not delayed).
+func (w *World) EmulatedOneWay(a, b int) time.Duration {
+	if a == b {
+		return 0
+	}
+	return w.BaseDelay(a, b)
+}
+
 // NodeCount is the total number of nodes in the world.
 func (w *World) NodeCount() int { return len(w.Regions) * w.NodesPerRegion }
 

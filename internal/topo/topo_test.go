@@ -285,8 +285,8 @@ func TestParseErrors(t *testing.T) {
 		yaml string
 		want string // substring of the error
 	}{
-		{"unknown field", goodYAML + "colour: blue\n", `colour: line 10: unknown field "colour" (valid: name, description, source, regions, nodes_per_region, intra, links, storage_services)`},
-		{"unknown nested field", strings.Replace(goodYAML, "one_way_ms: 40", "one_way: 40", 1), `world "tiny": links[0].one_way: line 9: unknown field "one_way" (valid: from, to, one_way_ms, jitter, source)`},
+		{"unknown field", goodYAML + "colour: blue\n", `line 10: unknown field "colour" in world "tiny"; valid fields: name, description, source, regions, nodes_per_region, intra, links, storage_services`},
+		{"unknown nested field", strings.Replace(goodYAML, "one_way_ms: 40", "one_way: 40", 1), `line 9: unknown field "one_way" in links[0] (did you mean "one_way_ms"?); valid fields: from, to, one_way_ms, jitter, source`},
 		{"unknown dist", strings.Replace(goodYAML, "uniform", "gauss", 1), `world "tiny": links[0].jitter.dist: unknown distribution "gauss" (valid: none, exponential, uniform, normal)`},
 		{"missing link", goodYAML + "  - {name: japan, lat: 35, long: 139}\n", ""}, // fixed below
 		{"unknown region", strings.Replace(goodYAML, "to: west", "to: japan", 1), `world "tiny": links[0].to: unknown region "japan" (known: "east", "west")`},
@@ -303,13 +303,13 @@ func TestParseErrors(t *testing.T) {
 		{"self link", goodYAML + "  - {from: east, to: east, one_way_ms: 3}\n", `links[1]: from and to are both "east" (use intra`},
 		{"no regions", "name: empty\nnodes_per_region: 1\n", `world "empty": regions: none given`},
 		{"no name", strings.Replace(goodYAML, "name: tiny", "", 1), `world: name: missing`},
-		{"not a number", strings.Replace(goodYAML, "lat: 39", "lat: north", 1), `world "tiny": regions[0].lat: line 6: "north" is not a number`},
-		{"nodes not int", strings.Replace(goodYAML, "nodes_per_region: 2", "nodes_per_region: 2.5", 1), `nodes_per_region: line 4: "2.5" is not an integer`},
-		{"regions not a list", "name: x\nregions: 3\n", `world "x": regions: line 2: expected a list, got "3"`},
-		{"twice", goodYAML + "name: again\n", `name: line 10: given twice (first on line 2)`},
+		{"not a number", strings.Replace(goodYAML, "lat: 39", "lat: north", 1), `line 6: regions[0].lat: "north" is not a number`},
+		{"nodes not int", strings.Replace(goodYAML, "nodes_per_region: 2", "nodes_per_region: 2.5", 1), `line 4: nodes_per_region: "2.5" is not an integer`},
+		{"regions not a list", "name: x\nregions: 3\n", `line 2: regions: expected a list, got "3"`},
+		{"twice", goodYAML + "name: again\n", `line 10: name: given twice (first on line 2)`},
 		{"empty", "", `world: empty file`},
-		{"scalar doc", "hello", `world: top level: line 1: expected a mapping with fields name,`},
-		{"bad yaml", "name: [unclosed\n", `world: invalid YAML: line`},
+		{"scalar doc", "hello", `line 1: world: expected a mapping with fields name,`},
+		{"bad yaml", "name: [unclosed\n", `line 1: syntax error: did not find expected ',' or ']'`},
 		{"bad intra", goodYAML + "intra: {one_way_ms: -1}\n", `world "tiny": intra.one_way_ms: -1 is negative`},
 		{"huge delay", strings.Replace(goodYAML, "one_way_ms: 40", "one_way_ms: 1e300", 1), `links[0].one_way_ms: 1e+300 ms is more than an hour`},
 	}
@@ -359,7 +359,13 @@ func TestResolveAndLoad(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(goodYAML+"oops: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(bad); err == nil || !strings.HasPrefix(err.Error(), bad+": ") {
+	if _, err := Load(bad); err == nil || !strings.HasPrefix(err.Error(), bad+":10: unknown field \"oops\"") {
+		t.Errorf("Load(%q) error = %v; want one prefixed by the path and line", bad, err)
+	}
+	if err := os.WriteFile(bad, []byte(strings.Replace(goodYAML, "lat: 39", "lat: 91", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(bad); err == nil || !strings.HasPrefix(err.Error(), bad+": world \"tiny\": regions[0].lat: 91") {
 		t.Errorf("Load(%q) error = %v; want one prefixed by the path", bad, err)
 	}
 	if _, err := Resolve("no-such-world"); err == nil || !strings.Contains(err.Error(), "not a preset (valid: agar6") {

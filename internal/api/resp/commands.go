@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1298,7 +1299,12 @@ func cmdLCKeyspace(c *conn, args [][]byte) {
 			c.replyError("ERR keyspace name must not be empty")
 			return
 		}
-		c.keyspace = string(args[1])
+		name := string(args[1])
+		if ks := c.s.cfg.Keyspaces; ks != nil && !slices.Contains(ks, name) {
+			c.replyError(fmt.Sprintf("ERR unknown keyspace %q (keyspaces: %s)", name, strings.Join(ks, ", ")))
+			return
+		}
+		c.keyspace = name
 		c.reply(func(w *Writer) { w.WriteSimple("OK") })
 	default:
 		c.replyError(wrongArity("lc.keyspace"))

@@ -165,7 +165,8 @@
 //	    [READ, level, WRITE, level]. Initially Config.Read and Config.Write.
 //	LC.KEYSPACE [name]
 //	    Sets this connection's keyspace, or replies it. Initially
-//	    Config.Keyspace.
+//	    Config.Keyspace. A name not in Config.Keyspaces (when set) is
+//	    refused at once, naming the valid ones.
 //	LC.GET key [LEVEL level]           → [value, version] or nil
 //	LC.GETAT key [LEVEL level]         → [value or nil, version, read_at]
 //	    LC.GET that also replies where the protocol's total order places

@@ -130,6 +130,10 @@ type Config struct {
 	// Keyspace is the keyspace connections start in (LC.KEYSPACE changes
 	// it per connection). Default DefaultKeyspace.
 	Keyspace string
+	// Keyspaces, if set, are the keyspaces LC.KEYSPACE accepts: it
+	// refuses any other name at once, listing these. Default nil: any
+	// name, refused by the backend on the connection's next command.
+	Keyspaces []string
 	// Read and Write are the consistency levels connections start with
 	// (LC.CONSISTENCY changes them per connection). Default
 	// wire.LevelDefault: the keyspace's configured level.
