@@ -131,6 +131,18 @@ type Keyspace interface {
 	Load(key string, rec store.Record) (string, store.Record)
 }
 
+// Lister is implemented by keyspaces whose nodes keep their user data in
+// the node's store, one record per key, so that a node can list the keys
+// it holds (RESP SCAN, KEYS, DBSIZE; the server's api.Scanner). Keyspaces
+// that do not implement it cannot be listed.
+type Lister interface {
+	// UserRecord interprets one key of the keyspace's store (as its
+	// replicas see it) and its record: ok is false for the protocol's own
+	// state; otherwise key is the user key, and live says that its latest
+	// version on this node is a value, not a delete.
+	UserRecord(stored string, rec store.Record) (key string, value []byte, live bool, ok bool)
+}
+
 // ObjectLoader is implemented by keyspaces whose data lives in the
 // regions' storage services rather than on nodes (CRIC): preloading a
 // record writes objects with put, each to a service address

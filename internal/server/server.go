@@ -109,10 +109,6 @@ type Config struct {
 	// TLS.
 	ClientTLS *TLSFiles `yaml:"client_tls"`
 	PeerTLS   *TLSFiles `yaml:"peer_tls"`
-	// YCSBCompat makes RESP accept (and discard) ZADD and ZREM, which YCSB's
-	// Redis binding sends to keep an index only its scan workload (E) uses.
-	// Default off: they are unknown commands.
-	YCSBCompat bool `yaml:"ycsb_compat"`
 	// MaxClients is the most RESP connections at once (Redis's
 	// maxclients); one more is told "ERR max number of clients reached".
 	// Default 10000, lowered to fit the open file limit (logged).
@@ -305,6 +301,7 @@ type servedKeyspace struct {
 	// (protocol.CondRefusal); lww: rmw: last_writer_wins.
 	condRefusal *wire.Error
 	lww         bool
+	lister      protocol.Lister // nil if the protocol cannot list its keys
 }
 
 // RMW modes (KeyspacePolicy.RMW).
@@ -348,8 +345,9 @@ func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", field, p.Name, err)
 		}
+		lister, _ := ks.(protocol.Lister)
 		out = append(out, servedKeyspace{name: p.Name, factory: ks.Factory(), protocol: d.Name, policy: ks.Describe(),
-			condRefusal: protocol.CondRefusal(d, ks), lww: p.RMW == RMWLastWriterWins})
+			condRefusal: protocol.CondRefusal(d, ks), lww: p.RMW == RMWLastWriterWins, lister: lister})
 	}
 	return out, nil
 }
@@ -632,11 +630,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}()
 
 	if l := ls.resp; l != nil {
-		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], Keyspaces: ksNames, RequirePass: cfg.RequirePass, Log: log, DiscardSortedSetWrites: cfg.YCSBCompat,
+		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], Keyspaces: ksNames, RequirePass: cfg.RequirePass, Log: log,
 			LastWriterWins: func(name string) bool {
 				i := slices.IndexFunc(keyspaces, func(k servedKeyspace) bool { return k.name == name })
 				return i >= 0 && keyspaces[i].lww
 			},
+			Scanner:    newNodeScanner(nd, eng, keyspaces),
 			MaxClients: maxClients(cfg.MaxClients, log), QueryBufferLimit: int64(cfg.ClientQueryBufferLimit),
 			OutputBufferLimit: int64(cfg.ClientOutputBufferLimit), BufferBudget: int64(cfg.ClientBufferBudget),
 			Info: func() map[string]string {

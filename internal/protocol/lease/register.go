@@ -3,6 +3,7 @@ package lease
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/protocol"
@@ -112,6 +113,16 @@ func (k registered) Floor(region int, op protocol.Op, oneWay func(a, b int) time
 
 // Load: lease versions are ballot-major; loaded records precede every
 // write.
+// UserRecord implements protocol.Lister: a lease replica stores each key's
+// latest version it has under the key itself; its own state lives under
+// metaPrefix.
+func (k registered) UserRecord(stored string, rec store.Record) (string, []byte, bool, bool) {
+	if strings.HasPrefix(stored, metaPrefix) {
+		return "", nil, false, false
+	}
+	return stored, rec.Value, !rec.Tombstone, true
+}
+
 func (k registered) Load(key string, rec store.Record) (string, store.Record) {
 	rec.Version = LoadVersion()
 	return key, rec

@@ -75,3 +75,9 @@ func (k *registered) Floor(region int, op protocol.Op, oneWay func(a, b int) tim
 
 // Load: a quorum replica stores a key's newest record as is.
 func (k *registered) Load(key string, rec store.Record) (string, store.Record) { return key, rec }
+
+// UserRecord implements protocol.Lister: a quorum replica stores each key's
+// latest version under the key itself, and nothing else.
+func (k *registered) UserRecord(stored string, rec store.Record) (string, []byte, bool, bool) {
+	return stored, rec.Value, !rec.Tombstone, true
+}
