@@ -61,7 +61,6 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 				"token":                      func() { cfg.Token = c.Token },
 				"node":                       func() { cfg.Node = c.Node },
 				"peer-addr":                  func() { cfg.PeerAddr = c.PeerAddr },
-				"ycsb-compat":                func() { cfg.YCSBCompat = c.YCSBCompat },
 				"ping-interval":              func() { cfg.PingInterval = c.PingInterval },
 				"pprof":                      func() { cfg.Pprof = c.Pprof },
 				"fault-injection":            func() { cfg.FaultInjection = c.FaultInjection },
@@ -122,7 +121,6 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 	f.Var(&c.ClientOutputBufferLimit, "client-output-buffer-limit", "reply bytes one RESP connection holds before it stops reading commands")
 	c.ClientBufferBudget = resp.DefaultBufferBudget
 	f.Var(&c.ClientBufferBudget, "client-buffer-budget", "most bytes all RESP connections hold together in arguments and replies (past it commands get -OOM)")
-	f.BoolVar(&c.YCSBCompat, "ycsb-compat", false, "accept and discard ZADD/ZREM so YCSB's Redis binding runs unmodified (workloads A-D, F)")
 	f.DurationVar(&c.PingInterval, "ping-interval", 0, "how often each peer link's round trip is measured (default 1s; see /status peer_rtt)")
 	f.BoolVar(&c.Pprof, "pprof", false, "serve Go's profiler at /debug/pprof/ on the HTTP admin endpoint")
 	f.BoolVar(&c.FaultInjection, "fault-injection", false, "serve POST /debug/transport to block peers and /debug/clock to step the wall clock (tests and demos)")

@@ -2,7 +2,11 @@
 // share: the Backend they submit requests to.
 package api
 
-import "github.com/lightcone/lightcone/internal/wire"
+import (
+	"context"
+
+	"github.com/lightcone/lightcone/internal/wire"
+)
 
 // Backend executes client requests. The real runtime's node implements it.
 type Backend interface {
@@ -21,4 +25,28 @@ type Backend interface {
 // wake-up instead of one per request. done is called once per request.
 type BatchSubmitter interface {
 	SubmitBatch(reqs []*wire.Request, done func(*wire.Reply))
+}
+
+// Scanner lists the keys of a keyspace that this node holds (RESP SCAN,
+// KEYS, DBSIZE). It reads the node's own store, not the cluster: a node
+// holding only some of a keyspace's keys lists only those, and a key lists
+// with its latest version on this node, which a write not yet replicated
+// here has not replaced.
+type Scanner interface {
+	// Scan examines at most count of the keyspace's stored keys from
+	// cursor on ("" the start) in the store's order, and returns the live
+	// user keys among them with their values, and the cursor to continue
+	// from ("" when done). A cursor is opaque; each key is examined once
+	// per pass, so a pass from "" to "" returns every key that was stored
+	// and live on this node throughout it, once, and no key that was
+	// deleted throughout it. It fails with a *wire.Error of code
+	// ErrInvalid for an unknown keyspace or one whose protocol cannot list
+	// its keys.
+	Scan(ctx context.Context, keyspace, cursor string, count int) (page []KeyValue, next string, err error)
+}
+
+// KeyValue is one key a Scanner listed, with its value.
+type KeyValue struct {
+	Key   string
+	Value []byte
 }

@@ -39,6 +39,18 @@ func fmtTime(t int64) string {
 func FormatOp(o Op) string {
 	var s string
 	switch {
+	case o.Kind == CondWrite:
+		expect, write := "absent", "absent"
+		if o.ExpectFound {
+			expect = fmt.Sprintf("%q", o.Expect)
+		}
+		if o.Found {
+			write = fmt.Sprintf("%q", o.Value)
+		}
+		s = fmt.Sprintf("c%d CAS(%q, %s→%s)", o.Client, o.Key, expect, write)
+		if o.Conflict {
+			s += "=conflict"
+		}
 	case o.Kind == Write && o.Found:
 		s = fmt.Sprintf("c%d W(%q)=%q", o.Client, o.Key, o.Value)
 	case o.Kind == Write:
@@ -75,15 +87,25 @@ func fmtOps(ops []Op, max int) string {
 // effective returns the operations a checker must consider: Failed
 // operations and reads without an OK outcome are dropped; Unknown writes get
 // Return = Never. The result keeps the history's order.
-func effective(h History) []Op {
+// Conditional writes are kept only if conds is set; otherwise those that
+// did not conflict are Writes and conflicts are dropped.
+func effective(h History, conds bool) []Op {
 	out := make([]Op, 0, len(h.Ops))
 	for _, o := range h.Ops {
+		if o.Kind == CondWrite && !conds {
+			if o.Conflict {
+				continue
+			}
+			o.Kind = Write
+		}
 		switch {
 		case o.Outcome == Failed:
 			continue
 		case o.Kind == Read && o.Outcome != OK:
 			continue // a read with no answer constrains nothing
-		case o.Kind != Read && o.Kind != Write:
+		case o.Kind == CondWrite && o.Conflict && o.Outcome != OK:
+			continue // a conflict is an answer: without one it is an unknown write
+		case o.Kind != Read && o.Kind != Write && o.Kind != CondWrite:
 			continue
 		}
 		if o.Outcome == Unknown {

@@ -23,6 +23,13 @@
 // the write of the value it read and the operations around it.
 // LinearizableVisual writes porcupine's HTML visualization for debugging.
 //
+// Conditional writes (Kind CondWrite: compare-and-set, by value) are part
+// of the register model: one that succeeded took effect where the key
+// held its expected value; a conflict (Op.Conflict) took no effect, at a
+// point where the key held another value; an Unknown one took effect at
+// a point where the condition held, or never. The other checkers see
+// conditional writes that did not conflict as writes, and ignore conflicts.
+//
 // # sequential
 //
 // Sequential(h, budget): sequential consistency (Lamport): one total order of

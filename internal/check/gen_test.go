@@ -220,7 +220,7 @@ func TestRandomSequentialMutations(t *testing.T) {
 func bruteSC(h History) bool {
 	chains := map[int64][]Op{}
 	var ids []int64
-	for _, o := range effective(h) {
+	for _, o := range effective(h, false) {
 		if _, ok := chains[o.Client]; !ok {
 			ids = append(ids, o.Client)
 		}
@@ -282,7 +282,7 @@ func TestRandomMutations(t *testing.T) {
 	for seed := int64(0); seed < 400; seed++ {
 		rng := rand.New(rand.NewSource(seed))
 		h := genLinearizable(rng, smallCfg)
-		ops := effective(h)
+		ops := effective(h, false)
 		idx := make([]int, 0)
 		for i, o := range h.Ops {
 			if o.Kind == Read && o.Outcome == OK {

@@ -15,6 +15,14 @@ const (
 	// consistency (model "release"); the other models ignore them.
 	Acquire
 	Release
+	// CondWrite is a conditional write: it writes Value/Found (a put or a
+	// delete) only if the key's value is then Expect/ExpectFound (an
+	// expected version, named by the value its write wrote). Conflict: it
+	// answered that the condition failed — an OK outcome that wrote
+	// nothing. Linearizable checks both outcomes; the other checkers see a
+	// conditional write that did not conflict as a Write and ignore
+	// conflicts.
+	CondWrite
 )
 
 // Outcome says whether an operation took effect.
@@ -48,6 +56,10 @@ type Op struct {
 	// tries the order of positions as a witness before searching; a wrong
 	// position can only cost time, never change a verdict.
 	Pos Position
+	// Expect, ExpectFound and Conflict describe a CondWrite (see Kind).
+	Expect      string
+	ExpectFound bool
+	Conflict    bool
 }
 
 // Position is an operation's place in a system's claimed total order:

@@ -15,12 +15,21 @@ type regInput struct {
 	write bool
 	found bool   // write: put (true) or delete (false)
 	value string // write: value written
+	// cond: a conditional write, applied only if the register holds
+	// expFound/expValue.
+	cond     bool
+	expFound bool
+	expValue string
 }
 
-// regOutput is a read's result (writes have none).
+// regOutput is a read's result, or a conditional write's (conflict: it
+// reported that the condition failed; unknown: no answer came); plain
+// writes have none.
 type regOutput struct {
-	found bool
-	value string
+	found    bool
+	value    string
+	conflict bool
+	unknown  bool
 }
 
 // regState is the value of one register. The zero state means "the key's
@@ -87,6 +96,19 @@ func registerModel(h History) porcupine.Model {
 		Step: func(state, input, output interface{}) (bool, interface{}) {
 			in := input.(regInput)
 			st := resolve(state.(regState), in.key)
+			if in.cond {
+				out := output.(regOutput)
+				holds := sameValue(in.expFound, in.expValue, st.found, st.value)
+				switch {
+				case out.unknown && !holds:
+					return true, st // placed where it fails: no effect
+				case out.conflict:
+					return !holds, st
+				case !holds:
+					return false, st
+				}
+				return true, regState{set: true, found: in.found, value: in.value}
+			}
 			if in.write {
 				return true, regState{set: true, found: in.found, value: in.value}
 			}
@@ -108,6 +130,23 @@ func registerModel(h History) porcupine.Model {
 		},
 		DescribeOperation: func(input, output interface{}) string {
 			in := input.(regInput)
+			if in.cond {
+				expect, write := "absent", "absent"
+				if in.expFound {
+					expect = fmt.Sprintf("%q", in.expValue)
+				}
+				if in.found {
+					write = fmt.Sprintf("%q", in.value)
+				}
+				out := output.(regOutput)
+				res := "ok"
+				if out.conflict {
+					res = "conflict"
+				} else if out.unknown {
+					res = "unknown"
+				}
+				return fmt.Sprintf("cas(%q, %s→%s) -> %s", in.key, expect, write, res)
+			}
 			switch {
 			case in.write && in.found:
 				return fmt.Sprintf("put(%q, %q)", in.key, in.value)
@@ -157,10 +196,14 @@ func porcupineOps(ops []Op) []porcupine.Operation {
 	}
 	out := make([]porcupine.Operation, 0, len(ops))
 	for _, o := range ops {
-		in := regInput{key: o.Key, write: o.Kind == Write, found: o.Found, value: o.Value}
+		in := regInput{key: o.Key, write: o.Kind != Read, found: o.Found, value: o.Value,
+			cond: o.Kind == CondWrite, expFound: o.ExpectFound, expValue: o.Expect}
 		var outp interface{}
-		if o.Kind == Read {
+		switch o.Kind {
+		case Read:
 			outp = regOutput{found: o.Found, value: o.Value}
+		case CondWrite:
+			outp = regOutput{conflict: o.Conflict, unknown: o.Outcome == Unknown}
 		}
 		out = append(out, porcupine.Operation{
 			ClientId: ids[o.Client],
@@ -181,7 +224,7 @@ func porcupineOps(ops []Op) []porcupine.Operation {
 // running out of time yields Undecided.
 func Linearizable(h History, timeout time.Duration) Result {
 	res := Result{Model: "linearizable"}
-	ops := effective(h)
+	ops := effective(h, true)
 	model := registerModel(h)
 	start := time.Now()
 	switch porcupine.CheckOperationsTimeout(model, porcupineOps(ops), timeout) {
@@ -260,7 +303,7 @@ func explainLinearizability(h History, k string, kops []Op, info porcupine.Linea
 	var ctx []Op
 	if b.Kind == Read {
 		for _, o := range kops {
-			if o.Kind == Write && sameValue(o.Found, o.Value, b.Found, b.Value) {
+			if (o.Kind == Write || o.Kind == CondWrite && !o.Conflict) && sameValue(o.Found, o.Value, b.Found, b.Value) {
 				ctx = append(ctx, o)
 				if len(ctx) == 2 {
 					break
@@ -316,6 +359,6 @@ func explainLinearizability(h History, k string, kops []Op, info porcupine.Linea
 // history; the check is limited to one minute.
 func LinearizableVisual(h History, path string) error {
 	model := registerModel(h)
-	_, info := porcupine.CheckOperationsVerbose(model, porcupineOps(effective(h)), time.Minute)
+	_, info := porcupine.CheckOperationsVerbose(model, porcupineOps(effective(h, true)), time.Minute)
 	return porcupine.VisualizePath(model, info, path)
 }

@@ -37,7 +37,7 @@ func ValidReads(h History) Result {
 // regular=false: only w.Call <= r.Return and any initial value.
 func readRule(h History, model string, regular bool) Result {
 	res := Result{Model: model, Verdict: Pass}
-	perKey, keys := byKey(effective(h))
+	perKey, keys := byKey(effective(h, false))
 	for _, k := range keys {
 		ops := perKey[k]
 		var writes []Op // completed (OK) writes, sorted by Return

@@ -110,7 +110,7 @@ type clientWrites struct {
 }
 
 func newSeq(h History) *seq {
-	s := &seq{h: h, ops: effective(h)}
+	s := &seq{h: h, ops: effective(h, false)}
 	n := len(s.ops)
 	s.active = make([]bool, n)
 	s.optional = make([]bool, n)

@@ -26,6 +26,10 @@ import (
 type Def struct {
 	Name    string
 	Factory env.Factory
+	// CondRefusal, if set, answers every conditional write
+	// (wire.Request.Cond) to the keyspace before its protocol sees it:
+	// the keyspace cannot apply them (protocol.CondRefusal).
+	CondRefusal *wire.Error
 }
 
 // Mux is the replica of a node serving several keyspaces. The first
@@ -110,6 +114,10 @@ func (m *Mux) Request(e env.Env, req *wire.Request) {
 	if i < 0 {
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid,
 			Msg: fmt.Sprintf("keyspace: unknown keyspace %q (keyspaces: %s)", req.Keyspace, strings.Join(m.Names(), ", "))}})
+		return
+	}
+	if ref := m.defs[i].CondRefusal; ref != nil && req.Cond && (req.Op == wire.OpPut || req.Op == wire.OpDelete) {
+		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: ref.Code, Msg: ref.Msg}})
 		return
 	}
 	m.replicas[i].Request(m.sub(e, i), req)

@@ -126,3 +126,36 @@ func TestMuxReplicaByName(t *testing.T) {
 		t.Errorf("Replica(%q) = %T; want nil", "nope", r)
 	}
 }
+
+// TestCondRefusal: a keyspace defined with a CondRefusal answers
+// conditional writes with it before its protocol sees them; plain writes
+// and the other keyspaces are untouched.
+func TestCondRefusal(t *testing.T) {
+	tp := world(t)
+	ks, err := quorum.NewKeyspace(tp, quorum.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusal := &wire.Error{Code: wire.ErrInvalid, Msg: "no conditional writes here"}
+	f, err := keyspace.NewFactory([]keyspace.Def{{Name: "default", Factory: ks.Factory(), CondRefusal: refusal}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replies := map[wire.RequestID]*wire.Reply{}
+	s := sim.New(sim.Config{Seed: 1, Topology: tp, Factory: f, OnReply: func(r *wire.Reply) { replies[r.ID] = r }})
+	s.Submit(0, 0, &wire.Request{ID: 1, Client: 1, Op: wire.OpPut, Key: "k", Value: []byte("v"), Cond: true})
+	s.Submit(0, 0, &wire.Request{ID: 2, Client: 1, Op: wire.OpDelete, Key: "k", Cond: true})
+	s.Submit(0, 0, &wire.Request{ID: 3, Client: 1, Op: wire.OpPut, Key: "k", Value: []byte("v")})
+	s.Run(int64(time.Second))
+	for _, id := range []wire.RequestID{1, 2} {
+		if r := replies[id]; r == nil || r.Err == nil || *r.Err != *refusal {
+			t.Errorf("conditional write %d: %+v; want the refusal", id, r)
+		}
+	}
+	if r := replies[3]; r == nil || r.Err != nil {
+		t.Errorf("plain write: %+v; want it applied", r)
+	}
+	if rec, ok, _ := s.Engine(0).Get("k"); !ok || string(rec.Value) != "v" {
+		t.Errorf("stored %q, %v; want only the plain write's v", rec.Value, ok)
+	}
+}

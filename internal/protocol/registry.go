@@ -58,6 +58,42 @@ type Definition struct {
 	// Demo is the configurations `lightcone demo` runs this protocol in,
 	// side by side with the others'. Empty: the demo leaves it out.
 	Demo []Preset
+	// Conditional says when the protocol applies conditional writes
+	// (wire.Request.Cond) atomically, as a phrase for refusals that name
+	// the ways to get them ("with every setting", "with one replica per
+	// key"); "" when never. Its keyspaces implement WriteOrderer.
+	Conditional string
+}
+
+// WriteOrderer is implemented by the keyspaces of protocols whose
+// Definition.Conditional is set.
+type WriteOrderer interface {
+	// OrdersWrites reports whether these settings order each key's
+	// writes, so that a conditional write is checked and applied
+	// atomically.
+	OrdersWrites() bool
+}
+
+// CondRefusal is nil if keyspace ks of protocol d applies conditional
+// writes, and otherwise the error they get: ErrInvalid naming the
+// protocols and settings that apply them. The server's keyspace mux
+// (keyspace.Def.CondRefusal) answers a conditional write with it before
+// the protocol sees the request, so a protocol that knows nothing of
+// conditions never takes one for a plain write.
+func CondRefusal(d *Definition, ks Keyspace) *wire.Error {
+	if o, ok := ks.(WriteOrderer); ok && d.Conditional != "" && o.OrdersWrites() {
+		return nil
+	}
+	var ways []string
+	for _, o := range All() {
+		if o.Conditional != "" {
+			ways = append(ways, o.Name+" "+o.Conditional)
+		}
+	}
+	return &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("%s: this keyspace cannot apply conditional writes "+
+		"(compare-and-set, atomic read-modify-write): they need a protocol that orders each key's writes: %s; "+
+		"or set the keyspace's rmw: last_writer_wins to make read-modify-write commands non-atomic get-then-put",
+		d.Name, strings.Join(ways, "; "))}
 }
 
 // Preset is a named configuration of a protocol's settings.
@@ -93,6 +129,18 @@ type Keyspace interface {
 	// Load turns a record to preload under key (its version older than any
 	// write) into what the replicas store: the stored key and record.
 	Load(key string, rec store.Record) (string, store.Record)
+}
+
+// Lister is implemented by keyspaces whose nodes keep their user data in
+// the node's store, one record per key, so that a node can list the keys
+// it holds (RESP SCAN, KEYS, DBSIZE; the server's api.Scanner). Keyspaces
+// that do not implement it cannot be listed.
+type Lister interface {
+	// UserRecord interprets one key of the keyspace's store (as its
+	// replicas see it) and its record: ok is false for the protocol's own
+	// state; otherwise key is the user key, and live says that its latest
+	// version on this node is a value, not a delete.
+	UserRecord(stored string, rec store.Record) (key string, value []byte, live bool, ok bool)
 }
 
 // ObjectLoader is implemented by keyspaces whose data lives in the

@@ -163,8 +163,7 @@ func TestDirectoryProtocolsOnRealServers(t *testing.T) {
 		wantErr("GET outside a hold", "acquire it first", a.Get(ctx, "never").Err())
 		wantErr("SET outside a hold", "acquire it first", a.Set(ctx, "never", "v", 0).Err())
 		// Keyspaces are chosen per connection with LC.KEYSPACE.
-		other := conn("a-0", "nope")
-		wantErr("LC.ACQUIRE in an unknown keyspace", `unknown keyspace "nope"`, other.Do(ctx, "LC.ACQUIRE", "k").Err())
+		wantErr("LC.KEYSPACE of an unknown keyspace", `unknown keyspace "nope"`, a.Do(ctx, "LC.KEYSPACE", "nope").Err())
 		wantErr("LC.ACQUIRE in a keyspace without holds", "unknown operation", conn("a-0", "default").Do(ctx, "LC.ACQUIRE", "k").Err())
 		wantErr("LC.ACQUIRE without a key", "wrong number of arguments", a.Do(ctx, "LC.ACQUIRE").Err())
 	})

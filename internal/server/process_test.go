@@ -209,11 +209,11 @@ func TestKeyspaces(t *testing.T) {
 	if err := c.Set(ctx, "k", "cache-value", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Do(ctx, "LC.KEYSPACE", "nope").Err(); err != nil {
-		t.Fatal(err)
+	if err := c.Do(ctx, "LC.KEYSPACE", "nope").Err(); err == nil || !strings.Contains(err.Error(), "keyspaces: default, cache") {
+		t.Fatalf("LC.KEYSPACE nope: %v; want an error naming the keyspaces", err)
 	}
-	if err := c.Get(ctx, "k").Err(); err == nil || !strings.Contains(err.Error(), "keyspaces: default, cache") {
-		t.Fatalf("GET in an unknown keyspace: %v; want an error naming the keyspaces", err)
+	if v, err := c.Get(ctx, "k").Result(); err != nil || v != "cache-value" {
+		t.Fatalf("GET k after a refused LC.KEYSPACE = %q, %v; want cache-value (the connection keeps its keyspace)", v, err)
 	}
 	if err := c.Do(ctx, "LC.KEYSPACE", "default").Err(); err != nil {
 		t.Fatal(err)

@@ -109,10 +109,6 @@ type Config struct {
 	// TLS.
 	ClientTLS *TLSFiles `yaml:"client_tls"`
 	PeerTLS   *TLSFiles `yaml:"peer_tls"`
-	// YCSBCompat makes RESP accept (and discard) ZADD and ZREM, which YCSB's
-	// Redis binding sends to keep an index only its scan workload (E) uses.
-	// Default off: they are unknown commands.
-	YCSBCompat bool `yaml:"ycsb_compat"`
 	// MaxClients is the most RESP connections at once (Redis's
 	// maxclients); one more is told "ERR max number of clients reached".
 	// Default 10000, lowered to fit the open file limit (logged).
@@ -190,13 +186,21 @@ type NodeAddrs struct {
 }
 
 // KeyspacePolicy is a keyspace's name, protocol and settings. In YAML it
-// is one flat mapping: `name`, `protocol`, and the protocol's settings
-// (`{name: glob, protocol: lease, lease_length: 60s}`), decoded strictly
+// is one flat mapping: `name`, `protocol`, `rmw` (RMW), and the
+// protocol's settings (`{name: glob, protocol: lease, lease_length:
+// 60s}`), decoded strictly
 // against that protocol's settings: a setting it does not have is an error
 // naming it and listing the valid ones.
 type KeyspacePolicy struct {
 	Name     string // default keyspace: "default"
 	Protocol string // a registered protocol (lightcone protocols); default quorum
+	// RMW is how the RESP front end runs read-modify-write commands (INCR,
+	// SET NX, HSET, ...): "" or "atomic" (default), as conditional
+	// writes, which only protocols that order a key's writes apply (the
+	// others refuse the commands, naming those that do); or
+	// "last_writer_wins", a get then a put that two clients can both win
+	// (the keyspace opts in to losing updates). YAML key `rmw`.
+	RMW string
 	// Settings, if set, are typed settings to start from (a pointer to
 	// the protocol's settings struct), for configurations built in code.
 	Settings any
@@ -220,6 +224,9 @@ func (p KeyspacePolicy) MarshalYAML() (any, error) {
 	}
 	if p.Protocol != "" {
 		add("protocol", str(p.Protocol))
+	}
+	if p.RMW != "" {
+		add("rmw", str(p.RMW))
 	}
 	if p.Settings != nil {
 		n, err := protocol.EncodeNonZero(p.Settings)
@@ -266,6 +273,10 @@ func (p *KeyspacePolicy) UnmarshalYAML(n *yaml.Node) error {
 			if err := v.Decode(&p.Protocol); err != nil {
 				return err
 			}
+		case "rmw":
+			if err := v.Decode(&p.RMW); err != nil {
+				return err
+			}
 		default:
 			rest.Content = append(rest.Content, k, v)
 		}
@@ -286,7 +297,18 @@ type servedKeyspace struct {
 	factory  env.Factory
 	protocol string // its registered protocol
 	policy   string
+	// condRefusal answers conditional writes the protocol cannot apply
+	// (protocol.CondRefusal); lww: rmw: last_writer_wins.
+	condRefusal *wire.Error
+	lww         bool
+	lister      protocol.Lister // nil if the protocol cannot list its keys
 }
+
+// RMW modes (KeyspacePolicy.RMW).
+const (
+	RMWAtomic         = "atomic"
+	RMWLastWriterWins = "last_writer_wins"
+)
 
 // buildKeyspaces builds the default keyspace and the others, in order.
 func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
@@ -316,11 +338,16 @@ func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
 				return nil, fmt.Errorf("%s.name: %q is already a keyspace", field, p.Name)
 			}
 		}
+		if p.RMW != "" && p.RMW != RMWAtomic && p.RMW != RMWLastWriterWins {
+			return nil, fmt.Errorf("%s.rmw: %q; valid: %s (default), %s", field, p.RMW, RMWAtomic, RMWLastWriterWins)
+		}
 		d, ks, err := p.Spec().Build(tp)
 		if err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", field, p.Name, err)
 		}
-		out = append(out, servedKeyspace{name: p.Name, factory: ks.Factory(), protocol: d.Name, policy: ks.Describe()})
+		lister, _ := ks.(protocol.Lister)
+		out = append(out, servedKeyspace{name: p.Name, factory: ks.Factory(), protocol: d.Name, policy: ks.Describe(),
+			condRefusal: protocol.CondRefusal(d, ks), lww: p.RMW == RMWLastWriterWins, lister: lister})
 	}
 	return out, nil
 }
@@ -479,7 +506,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	var defs []keyspace.Def
 	var ksNames, ksProtocols []string
 	for _, k := range keyspaces {
-		defs = append(defs, keyspace.Def{Name: k.name, Factory: k.factory})
+		defs = append(defs, keyspace.Def{Name: k.name, Factory: k.factory, CondRefusal: k.condRefusal})
 		ksNames = append(ksNames, k.name)
 		ksProtocols = append(ksProtocols, k.protocol)
 	}
@@ -603,7 +630,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}()
 
 	if l := ls.resp; l != nil {
-		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], Keyspaces: ksNames, RequirePass: cfg.RequirePass, Log: log, DiscardSortedSetWrites: cfg.YCSBCompat,
+		rs := resp.NewServer(resp.Config{Addr: cfg.RESPAddr, Keyspace: ksNames[0], Keyspaces: ksNames, RequirePass: cfg.RequirePass, Log: log,
+			LastWriterWins: func(name string) bool {
+				i := slices.IndexFunc(keyspaces, func(k servedKeyspace) bool { return k.name == name })
+				return i >= 0 && keyspaces[i].lww
+			},
+			Scanner:    newNodeScanner(nd, eng, keyspaces),
 			MaxClients: maxClients(cfg.MaxClients, log), QueryBufferLimit: int64(cfg.ClientQueryBufferLimit),
 			OutputBufferLimit: int64(cfg.ClientOutputBufferLimit), BufferBudget: int64(cfg.ClientBufferBudget),
 			Info: func() map[string]string {

@@ -15,6 +15,10 @@
 //   - Teeth switches a safety rule off (the caller's generator does) and
 //     requires the checker to reject at least one of N seeds: a checker
 //     that passes everything proves nothing.
+//   - Increments runs read-then-conditional-write clients (the RESP
+//     front end's INCR) under faults and checks the conditional writes
+//     linearizable, for protocols that apply them; its Teeth does the
+//     same with a rule off and requires a rejection.
 //   - Interaction drives a cluster step by step from datadriven scripts
 //     (testdata/*.txt, in the style of etcd raft's interaction tests),
 //     printing every message as one line.

@@ -1,6 +1,9 @@
 package store
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"sort"
+)
 
 // Mem is an in-memory Engine with crash semantics: Puts are visible at once
 // but only those covered by a Sync survive Crash, like Pebble's
@@ -83,6 +86,35 @@ func (m *Mem) Len() int {
 		}
 	}
 	return n
+}
+
+// Scan implements Lister. It sorts the keys in range on every call: Mem is
+// for tests and simulation, not for large stores.
+func (m *Mem) Scan(from, to string, fn func(key string, rec Record) bool) error {
+	in := func(k string) bool { return k >= from && (to == "" || k < to) }
+	var keys []string
+	for k := range m.durable { // lint:order-independent: sorted below
+		if _, pending := m.pending[k]; !pending && in(k) {
+			keys = append(keys, k)
+		}
+	}
+	for k := range m.pending { // lint:order-independent: sorted below
+		if in(k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !fn(k, m.latest(k)) {
+			break
+		}
+	}
+	return nil
+}
+
+func (m *Mem) latest(k string) Record {
+	r, _, _ := m.Get(k)
+	return r
 }
 
 // Close implements Engine.

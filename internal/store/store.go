@@ -35,6 +35,17 @@ type Store interface {
 	Put(key string, rec Record) error
 }
 
+// Lister is an engine that lists what it stores, for the front ends'
+// key listing (RESP SCAN, KEYS, DBSIZE). Like every engine method it is
+// called from the runtime's event loop only.
+type Lister interface {
+	// Scan calls fn with each stored key in [from, to) (to "": no upper
+	// bound), in ascending bytewise order, with its latest record, until fn
+	// returns false. Writes not yet synced are included. fn must not keep
+	// rec.Value.
+	Scan(from, to string, fn func(key string, rec Record) bool) error
+}
+
 // Engine is a Store owned by a runtime.
 type Engine interface {
 	Store

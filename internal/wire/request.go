@@ -99,6 +99,27 @@ type Request struct {
 	// Update chooses a write's update mode where the protocol has them
 	// (GlobLease's active and passive updates); other protocols ignore it.
 	Update UpdateMode
+	// Cond makes a put or delete conditional (compare-and-set): it applies
+	// only if Key's current version is Expected, checked atomically with
+	// the write; the zero Expected means "absent or deleted" (no value, or
+	// a tombstone of any version). Otherwise it takes no effect and fails
+	// with ErrConflict, the Reply's Version being the current one. Only
+	// protocols that order each key's writes apply it; the others refuse
+	// it with ErrInvalid (protocol.CondRefusal names the ones that can).
+	Cond     bool
+	Expected Version
+}
+
+// Holds reports whether a conditional write expecting e may apply to a key
+// whose current record has version cur (found: the key has a record;
+// tombstone: that record is a delete): cur is e, or e is zero and the key
+// has no value. Protocols that apply conditional writes call it where they
+// order the key's writes.
+func (e Version) Holds(cur Version, found, tombstone bool) bool {
+	if e.IsZero() {
+		return !found || tombstone
+	}
+	return found && cur == e
 }
 
 // UpdateMode is a write's update mode (GlobLease Alg. 2: active or
@@ -137,7 +158,7 @@ type Reply struct {
 	Client  ClientID
 	Found   bool    // for OpGet: the key holds a value
 	Value   []byte  // for OpGet
-	Version Version // the version read or written
+	Version Version // the version read or written; with ErrConflict, the key's current one
 	Err     *Error  // nil on success
 	// ReadAt, for OpGet, is the time at which the protocol's total order
 	// places the read, if it has one (meteor: the read's view time; it
@@ -163,6 +184,11 @@ const (
 	// disk is (nearly) full. Retryable: the node takes writes again on its
 	// own once space is freed; reads are still served.
 	ErrNoSpace
+	// ErrConflict: a conditional write (Request.Cond) whose expected
+	// version was not the key's current one; it took no effect. The
+	// Reply's Version is the current version (zero: absent or deleted).
+	// Read again and retry.
+	ErrConflict
 )
 
 func (c ErrorCode) String() string {
@@ -175,6 +201,8 @@ func (c ErrorCode) String() string {
 		return "invalid"
 	case ErrNoSpace:
 		return "no_space"
+	case ErrConflict:
+		return "conflict"
 	}
 	return fmt.Sprintf("error(%d)", uint8(c))
 }

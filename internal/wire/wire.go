@@ -5,6 +5,8 @@ package wire
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/lightcone/lightcone/internal/hlc"
 )
@@ -55,6 +57,27 @@ func (v Version) Compare(u Version) int {
 }
 
 func (v Version) String() string { return fmt.Sprintf("%s@n%d", v.TS, v.Node) }
+
+// ParseVersion parses a version as String writes it
+// ("<wall>.<logical>@n<node>"); "0" is the zero version.
+func ParseVersion(s string) (Version, error) {
+	if s == "0" {
+		return Version{}, nil
+	}
+	bad := fmt.Errorf("version %q: want <wall>.<logical>@n<node>, as reads reply it, or 0", s)
+	ts, node, ok := strings.Cut(s, "@n")
+	wall, logical, ok2 := strings.Cut(ts, ".")
+	if !ok || !ok2 {
+		return Version{}, bad
+	}
+	w, err1 := strconv.ParseInt(wall, 10, 64)
+	l, err2 := strconv.ParseUint(logical, 10, 32)
+	n, err3 := strconv.ParseInt(node, 10, 32)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return Version{}, bad
+	}
+	return Version{TS: hlc.Timestamp{WallNanos: w, Logical: uint32(l)}, Node: NodeID(n)}, nil
+}
 
 // serviceBase is the first NodeID reserved for storage services: replica i
 // of region r's service is serviceBase + i<<serviceReplicaShift + r.

@@ -1,6 +1,10 @@
 package wire
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/lightcone/lightcone/internal/hlc"
+)
 
 // TestStorageReplicaAddresses: every (region, replica) address decodes to
 // itself, replica 0 is the region's service address, and none is a node's.
@@ -30,5 +34,47 @@ func TestStorageReplicaAddresses(t *testing.T) {
 	}
 	if _, _, ok := NodeID(1000).StorageReplicaOf(); ok {
 		t.Fatal("node 1000 is taken for a storage service")
+	}
+}
+
+// TestParseVersion: ParseVersion reads what Version.String writes, "0" is
+// the zero version, and anything else is refused.
+func TestParseVersion(t *testing.T) {
+	for _, v := range []Version{{}, {TS: hlc.Timestamp{WallNanos: 12, Logical: 3}, Node: 4}, {TS: hlc.Timestamp{WallNanos: -5}, Node: 1}} {
+		if got, err := ParseVersion(v.String()); err != nil || got != v {
+			t.Errorf("ParseVersion(%q) = %v, %v; want %v", v.String(), got, err, v)
+		}
+	}
+	if got, err := ParseVersion("0"); err != nil || !got.IsZero() {
+		t.Errorf("ParseVersion(\"0\") = %v, %v; want the zero version", got, err)
+	}
+	for _, s := range []string{"", "x", "12.3", "12@n1", "12.3@n4x", "1.-1@n0", "1.2@n99999999999"} {
+		if v, err := ParseVersion(s); err == nil {
+			t.Errorf("ParseVersion(%q) = %v; want an error", s, v)
+		}
+	}
+}
+
+// TestHolds: a conditional write's check. The zero version holds for an
+// absent or deleted key; any other only for exactly the key's version.
+func TestHolds(t *testing.T) {
+	v1 := Version{TS: hlc.Timestamp{WallNanos: 1}, Node: 1}
+	v2 := Version{TS: hlc.Timestamp{WallNanos: 2}, Node: 1}
+	for _, c := range []struct {
+		expected, cur    Version
+		found, tombstone bool
+		want             bool
+	}{
+		{Version{}, Version{}, false, false, true},
+		{Version{}, v1, true, true, true},
+		{Version{}, v1, true, false, false},
+		{v1, v1, true, false, true},
+		{v1, v1, true, true, true},
+		{v1, v2, true, false, false},
+		{v1, Version{}, false, false, false},
+	} {
+		if got := c.expected.Holds(c.cur, c.found, c.tombstone); got != c.want {
+			t.Errorf("%v.Holds(%v, found=%v, tombstone=%v) = %v; want %v", c.expected, c.cur, c.found, c.tombstone, got, c.want)
+		}
 	}
 }

@@ -113,6 +113,10 @@ func (b *fakeBackend) answer(c fakeCall) {
 			e := b.data[k]
 			r.Found, r.Value, r.Version = e.found, e.value, e.version
 		case wire.OpPut, wire.OpDelete:
+			if e, ok := b.data[k]; req.Cond && !req.Expected.Holds(e.version, ok, !e.found) {
+				r.Version, r.Err = e.version, &wire.Error{Code: wire.ErrConflict, Msg: "fake: another version"}
+				break
+			}
 			b.wall++
 			v := wire.Version{TS: hlc.Timestamp{WallNanos: b.wall, Logical: uint32(b.wall % 3)}, Node: 7}
 			b.data[k] = fakeEntry{found: req.Op == wire.OpPut, value: req.Value, version: v}

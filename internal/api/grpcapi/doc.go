@@ -54,6 +54,11 @@
 //	wire.ErrNoSpace      RESOURCE_EXHAUSTED a write refused, not applied: the
 //	                                        node's disk is below its reserve;
 //	                                        retry later (reads are served)
+//	wire.ErrConflict     ABORTED            a conditional Put or Delete
+//	                                        (expected_version) whose key is
+//	                                        at another version; not applied.
+//	                                        The current Version is the
+//	                                        status's detail: read, retry
 //	(other)              INTERNAL
 //
 // Checked before submission, so they never reach the backend:

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lightcone/lightcone/internal/api"
 	"github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
+	"github.com/lightcone/lightcone/internal/hlc"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -215,7 +216,9 @@ func (s *service) Put(ctx context.Context, in *lightconev1.PutRequest) (*lightco
 	if v == nil {
 		v = []byte{}
 	}
-	r, err := s.do(ctx, &wire.Request{Client: wire.ClientID(in.GetSession()), Keyspace: ks, Op: wire.OpPut, Key: string(in.GetKey()), Value: v, Level: lvl, Update: updateMode(in.GetUpdate())})
+	req := &wire.Request{Client: wire.ClientID(in.GetSession()), Keyspace: ks, Op: wire.OpPut, Key: string(in.GetKey()), Value: v, Level: lvl, Update: updateMode(in.GetUpdate())}
+	condition(req, in.GetExpectedVersion())
+	r, err := s.do(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +233,9 @@ func (s *service) Delete(ctx context.Context, in *lightconev1.DeleteRequest) (*l
 	if err := s.checkKey(in.GetKey()); err != nil {
 		return nil, err
 	}
-	r, err := s.do(ctx, &wire.Request{Client: wire.ClientID(in.GetSession()), Keyspace: ks, Op: wire.OpDelete, Key: string(in.GetKey()), Level: lvl, Update: updateMode(in.GetUpdate())})
+	req := &wire.Request{Client: wire.ClientID(in.GetSession()), Keyspace: ks, Op: wire.OpDelete, Key: string(in.GetKey()), Level: lvl, Update: updateMode(in.GetUpdate())}
+	condition(req, in.GetExpectedVersion())
+	r, err := s.do(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -431,10 +436,27 @@ func (s *service) check(req *wire.Request, r *wire.Reply) error {
 		s.cfg.Log.Error("grpcapi: backend replied to another request",
 			"op", op, "id", id, "reply_id", r.ID, "reply_client", r.Client)
 		return status.Error(codes.Internal, "backend replied to another request")
+	case r.Err != nil && r.Err.Code == wire.ErrConflict:
+		// The current version rides along, so the client can retry
+		// without another read of the version.
+		st := status.Newf(codes.Aborted, "%s not applied, the condition failed (current version %v): %s", op, r.Version, r.Err.Msg)
+		if d, err := st.WithDetails(versionPB(r.Version)); err == nil {
+			st = d
+		}
+		return st.Err()
 	case r.Err != nil:
 		return replyError(op, r.Err)
 	}
 	return nil
+}
+
+// condition makes req conditional on expected, if the call set it
+// (PutRequest.expected_version).
+func condition(req *wire.Request, expected *lightconev1.Version) {
+	if expected != nil {
+		req.Cond = true
+		req.Expected = wire.Version{TS: hlc.Timestamp{WallNanos: expected.GetWallNanos(), Logical: expected.GetLogical()}, Node: wire.NodeID(expected.GetNode())}
+	}
 }
 
 // replyError maps a backend error to a gRPC status by its class, which

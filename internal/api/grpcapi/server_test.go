@@ -647,3 +647,43 @@ func TestUpdateModeReachesTheBackend(t *testing.T) {
 		}
 	}
 }
+
+// TestConditionalWrites: expected_version makes Put and Delete conditional
+// (a zero Version: the key is absent or deleted); a failed condition is
+// ABORTED with the current Version as the status's detail, and an unset
+// expected_version is an ordinary write.
+func TestConditionalWrites(t *testing.T) {
+	b := newFakeBackend(t)
+	kv := pb.NewKVClient(serve(t, Config{}, b))
+	ctx := ctxT(t)
+	put := func(expected *pb.Version) (*pb.PutResponse, error) {
+		return kv.Put(ctx, &pb.PutRequest{Key: []byte("k"), Value: []byte("v"), ExpectedVersion: expected})
+	}
+	first, err := put(&pb.Version{})
+	if err != nil {
+		t.Fatalf("Put expecting absent, to an absent key: %v", err)
+	}
+	_, err = put(&pb.Version{})
+	st := wantCode(t, "Put expecting absent, to a present key", err, codes.Aborted)
+	if d := st.Details(); len(d) != 1 || wireVersion(d[0].(*pb.Version)) != wireVersion(first.GetVersion()) {
+		t.Errorf("conflict details = %v; want the current version %v", d, first.GetVersion())
+	}
+	second, err := put(first.GetVersion())
+	if err != nil {
+		t.Fatalf("Put expecting the current version: %v", err)
+	}
+	if _, err := kv.Delete(ctx, &pb.DeleteRequest{Key: []byte("k"), ExpectedVersion: first.GetVersion()}); err == nil {
+		t.Fatal("Delete expecting an old version: no error; want ABORTED")
+	} else {
+		wantCode(t, "Delete expecting an old version", err, codes.Aborted)
+	}
+	if _, err := kv.Delete(ctx, &pb.DeleteRequest{Key: []byte("k"), ExpectedVersion: second.GetVersion()}); err != nil {
+		t.Fatalf("Delete expecting the current version: %v", err)
+	}
+	if _, err := put(&pb.Version{}); err != nil {
+		t.Fatalf("Put expecting absent, to a deleted key: %v", err)
+	}
+	if _, err := put(nil); err != nil {
+		t.Fatalf("unconditional Put: %v", err)
+	}
+}

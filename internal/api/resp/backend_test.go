@@ -1,11 +1,15 @@
 package resp
 
 import (
+	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/lightcone/lightcone/internal/api"
 	"github.com/lightcone/lightcone/internal/hlc"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -89,6 +93,12 @@ func (b *fakeBackend) apply(req *wire.Request) *wire.Reply {
 		rec, ok := b.data[k]
 		rep.Found, rep.Value, rep.Version = ok, append([]byte(nil), rec.val...), rec.ver
 	case wire.OpPut, wire.OpDelete:
+		// One event loop orders every write, so conditional writes are
+		// atomic here, as in a protocol that orders a key's writes.
+		if rec, ok := b.data[k]; req.Cond && !req.Expected.Holds(rec.ver, ok, false) {
+			rep.Version, rep.Err = rec.ver, &wire.Error{Code: wire.ErrConflict, Msg: fmt.Sprintf("fake: %q is at version %v", req.Key, rec.ver)}
+			return rep
+		}
 		b.ts++
 		rep.Version = wire.Version{TS: hlc.Timestamp{WallNanos: b.ts}, Node: 1}
 		if req.Op == wire.OpPut {
@@ -120,4 +130,41 @@ func (b *fakeBackend) raw(ks, key string) ([]byte, bool) {
 	}
 	r := <-ch
 	return r.v, r.ok
+}
+
+// fakeScan as Config.Scanner asks startServer for the fake backend's.
+type fakeScan struct{ api.Scanner }
+
+// Scan implements api.Scanner over the keys of keyspace ks, on the loop:
+// the cursor is the next key to examine.
+func (b *fakeBackend) Scan(ctx context.Context, ks, cursor string, count int) ([]api.KeyValue, string, error) {
+	type result struct {
+		page []api.KeyValue
+		next string
+	}
+	ch := make(chan result, 1)
+	b.loop <- func() {
+		var keys []string
+		for k := range b.data { // lint:order-independent: sorted below
+			if space, key, _ := strings.Cut(k, "\x00"); space == ks && key >= cursor {
+				keys = append(keys, key)
+			}
+		}
+		sort.Strings(keys)
+		var r result
+		for i, k := range keys {
+			if i == count {
+				r.next = k
+				break
+			}
+			r.page = append(r.page, api.KeyValue{Key: k, Value: append([]byte(nil), b.data[ks+"\x00"+k].val...)})
+		}
+		ch <- r
+	}
+	select {
+	case r := <-ch:
+		return r.page, r.next, nil
+	case <-ctx.Done():
+		return nil, "", ctx.Err()
+	}
 }

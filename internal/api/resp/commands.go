@@ -37,9 +37,7 @@ type command struct {
 	arity int
 	// noAuth commands run before a client authenticates.
 	noAuth bool
-	// optIn commands exist only when the Config enables them.
-	optIn func(*Config) bool
-	run   func(c *conn, args [][]byte)
+	run    func(c *conn, args [][]byte)
 }
 
 // commands maps lower-case command names to their implementation. It is
@@ -47,7 +45,6 @@ type command struct {
 var commands map[string]*command
 
 func init() {
-	discardZ := func(cfg *Config) bool { return cfg.DiscardSortedSetWrites }
 	commands = map[string]*command{
 		"ping":    {arity: -1, run: cmdPing},
 		"echo":    {arity: 2, run: cmdEcho},
@@ -73,6 +70,24 @@ func init() {
 		"ttl":    {arity: 2, run: cmdTTL},
 		"pttl":   {arity: 2, run: cmdTTL},
 
+		// keys.go, strings.go
+		"type":        {arity: 2, run: cmdType},
+		"unlink":      {arity: -2, run: cmdDel},
+		"expire":      {arity: -3, run: cmdExpire},
+		"pexpire":     {arity: -3, run: cmdExpire},
+		"expireat":    {arity: -3, run: cmdExpire},
+		"pexpireat":   {arity: -3, run: cmdExpire},
+		"persist":     {arity: 2, run: cmdPersist},
+		"setex":       {arity: 4, run: cmdSetEx},
+		"psetex":      {arity: 4, run: cmdSetEx},
+		"setnx":       {arity: 3, run: cmdSetNX},
+		"getset":      {arity: 3, run: cmdGetSet},
+		"getdel":      {arity: 2, run: cmdGetDel},
+		"getex":       {arity: -2, run: cmdGetEx},
+		"append":      {arity: 3, run: cmdAppend},
+		"strlen":      {arity: 2, run: cmdStrlen},
+		"incrbyfloat": {arity: 3, run: cmdIncrByFloat},
+
 		"hset":    {arity: -4, run: cmdHSet},
 		"hmset":   {arity: -4, run: cmdHSet},
 		"hdel":    {arity: -3, run: cmdHDel},
@@ -82,15 +97,53 @@ func init() {
 		"hexists": {arity: 3, run: cmdHRead},
 		"hlen":    {arity: 2, run: cmdHRead},
 
-		"dbsize":    {arity: 1, run: cmdNotSupported},
+		// hashes.go
+		"hincrby":      {arity: 4, run: cmdHIncrBy},
+		"hincrbyfloat": {arity: 4, run: cmdHIncrByFloat},
+		"hsetnx":       {arity: 4, run: cmdHSetNX},
+		"hkeys":        {arity: 2, run: cmdHList},
+		"hvals":        {arity: 2, run: cmdHList},
+		"hstrlen":      {arity: 3, run: cmdHStrlen},
+
+		// lists.go
+		"lpush":  {arity: -3, run: cmdPush},
+		"rpush":  {arity: -3, run: cmdPush},
+		"lpushx": {arity: -3, run: cmdPush},
+		"rpushx": {arity: -3, run: cmdPush},
+		"lpop":   {arity: -2, run: cmdPop},
+		"rpop":   {arity: -2, run: cmdPop},
+		"lrange": {arity: 4, run: cmdLRange},
+		"llen":   {arity: 2, run: cmdLLen},
+		"lindex": {arity: 3, run: cmdLIndex},
+
+		// sets.go
+		"sadd":        {arity: -3, run: cmdSAdd},
+		"srem":        {arity: -3, run: cmdSRem},
+		"spop":        {arity: -2, run: cmdSPop},
+		"smembers":    {arity: 2, run: cmdSRead},
+		"scard":       {arity: 2, run: cmdSRead},
+		"sismember":   {arity: 3, run: cmdSRead},
+		"srandmember": {arity: -2, run: cmdSRandMember},
+
+		// zsets.go
+		"zadd":             {arity: -4, run: cmdZAdd},
+		"zincrby":          {arity: 4, run: cmdZAdd},
+		"zrem":             {arity: -3, run: cmdZRem},
+		"zpopmin":          {arity: -2, run: cmdZPop},
+		"zpopmax":          {arity: -2, run: cmdZPop},
+		"zscore":           {arity: 3, run: cmdZRead},
+		"zcard":            {arity: 2, run: cmdZRead},
+		"zrange":           {arity: -4, run: cmdZRange},
+		"zrevrange":        {arity: -4, run: cmdZRange},
+		"zrangebyscore":    {arity: -4, run: cmdZRange},
+		"zrevrangebyscore": {arity: -4, run: cmdZRange},
+
+		"dbsize":    {arity: 1, run: cmdDBSize},
 		"flushall":  {arity: -1, run: cmdNotSupported},
 		"flushdb":   {arity: -1, run: cmdNotSupported},
-		"keys":      {arity: 2, run: cmdNotSupported},
-		"scan":      {arity: -2, run: cmdNotSupported},
+		"keys":      {arity: 2, run: cmdKeys},
+		"scan":      {arity: -2, run: cmdScan},
 		"randomkey": {arity: 1, run: cmdNotSupported},
-
-		"zadd": {arity: -4, optIn: discardZ, run: cmdDiscardZ},
-		"zrem": {arity: -3, optIn: discardZ, run: cmdDiscardZ},
 
 		"lc.consistency": {arity: -1, run: cmdLCConsistency},
 		"lc.keyspace":    {arity: -1, run: cmdLCKeyspace},
@@ -98,6 +151,8 @@ func init() {
 		"lc.getat":       {arity: -2, run: cmdLCOp},
 		"lc.set":         {arity: -3, run: cmdLCOp},
 		"lc.del":         {arity: -2, run: cmdLCOp},
+		"lc.cas":         {arity: -4, run: cmdLCOp},
+		"lc.cad":         {arity: -3, run: cmdLCOp},
 		"lc.migrate":     {arity: 3, run: cmdLCMigrate},
 		"lc.acquire":     {arity: 2, run: cmdLCHold},
 		"lc.release":     {arity: 2, run: cmdLCHold},
@@ -122,9 +177,6 @@ func (c *conn) exec(args [][]byte) {
 	name := ""
 	if cmd == nil || cmd.arity > 0 && len(args) != cmd.arity || cmd.arity < 0 && len(args) < -cmd.arity {
 		name = strings.ToLower(string(args[0])) // for the error text
-	}
-	if cmd != nil && cmd.optIn != nil && !cmd.optIn(&c.s.cfg) {
-		cmd = nil
 	}
 	switch {
 	case cmd == nil:
@@ -176,6 +228,8 @@ func backendError(e *wire.Error) string {
 		return "UNAVAILABLE " + e.Msg
 	case wire.ErrInvalid, wire.ErrNoSpace:
 		return "ERR " + e.Msg
+	case wire.ErrConflict:
+		return "CONFLICT " + e.Msg
 	}
 	return "ERR " + e.Error()
 }
@@ -519,8 +573,6 @@ func cmdConfig(c *conn, args [][]byte) {
 
 func cmdNotSupported(c *conn, _ [][]byte) { c.replyError(msgNotSupported) }
 
-func cmdDiscardZ(c *conn, _ [][]byte) { c.reply(func(w *Writer) { w.WriteInt(0) }) }
-
 func cmdInfo(c *conn, args [][]byte) {
 	all := len(args) == 1
 	want := map[string]bool{}
@@ -586,25 +638,7 @@ func cmdInfo(c *conn, args [][]byte) {
 
 // --- string commands ---
 
-func cmdGet(c *conn, args [][]byte) {
-	key, ok := c.key(args[1])
-	if !ok {
-		return
-	}
-	c.await([]*wire.Request{c.getReq(key, c.read)}, func(w *Writer, reps []*wire.Reply) {
-		v, found, msg := c.decode(reps[0])
-		switch {
-		case msg != "":
-			w.WriteError(msg)
-		case !found:
-			w.WriteNull()
-		case v.kind != kindString:
-			w.WriteError(msgWrongType)
-		default:
-			w.WriteBulk(v.str)
-		}
-	})
-}
+func cmdGet(c *conn, args [][]byte) { c.readKind(args[1], kindString, writeString) }
 
 // setOptions are SET's options after the key and value.
 type setOptions struct {
@@ -1010,8 +1044,8 @@ func (c *conn) putsFor(pairs [][]byte) ([]*wire.Request, string) {
 	return reqs, ""
 }
 
-// cmdIncr implements INCR, DECR, INCRBY and DECRBY as get-then-put. The
-// value keeps its TTL, as in Redis.
+// cmdIncr implements INCR, DECR, INCRBY and DECRBY through modify (an
+// atomic read-modify-write). The value keeps its TTL, as in Redis.
 func cmdIncr(c *conn, args [][]byte) {
 	name := strings.ToLower(string(args[0]))
 	delta := int64(1)
@@ -1085,7 +1119,8 @@ func cmdTTL(c *conn, args [][]byte) {
 
 // --- hash commands ---
 
-// cmdHSet implements HSET and HMSET: get the hash, merge, put it back.
+// cmdHSet implements HSET and HMSET through modify: get the hash, merge,
+// put it back if nothing changed it meanwhile.
 func cmdHSet(c *conn, args [][]byte) {
 	name := strings.ToLower(string(args[0]))
 	if len(args)%2 != 0 {
@@ -1282,16 +1317,15 @@ func cmdLCKeyspace(c *conn, args [][]byte) {
 }
 
 // cmdLCOp implements LC.GET key [LEVEL l], LC.GETAT key [LEVEL l],
-// LC.SET key value [LEVEL l]
-// [UPDATE ACTIVE|PASSIVE] and LC.DEL key [LEVEL l] [UPDATE ...]: one
-// backend operation on the raw stored bytes (no
-// envelope decoding), replying the version read or written.
+// LC.SET key value [LEVEL l] [UPDATE ACTIVE|PASSIVE], LC.DEL key [LEVEL
+// l] [UPDATE ...], and the conditional LC.CAS key expected_version value
+// [...] and LC.CAD key expected_version [...]: one backend operation on
+// the raw stored bytes (no envelope decoding), replying the version read
+// or written.
 func cmdLCOp(c *conn, args [][]byte) {
 	name := strings.ToLower(string(args[0]))
-	fixed := 2
-	if name == "lc.set" {
-		fixed = 3
-	}
+	fixed := map[string]int{"lc.set": 3, "lc.cas": 4, "lc.cad": 3}[name]
+	fixed = max(fixed, 2)
 	var level wire.Level
 	var lvlSet bool
 	var update wire.UpdateMode
@@ -1336,6 +1370,21 @@ func cmdLCOp(c *conn, args [][]byte) {
 		req = c.putReq(key, args[2], c.write)
 	case "lc.del":
 		req = c.delReq(key, c.write)
+	case "lc.cas", "lc.cad":
+		expected, err := wire.ParseVersion(string(args[2]))
+		if err != nil {
+			c.replyError("ERR " + err.Error())
+			return
+		}
+		if name == "lc.cas" {
+			if !c.valueFits(len(args[3])) {
+				return
+			}
+			req = c.putReq(key, args[3], c.write)
+		} else {
+			req = c.delReq(key, c.write)
+		}
+		req.Cond, req.Expected = true, expected
 	}
 	if lvlSet {
 		req.Level = level
@@ -1344,6 +1393,9 @@ func cmdLCOp(c *conn, args [][]byte) {
 	c.await([]*wire.Request{req}, func(w *Writer, reps []*wire.Reply) {
 		r := reps[0]
 		switch {
+		case r.Err != nil && r.Err.Code == wire.ErrConflict:
+			// The current version first, so a client can retry with it.
+			w.WriteError("CONFLICT " + r.Version.String() + " " + r.Err.Msg)
 		case r.Err != nil:
 			w.WriteError(backendError(r.Err))
 		case name == "lc.getat":

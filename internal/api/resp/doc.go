@@ -68,24 +68,94 @@
 //	COMMAND [COUNT|DOCS|INFO|LIST]              no metadata: DOCS is empty
 //	CONFIG GET pattern...                       save, appendonly, databases only
 //	INFO [section...]                           server, clients, keyspace, lightcone
-//	GET key
+//	GET key  STRLEN key  TTL, PTTL key  TYPE key
 //	SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]
 //	                                            * with NX, XX, GET or KEEPTTL
-//	DEL key...                                  * reads to count, then deletes
+//	SETEX, PSETEX key n value   SETNX key value  GETSET key value *
+//	GETDEL key *   GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST] * with an option
+//	APPEND key value *   INCRBYFLOAT key incr * (long double, as Redis)
+//	DEL, UNLINK key...                          * reads to count, then deletes
 //	EXISTS key...  MGET key...  MSET key value...
 //	INCR, DECR, INCRBY, DECRBY key              * keeps the TTL
-//	TTL, PTTL key
+//	EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT key n [NX|XX|GT|LT] *   PERSIST key *
 //	HSET, HMSET key field value...              * get, merge, put
 //	HDEL key field...                           * an emptied hash is deleted
-//	HGET, HMGET, HGETALL, HEXISTS, HLEN
-//	ZADD, ZREM                                  only with Config.DiscardSortedSetWrites:
-//	                                            accepted, nothing stored, reply 0
+//	HINCRBY, HINCRBYFLOAT key field incr *   HSETNX key field value *
+//	HGET, HMGET, HGETALL, HEXISTS, HLEN, HKEYS, HVALS, HSTRLEN
+//	LPUSH, RPUSH, LPUSHX, RPUSHX key element... *
+//	LPOP, RPOP key [count] *   LRANGE key start stop   LLEN key   LINDEX key i
+//	SADD, SREM key member... *   SPOP key [count] *
+//	SMEMBERS, SCARD, SISMEMBER   SRANDMEMBER key [count]
+//	ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member... *   ZINCRBY *
+//	ZREM key member... *   ZPOPMIN, ZPOPMAX key [count] *   ZSCORE, ZCARD
+//	ZRANGE key start stop [BYSCORE] [REV] [LIMIT off n] [WITHSCORES]
+//	ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE (no BYLEX)
 //
-// DBSIZE, FLUSHALL, FLUSHDB, KEYS, SCAN and RANDOMKEY reply "ERR not
-// supported by lightcone": a geo-distributed keyspace has no cheap global
-// view. Other commands reply Redis's "ERR unknown command" error. Before
+// These commands follow Redis 7.0's semantics and replies, errors included
+// (WRONGTYPE on a key of another type), except where this comment says
+// otherwise (atomicity below; key listing): oracle_test.go and
+// oracle_random_test.go run command scripts, written and random, against
+// redis-server and Lightcone and compare every reply. An emptied hash,
+// list, set or sorted set is deleted, as in Redis. SMEMBERS replies members in
+// bytewise order, HKEYS in field order (Redis's orders are unspecified).
+//
+//	SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]   KEYS pattern   DBSIZE
+//	                                            this node's keys: see Key listing
+//
+// FLUSHALL, FLUSHDB and RANDOMKEY reply "ERR not supported by lightcone":
+// a geo-distributed keyspace has no cheap global view. Other commands
+// reply Redis's "ERR unknown command" error. Before
 // AUTH (when RequirePass is set) only AUTH, HELLO and QUIT run; the rest
 // reply "NOAUTH Authentication required.".
+//
+// # Key listing
+//
+// SCAN, KEYS and DBSIZE list the keys of the connection's keyspace that
+// this node holds, read from its own store (Config.Scanner, an
+// api.Scanner; without one they reply "ERR not supported by lightcone"),
+// not the cluster's: a geo-distributed keyspace has no cheap global view,
+// and a node that holds only some of the keyspace's keys lists only those.
+// MATCH and KEYS take Redis's glob patterns (*, ?, [abc], [^a-z], \*), as
+// Redis 7.0 matches them, quirks included. COUNT (default 10) is how many
+// stored keys one SCAN call examines, so a page may hold fewer keys, or
+// none, before the cursor comes back 0. A value whose TTL has passed is
+// not listed, and not counted by DBSIZE (Redis counts it until it deletes
+// it). KEYS and DBSIZE walk the whole keyspace, 1024 stored keys per
+// hand-off to the node. A cursor is a number the server maps to a
+// position in the store; each is good once, in its keyspace, and the
+// server remembers the latest 10,000: an unknown one is "ERR invalid
+// cursor", never a silent end of the scan.
+//
+// What a full scan (cursor 0 back to 0), KEYS and DBSIZE return on a node:
+// the store is walked once in key order, and a key is listed if, when the
+// walk passes it, its latest version on this node is a live value. So each
+// key is listed at most once (Redis promises at least once); a key stored
+// and live on this node throughout the scan is listed; a key deleted on
+// this node throughout it is not; one written or deleted during it may or
+// may not be. What "stored on this node" means depends on the keyspace's
+// protocol (protocol.Lister):
+//
+//   - quorum (the default): a node stores the keys whose replicas include
+//     it. On one node (a plain `lightcone server`), or where every region's
+//     replica count equals its node count, every node holds every key, and
+//     every key written before the scan began and not deleted is listed
+//     exactly once (internal/server TestKeyListing). A write acknowledged
+//     at ALL is on every replica when acknowledged; one acknowledged at a
+//     lower level (ONE, QUORUM, LOCAL_*) may not have reached this node
+//     yet, so until it does the key may be missing here, or a deleted key
+//     still listed. With fewer replicas than nodes, a node lists only the
+//     keys it is a replica of (internal/server TestKeyListingCluster:
+//     three regions of one node, writes at ALL, every node lists every
+//     key; TestKeyListingPartial: two nodes of one region, each lists its
+//     half).
+//   - lease (GlobLease): each region has one replica of every key (its
+//     ring's node), so a region of one node holds every key. A replica's
+//     copy can lag the key's master (passive updates), with the same
+//     consequence as quorum's lower levels until the update arrives.
+//   - meteor, dirsc, dirrc, cric, fastpaxos and ppaxos keep version chains,
+//     directory rows or storage-service objects rather than one record per
+//     key on the node: listing replies (TestKeyListingCluster) `ERR keyspace "<name>": protocol
+//     <p> keeps no key list on its nodes`.
 //
 // # Lightcone extensions
 //
@@ -104,11 +174,19 @@
 //	    for checkers (the nemesis).
 //	LC.SET key value [LEVEL level] [UPDATE ACTIVE|PASSIVE] → version
 //	LC.DEL key [LEVEL level] [UPDATE ACTIVE|PASSIVE]       → version
+//	LC.CAS key expected_version value [LEVEL l] [UPDATE m] → version
+//	LC.CAD key expected_version [LEVEL l] [UPDATE m]       → version
 //	                                     (UPDATE: GlobLease's update mode
 //	                                     for this write; other protocols
 //	                                     ignore it)
 //	    One backend operation on the raw stored bytes, without the value
 //	    envelope below; version is wire.Version's string ("<wall>.<logical>@n<node>").
+//	    LC.CAS and LC.CAD are conditional (compare-and-set, -delete): they
+//	    write only if key is at expected_version (as LC.GET replies it; 0:
+//	    absent or deleted). Otherwise they reply "CONFLICT <current
+//	    version> <msg>" and wrote nothing. Keyspaces that cannot apply
+//	    conditional writes reply an ERR naming those that can (see
+//	    "Atomic read-modify-write").
 //	LC.ACQUIRE key                     → OK
 //	LC.RELEASE key                     → OK
 //	    Take and give back this connection's hold on key (wire.OpAcquire,
@@ -130,7 +208,8 @@
 //
 // # Errors
 //
-// Backend errors map to replies by class: wire.ErrTimeout → "TIMEOUT
+// Backend errors map to replies by class: wire.ErrConflict → "CONFLICT
+// <msg>" (a conditional write that took no effect); wire.ErrTimeout → "TIMEOUT
 // outcome unknown: <msg>" (a write may or may not have taken effect, and
 // may still become visible); wire.ErrUnavailable → "UNAVAILABLE <msg>" (it
 // took no effect); wire.ErrInvalid → "ERR <msg>"; wire.ErrNoSpace → "ERR
@@ -140,17 +219,31 @@
 // Config.MaxValueBytes (default 64 MiB) are refused before submission with
 // "ERR key too large (N bytes; max M)" or "ERR value too large (...)".
 //
-// # Not atomic: read-modify-write commands
+// # Atomic read-modify-write
 //
-// The backend offers get, put and delete, and no compare-and-set. Every
-// command marked * above is a get followed by a put (or delete) and is NOT
-// atomic: two clients running INCR on one key at the same time can both
-// read 5 and both write 6; SET NX can let two clients both "win"; two
-// concurrent HSETs of different fields can lose one field. MSET and DEL of
-// several keys are not atomic either: an error reply may follow a partial
-// write. These commands are safe only when one client writes a given key
-// at a time, until the protocol gets a compare-and-set. Every one of them
-// goes through conn.modify (modify.go), the one place to make atomic.
+// Every command marked * above (SET with NX, XX, GET or KEEPTTL, the INCR
+// family, the hash, list, set and sorted-set writes, EXPIRE and the rest)
+// goes through conn.modify (modify.go), as every new read-modify-write
+// command must: it reads the key and its version,
+// decides, and writes with a conditional write (wire.Request.Cond) that
+// applies only if the key is still at the version read; if another write
+// came between, the write fails with wire.ErrConflict, took no effect, and
+// the command reads again and decides again — up to 100 times, with a short
+// random backoff, after which it replies "ERR contended: ..." having
+// written nothing. So two clients running INCR on one key both count, SET
+// NX has one winner, and concurrent HSETs of different fields keep both.
+// The keyspace's protocol must order each key's writes to apply
+// conditional writes: lease does, and quorum does on a single-node
+// cluster (a single-node `lightcone server`'s default keyspace); other
+// keyspaces refuse them, and these commands reply "ERR <protocol>: this
+// keyspace cannot apply conditional writes ...", naming those that can. A
+// keyspace may opt in to the old behaviour, `rmw: last_writer_wins`
+// (Config.LastWriterWins): the commands are then a get and a plain put,
+// and two clients can both win.
+//
+// Still not atomic: MSET and DEL of several keys (each key is written on
+// its own; an error reply may follow a partial write), and DEL's count,
+// which is read before the deletes.
 //
 // # Value envelope
 //
@@ -159,14 +252,21 @@
 // bytes happen to begin with the magic) is stored in an envelope:
 //
 //	"\xff\xfeLC" | kind | expiry | payload
-//	kind    's' string or 'h' hash
+//	kind    's' string, 'h' hash, 'l' list, 'e' set or 'z' sorted set
 //	expiry  uvarint, absolute Unix milliseconds; 0 means none
 //	payload 's': the string's bytes
 //	        'h': uvarint n, then n × (uvarint len, field, uvarint len, value),
 //	             fields strictly ascending bytewise
+//	        'l': uvarint n, then n × (uvarint len, element), in list order
+//	        'e': as 'l', members strictly ascending bytewise
+//	        'z': uvarint n, then n × (8-byte big-endian float64 score,
+//	             uvarint len, member), ascending by (score, member)
 //
-// The magic cannot begin UTF-8 text. A hash is one value: every HSET
-// rewrites it whole, so its size counts against MaxValueBytes.
+// The magic cannot begin UTF-8 text. A hash, list, set or sorted set is
+// one value: every write (HSET, LPUSH, SADD, ZADD...) rewrites it whole,
+// so its size counts against MaxValueBytes and a write costs its size. They
+// suit small collections; a list of a million elements costs megabytes per
+// push.
 //
 // Expiry is lazy: GET, EXISTS, TTL and the rest treat a value whose expiry
 // has passed (by Config.Now, the server's clock) as absent, but nothing
@@ -176,8 +276,8 @@
 // # YCSB
 //
 // YCSB's Redis binding writes records with HMSET and reads them with
-// HGETALL/HMGET, which are served; it also maintains a scan index with ZADD
-// and ZREM on one key ("_indices"), which Lightcone does not keep. Set
-// Config.DiscardSortedSetWrites to accept and drop those writes; workload E
-// (scans, ZRANGEBYSCORE) is not supported.
+// HGETALL/HMGET; it also maintains a scan index with ZADD and ZREM on one
+// key ("_indices") and scans with ZRANGEBYSCORE, all served. That index is
+// one sorted set rewritten whole on every insert, so loading many records
+// through the binding costs time quadratic in their number.
 package resp

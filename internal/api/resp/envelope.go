@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"sort"
 )
 
@@ -16,23 +17,52 @@ const envelopeMagic = "\xff\xfeLC"
 const (
 	kindString = 's'
 	kindHash   = 'h'
+	kindList   = 'l'
+	kindSet    = 'e'
+	kindZSet   = 'z'
 )
+
+// typeName is the kind's name as TYPE replies it and SCAN's TYPE option
+// takes it.
+func typeName(kind byte) string {
+	switch kind {
+	case kindString:
+		return "string"
+	case kindHash:
+		return "hash"
+	case kindList:
+		return "list"
+	case kindSet:
+		return "set"
+	case kindZSet:
+		return "zset"
+	}
+	return "none"
+}
 
 // errCorrupt is a stored value that starts with envelopeMagic but does not
 // decode; LC.SET can write one.
 var errCorrupt = errors.New("corrupt value envelope")
 
-// value is a decoded stored value: a string or a hash, with an optional
-// expiry.
+// value is a decoded stored value: a string, hash, list, set or sorted
+// set, with an optional expiry.
 type value struct {
 	kind     byte
-	expiryMs int64   // Unix milliseconds; 0: never expires
-	str      []byte  // kindString
-	fields   []field // kindHash, sorted by name, names unique
+	expiryMs int64     // Unix milliseconds; 0: never expires
+	str      []byte    // kindString
+	fields   []field   // kindHash, sorted by name, names unique
+	elems    [][]byte  // kindList in list order; kindSet sorted bytewise, unique
+	zs       []zmember // kindZSet, sorted by (score, member), members unique
 }
 
 type field struct {
 	name, val []byte
+}
+
+// zmember is one member of a sorted set.
+type zmember struct {
+	score  float64
+	member []byte
 }
 
 // expired reports whether v has expired at nowMs (Unix milliseconds).
@@ -46,34 +76,66 @@ func (v *value) expired(nowMs int64) bool { return v.expiryMs != 0 && nowMs >= v
 //	kind 's': payload = the string's bytes
 //	kind 'h': payload = uvarint n, then n × (uvarint len | name | uvarint len | value),
 //	          names strictly ascending bytewise
+//	kind 'l': payload = uvarint n, then n × (uvarint len | element), in list order
+//	kind 'e': a set, laid out as 'l' with the members strictly ascending bytewise
+//	kind 'z': payload = uvarint n, then n × (8-byte big-endian IEEE 754 score |
+//	          uvarint len | member), ascending by (score, member), members unique
 func (v *value) encode() []byte {
 	if v.kind == kindString && v.expiryMs == 0 && !bytes.HasPrefix(v.str, []byte(envelopeMagic)) {
 		return v.str
 	}
 	n := len(envelopeMagic) + 1 + binary.MaxVarintLen64
-	if v.kind == kindString {
+	switch v.kind {
+	case kindString:
 		n += len(v.str)
-	} else {
+	case kindHash:
 		n += binary.MaxVarintLen64
 		for _, f := range v.fields {
 			n += 2*binary.MaxVarintLen64 + len(f.name) + len(f.val)
+		}
+	case kindList, kindSet:
+		n += binary.MaxVarintLen64
+		for _, e := range v.elems {
+			n += binary.MaxVarintLen64 + len(e)
+		}
+	case kindZSet:
+		n += binary.MaxVarintLen64
+		for _, z := range v.zs {
+			n += 8 + binary.MaxVarintLen64 + len(z.member)
 		}
 	}
 	b := make([]byte, 0, n)
 	b = append(b, envelopeMagic...)
 	b = append(b, v.kind)
 	b = binary.AppendUvarint(b, uint64(v.expiryMs))
-	if v.kind == kindString {
-		return append(b, v.str...)
-	}
-	b = binary.AppendUvarint(b, uint64(len(v.fields)))
-	for _, f := range v.fields {
-		b = binary.AppendUvarint(b, uint64(len(f.name)))
-		b = append(b, f.name...)
-		b = binary.AppendUvarint(b, uint64(len(f.val)))
-		b = append(b, f.val...)
+	switch v.kind {
+	case kindString:
+		b = append(b, v.str...)
+	case kindHash:
+		b = binary.AppendUvarint(b, uint64(len(v.fields)))
+		for _, f := range v.fields {
+			b = appendLen(b, f.name)
+			b = appendLen(b, f.val)
+		}
+	case kindList, kindSet:
+		b = binary.AppendUvarint(b, uint64(len(v.elems)))
+		for _, e := range v.elems {
+			b = appendLen(b, e)
+		}
+	case kindZSet:
+		b = binary.AppendUvarint(b, uint64(len(v.zs)))
+		for _, z := range v.zs {
+			b = binary.BigEndian.AppendUint64(b, math.Float64bits(z.score))
+			b = appendLen(b, z.member)
+		}
 	}
 	return b
+}
+
+// appendLen appends s prefixed by its uvarint length.
+func appendLen(b, s []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
 }
 
 // decodeValue parses a stored value. The result aliases b.
@@ -98,13 +160,10 @@ func decodeValue(b []byte) (value, error) {
 		v.str = b
 		return v, nil
 	case kindHash:
-		count, n := binary.Uvarint(b)
-		// Each field takes at least two bytes, which bounds the
-		// allocation by the input's size.
-		if n <= 0 || count > uint64(len(b)/2) {
+		count, b, ok := cutCount(b, 2)
+		if !ok {
 			return value{}, errCorrupt
 		}
-		b = b[n:]
 		v.fields = make([]field, 0, count)
 		for range count {
 			var f field
@@ -124,8 +183,65 @@ func decodeValue(b []byte) (value, error) {
 			return value{}, errCorrupt
 		}
 		return v, nil
+	case kindList, kindSet:
+		count, b, ok := cutCount(b, 1)
+		if !ok {
+			return value{}, errCorrupt
+		}
+		v.elems = make([][]byte, 0, count)
+		for range count {
+			var e []byte
+			if e, b, ok = cutLen(b); !ok {
+				return value{}, errCorrupt
+			}
+			if v.kind == kindSet && len(v.elems) > 0 && bytes.Compare(v.elems[len(v.elems)-1], e) >= 0 {
+				return value{}, errCorrupt
+			}
+			v.elems = append(v.elems, e)
+		}
+		if len(b) != 0 {
+			return value{}, errCorrupt
+		}
+		return v, nil
+	case kindZSet:
+		count, b, ok := cutCount(b, 9)
+		if !ok {
+			return value{}, errCorrupt
+		}
+		v.zs = make([]zmember, 0, count)
+		for range count {
+			if len(b) < 8 {
+				return value{}, errCorrupt
+			}
+			z := zmember{score: math.Float64frombits(binary.BigEndian.Uint64(b))}
+			if math.IsNaN(z.score) {
+				return value{}, errCorrupt
+			}
+			if z.member, b, ok = cutLen(b[8:]); !ok {
+				return value{}, errCorrupt
+			}
+			if len(v.zs) > 0 && !zless(v.zs[len(v.zs)-1], z) {
+				return value{}, errCorrupt
+			}
+			v.zs = append(v.zs, z)
+		}
+		if len(b) != 0 {
+			return value{}, errCorrupt
+		}
+		return v, nil
 	}
 	return value{}, errCorrupt
+}
+
+// cutCount splits a uvarint element count off b. Each element takes at
+// least minBytes, which bounds the count, and so the caller's allocation,
+// by the input's size.
+func cutCount(b []byte, minBytes int) (uint64, []byte, bool) {
+	count, n := binary.Uvarint(b)
+	if n <= 0 || count > uint64((len(b)-n)/minBytes) {
+		return 0, nil, false
+	}
+	return count, b[n:], true
 }
 
 // cutLen splits a uvarint-length-prefixed byte string off b.

@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"testing"
 )
 
@@ -24,6 +25,9 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		{"hash", hash, false},
 		{"empty hash", value{kind: kindHash}, false},
 		{"expiring hash", value{kind: kindHash, fields: hash.fields, expiryMs: 5}, false},
+		{"list", value{kind: kindList, elems: [][]byte{[]byte("b"), {}, []byte("a"), []byte("b")}}, false},
+		{"set", value{kind: kindSet, elems: [][]byte{{}, []byte("a"), []byte("b")}, expiryMs: 9}, false},
+		{"zset", value{kind: kindZSet, zs: []zmember{{math.Inf(-1), []byte("x")}, {-0.5, []byte("b")}, {-0.5, []byte("c")}, {1e300, nil}}}, false},
 	} {
 		enc := tc.v.encode()
 		if got := bytes.Equal(enc, tc.v.str) && tc.v.kind == kindString; got != tc.verbatim {
@@ -48,6 +52,12 @@ func show(v value) string {
 	for _, f := range v.fields {
 		s += fmt.Sprintf(" %q=%q", f.name, f.val)
 	}
+	for _, e := range v.elems {
+		s += fmt.Sprintf(" %q", e)
+	}
+	for _, z := range v.zs {
+		s += fmt.Sprintf(" %q:%v", z.member, z.score)
+	}
 	return s
 }
 
@@ -71,7 +81,13 @@ func TestEnvelopeCorrupt(t *testing.T) {
 		envelopeMagic + "h\x00\x02\x01b\x00\x01a\x00", // unsorted
 		envelopeMagic + "h\x00\x02\x01a\x00\x01a\x00", // duplicate
 		envelopeMagic + "h\x00\x01\x01a\x00junk",
-		envelopeMagic + "s\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", // expiry > MaxInt64
+		envelopeMagic + "s\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",      // expiry > MaxInt64
+		envelopeMagic + "l\x00\x02\x01a",                                 // short
+		envelopeMagic + "e\x00\x02\x01b\x01a",                            // unsorted set
+		envelopeMagic + "e\x00\x02\x01a\x01a",                            // duplicate member
+		envelopeMagic + "z\x00\x01\x7f\xf8\x00\x00\x00\x00\x00\x01\x01a", // NaN score
+		envelopeMagic + "z\x00\x02\x40\x00\x00\x00\x00\x00\x00\x00\x01a\x3f\xf0\x00\x00\x00\x00\x00\x00\x01a", // unsorted scores
+		envelopeMagic + "z\x00\x01\x40\x00", // short score
 	} {
 		if v, err := decodeValue([]byte(in)); err == nil {
 			t.Errorf("decodeValue(%q) = %s; want an error", in, show(v))
@@ -96,6 +112,8 @@ func FuzzDecodeValue(f *testing.F) {
 	f.Add([]byte(envelopeMagic + "h\x00\x01\x01a\x01b"))
 	f.Add([]byte(envelopeMagic + "s\x05xyz"))
 	f.Add([]byte("plain"))
+	f.Add([]byte(envelopeMagic + "l\x00\x02\x01a\x00"))
+	f.Add([]byte(envelopeMagic + "z\x00\x01\x3f\xf0\x00\x00\x00\x00\x00\x00\x01a"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, err := decodeValue(b)
 		if err != nil {

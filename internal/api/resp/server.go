@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -137,12 +138,15 @@ type Config struct {
 	// (LC.CONSISTENCY changes them per connection). Default
 	// wire.LevelDefault: the keyspace's configured level.
 	Read, Write wire.Level
-	// DiscardSortedSetWrites makes ZADD and ZREM succeed without storing
-	// anything, replying 0 ("nothing added/removed"). YCSB's Redis binding
-	// calls them to keep a scan index it needs only for workload E;
-	// Lightcone keeps no sorted sets. Default false: they are unknown
-	// commands.
-	DiscardSortedSetWrites bool
+	// LastWriterWins reports whether a keyspace opted in to non-atomic
+	// read-modify-write (`rmw: last_writer_wins`): its INCR, SET NX, HSET
+	// and the rest are a get then a plain put, which two clients can both
+	// win. Nil, or false: they are conditional writes (modify.go), which
+	// keyspaces that cannot order a key's writes refuse.
+	LastWriterWins func(keyspace string) bool
+	// Scanner, if set, lists the keys this node holds, for SCAN, KEYS and
+	// DBSIZE; without it they reply "ERR not supported by lightcone".
+	Scanner api.Scanner
 	// Log receives connection-level events. Default: discard.
 	Log *slog.Logger
 	// Info returns extra fields for INFO's "# Lightcone" section. Optional.
@@ -199,6 +203,10 @@ type Server struct {
 	b     api.Backend
 	start time.Time
 	quit  chan struct{} // closed by Close; unblocks handlers awaiting replies
+	// ctx is cancelled by Close, ending a Scanner call under way.
+	ctx    context.Context
+	cancel context.CancelFunc
+	scans  cursors // SCAN's cursors
 
 	mu        sync.Mutex
 	closed    bool
@@ -252,7 +260,10 @@ func (c Config) Validate() error {
 // NewServer returns a Server that submits requests to b.
 func NewServer(cfg Config, b api.Backend) *Server {
 	cfg.EnsureDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
+		ctx:       ctx,
+		cancel:    cancel,
 		shedLog:   ratelog.Limiter{Every: logEvery},
 		budgetLog: ratelog.Limiter{Every: logEvery},
 		cfg:       cfg,
@@ -427,6 +438,7 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	close(s.quit)
+	s.cancel()
 	for l := range s.listeners { // lint:order-independent: closing all
 		l.Close()
 	}

@@ -159,6 +159,57 @@
 // only on its master until the lazy updates land, and is lost if the
 // master fails for good first (the paper's "weaker data availability").
 //
+// # Conditional writes
+//
+// A conditional write (wire.Request.Cond: apply only if the key is at
+// version Expected; the zero version: absent or deleted) is linearizable
+// per key, and so atomic read-modify-write is (the RESP front end's INCR,
+// SET NX, HSET, ...). The key's master decides it, in the same handler
+// that stamps and applies the write (onMWrite), so no other write of the
+// key comes between the check and the write: the master is the one place
+// a key's writes are ordered, ballot-major (see "Versions"), and every
+// write it accepts is checked against the record its own store holds,
+// which is the newest of the mastership (a master applies each write it
+// stamps before the next one). Why the order of conditional writes is a
+// linearization:
+//
+//   - A successful conditional write is always an active update (never
+//     passive), answered only once a majority of the group has it. A later
+//     master's election takes the newest record of a majority, so it holds
+//     this write or a later one that overwrote it: a completed write is
+//     never lost, and no later master decides a condition against an older
+//     record.
+//   - A write the master accepts against a record that is not yet on a
+//     majority (a write still in progress) completes only if that record
+//     ends up on a majority with it (the later record carries the earlier
+//     one's effect), so the earlier write, whose outcome its client may
+//     not know, is ordered before it.
+//   - A conflict reports the current version, an observation, so it is
+//     answered only once that version is known to be on a majority
+//     (committed): otherwise a new master could drop it, and the conflict
+//     would have observed a write that never happened. The master waits for
+//     the key's writes in progress to end; if none is in progress and the
+//     record is not known to be on a majority (after a failed write, a
+//     passive one, a restart or an election) it replicates the record again
+//     as an active update, and answers once that completes (Retry, nothing
+//     written, if it cannot in time).
+//
+// Plain writes are ordered at the same master, so conditional and plain
+// writes linearize together — except passive ones: a passive write that
+// completed on its master alone is lost if the master fails first (see
+// "Guarantee"), and later conditional writes are then decided without it.
+//
+// Gateways, redirects and the at-most-once rules are those of every write.
+// Reads are not part of the claim: they stay sequentially consistent per
+// key, so a read-modify-write may read a stale value and then fail its
+// condition, and its client (resp's modify) reads again.
+// TestConditionalIncrementsLinearizable runs concurrent conditional
+// increments on few keys under crashes, partitions, loss and duplication
+// and checks the conditional writes linearizable;
+// TestTeethConditionIgnored shows a master that skips the check fails it,
+// and TestTeethEagerConflicts one that answers conflicts against records
+// not yet on a majority.
+//
 // # Requests
 //
 // Writes and migrations are at-most-once, across restarts too

@@ -12,3 +12,11 @@ func UnsafeNoAffiliateWait(c *Config) { c.noAffiliateWait = true }
 // absent and carry on after a failed write, instead of fail-stopping
 // (teeth tests only).
 func UnsafeIgnoreStoreErrors(c *Config) { c.ignoreStoreErrors = true }
+
+// UnsafeIgnoreCond makes masters apply conditional writes without checking
+// their condition (teeth tests only).
+func UnsafeIgnoreCond(c *Config) { c.ignoreCond = true }
+
+// UnsafeEagerConflicts makes masters answer conflicts against records not
+// known to be on a majority (teeth tests only).
+func UnsafeEagerConflicts(c *Config) { c.eagerConflicts = true }

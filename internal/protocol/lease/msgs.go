@@ -54,14 +54,19 @@ type LReadResp struct {
 // MWrite asks the key's master to write (GlobLease Alg. 2). Origin is the
 // gateway's region, counted for automatic migration. Inc is the
 // incarnation of the receiver it is addressed to (0: not known yet); no
-// other incarnation executes it (doc.go, "Requests").
+// other incarnation executes it (doc.go, "Requests"). Cond makes it
+// conditional on the key's version being Expected (wire.Request.Cond),
+// checked by the master as it orders the write (doc.go, "Conditional
+// writes").
 type MWrite struct {
-	Op      uint64
-	Key     string
-	Rec     store.Record // Version is set by the master
-	Passive bool
-	Origin  int
-	Inc     uint64
+	Op       uint64
+	Key      string
+	Rec      store.Record // Version is set by the master
+	Passive  bool
+	Origin   int
+	Inc      uint64
+	Cond     bool
+	Expected wire.Version
 }
 
 // MWriteResp answers an MWrite. Failed: the write did not complete in time
@@ -70,7 +75,8 @@ type MWrite struct {
 // was written. Retry: the master is handing the key over; nothing was
 // written. Stale: the MWrite was addressed to another incarnation of the
 // receiver, now Inc, and this one did not execute it (an earlier one may
-// have).
+// have). Conflict: a conditional write whose expected version was not the
+// key's current one, Version; nothing was written.
 type MWriteResp struct {
 	Op       uint64
 	Key      string
@@ -81,6 +87,7 @@ type MWriteResp struct {
 	Master   Ballot
 	Stale    bool
 	Inc      uint64
+	Conflict bool
 }
 
 // Renew asks the master for a lease (and the current value) of Key.
@@ -340,21 +347,22 @@ func (m *LReadResp) DecodePayload(d *wire.Decoder) {
 }
 func (m *MWrite) AppendPayload(b []byte) []byte {
 	b = wire.AppendBool(store.AppendWire(opKey(b, m.Op, m.Key), m.Rec), m.Passive)
-	return wire.AppendUvarint(wire.AppendVarint(b, int64(m.Origin)), m.Inc)
+	b = wire.AppendUvarint(wire.AppendVarint(b, int64(m.Origin)), m.Inc)
+	return wire.AppendVersion(wire.AppendBool(b, m.Cond), m.Expected)
 }
 func (m *MWrite) DecodePayload(d *wire.Decoder) {
 	m.Op, m.Key, m.Rec, m.Passive, m.Origin = d.Uvarint(), d.String(), store.DecodeWire(d), d.Bool(), int(d.Varint())
-	m.Inc = d.Uvarint()
+	m.Inc, m.Cond, m.Expected = d.Uvarint(), d.Bool(), d.Version()
 }
 func (m *MWriteResp) AppendPayload(b []byte) []byte {
 	b = wire.AppendBool(wire.AppendVersion(opKey(b, m.Op, m.Key), m.Version), m.Failed)
 	b = appendBallot(wire.AppendBool(wire.AppendBool(b, m.Redirect), m.Retry), m.Master)
-	return wire.AppendUvarint(wire.AppendBool(b, m.Stale), m.Inc)
+	return wire.AppendBool(wire.AppendUvarint(wire.AppendBool(b, m.Stale), m.Inc), m.Conflict)
 }
 func (m *MWriteResp) DecodePayload(d *wire.Decoder) {
 	m.Op, m.Key, m.Version, m.Failed = d.Uvarint(), d.String(), d.Version(), d.Bool()
 	m.Redirect, m.Retry, m.Master = d.Bool(), d.Bool(), decodeBallot(d)
-	m.Stale, m.Inc = d.Bool(), d.Uvarint()
+	m.Stale, m.Inc, m.Conflict = d.Bool(), d.Uvarint(), d.Bool()
 }
 func (m *Renew) AppendPayload(b []byte) []byte { return opKey(b, m.Nonce, m.Key) }
 func (m *Renew) DecodePayload(d *wire.Decoder) { m.Nonce, m.Key = d.Uvarint(), d.String() }

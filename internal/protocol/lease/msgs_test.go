@@ -34,6 +34,7 @@ func TestMessagesRoundTrip(t *testing.T) {
 		&HandoffDone{Key: "k", OK: true, Ballot: Ballot{N: 6, Node: 2}},
 		&Migrate{Op: 18, Key: "k", Region: 3}, &MigrateResp{Op: 19, Key: "k", Err: "busy", Retry: true, Redirect: true, Master: Ballot{N: 1, Node: 1}},
 		&MWrite{Op: 20, Key: "k", Rec: rec, Inc: 3}, &MWriteResp{Op: 21, Key: "k", Stale: true, Inc: 4},
+		&MWrite{Op: 24, Key: "k", Rec: rec, Cond: true, Expected: rec.Version}, &MWriteResp{Op: 25, Key: "k", Conflict: true, Version: rec.Version},
 		&Migrate{Op: 22, Key: "k", Inc: 5}, &MigrateResp{Op: 23, Key: "k", Stale: true, Inc: 6}, &Hello{Inc: 7},
 	} {
 		b, err := c.Append(nil, m)

@@ -3,6 +3,7 @@ package lease
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lightcone/lightcone/internal/protocol"
@@ -22,6 +23,7 @@ func init() {
 		Build:        build,
 		MessageTypes: MessageTypes(),
 		PrimeReads:   true,
+		Conditional:  "(every setting: the key's master checks the condition as it orders the write)",
 		Demo: []protocol.Preset{
 			// GlobLease's Table II lease length. A demo phase is shorter than
 			// a lease, so a region holds a key's lease only after its first
@@ -42,6 +44,10 @@ func build(t *topo.Topology, settings any) (protocol.Keyspace, error) {
 	}
 	return registered{ks}, nil
 }
+
+// OrdersWrites: every key's master orders its writes (doc.go,
+// "Conditional writes").
+func (k registered) OrdersWrites() bool { return true }
 
 func (k registered) Settings() any { c := k.Config(); return &c }
 
@@ -107,6 +113,16 @@ func (k registered) Floor(region int, op protocol.Op, oneWay func(a, b int) time
 
 // Load: lease versions are ballot-major; loaded records precede every
 // write.
+// UserRecord implements protocol.Lister: a lease replica stores each key's
+// latest version it has under the key itself; its own state lives under
+// metaPrefix.
+func (k registered) UserRecord(stored string, rec store.Record) (string, []byte, bool, bool) {
+	if strings.HasPrefix(stored, metaPrefix) {
+		return "", nil, false, false
+	}
+	return stored, rec.Value, !rec.Tombstone, true
+}
+
 func (k registered) Load(key string, rec store.Record) (string, store.Record) {
 	rec.Version = LoadVersion()
 	return key, rec

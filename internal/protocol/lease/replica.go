@@ -71,6 +71,14 @@ type Config struct {
 	// and carry on after a failed write, instead of fail-stopping (tests
 	// only: it shows fail-stop is what keeps a failing store safe).
 	ignoreStoreErrors bool
+	// ignoreCond makes the master apply every conditional write as if its
+	// condition held (tests only: it shows the check at the master is
+	// what makes read-modify-write atomic).
+	ignoreCond bool
+	// eagerConflicts makes the master answer a conflict at once, even
+	// against a record not known to be on a majority (tests only: it
+	// shows why conflicts wait).
+	eagerConflicts bool
 }
 
 // EnsureDefaults fills unset fields.
@@ -276,6 +284,12 @@ type Replica struct {
 	migrating map[string]*migration
 	draining  map[string][]waitMigrate
 	origins   map[string][]int
+	// Conditional writes (doc.go, "Conditional writes"): the newest version
+	// of each key this master knows to be on a majority, and the
+	// conditional writes that failed their check against a record not
+	// known to be, waiting for the key's writes in progress to end.
+	committed map[string]wire.Version
+	condWaits map[string][]condWait
 
 	// Candidate: elections in progress.
 	campaigns map[string]*campaign
@@ -363,6 +377,15 @@ type keyFence struct {
 	except wire.NodeID
 }
 
+// condWait is a conditional write waiting at the master (onMWrite).
+// recommitted: it has already waited for a re-replication of the key's
+// record, so if that failed it is refused rather than waiting again.
+type condWait struct {
+	from        wire.NodeID
+	m           *MWrite
+	recommitted bool
+}
+
 type write struct {
 	id      uint64
 	from    wire.NodeID
@@ -373,6 +396,9 @@ type write struct {
 	acked   map[wire.NodeID]bool
 	timeout env.TimerID
 	recheck env.TimerID
+	// recommit: a re-replication of the key's current record, which no
+	// client asked for (nothing to answer).
+	recommit bool
 }
 
 type confirmRound struct {
@@ -467,6 +493,8 @@ func (r *Replica) Start(e env.Env) {
 	r.migrating = map[string]*migration{}
 	r.draining = map[string][]waitMigrate{}
 	r.origins = map[string][]int{}
+	r.committed = map[string]wire.Version{}
+	r.condWaits = map[string][]condWait{}
 	r.campaigns = map[string]*campaign{}
 	r.seen = map[opID]int64{}
 	r.masterUse = map[string]int64{}
@@ -617,7 +645,7 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 		case wire.UpdatePassive:
 			passive = true
 		}
-		g.msg = &MWrite{Op: op, Key: req.Key, Rec: rec, Passive: passive, Origin: r.region}
+		g.msg = &MWrite{Op: op, Key: req.Key, Rec: rec, Passive: passive, Origin: r.region, Cond: req.Cond, Expected: req.Expected}
 		g.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, leaseTimer{kind: timerGateway, op: op})
 	case wire.OpMigrate:
 		reg := r.ks.topo.World.RegionIndex(string(req.Value))
@@ -916,6 +944,13 @@ func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
 	if !r.firstCopy(e, from, m.Op) {
 		return
 	}
+	r.masterWrite(e, from, m, false)
+}
+
+// masterWrite orders one write at the master: refused or redirected if
+// this node cannot order it now, checked first if it is conditional.
+// recommitted is as in condWait.
+func (r *Replica) masterWrite(e env.Env, from wire.NodeID, m *MWrite, recommitted bool) {
 	mt := r.meta(e, m.Key)
 	if mt.accepted.Node != r.id {
 		r.send(e, from, &MWriteResp{Op: m.Op, Key: m.Key, Redirect: true, Master: r.known(e, m.Key)})
@@ -938,6 +973,9 @@ func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
 	}
 	r.masterUse[m.Key] = now
 	cur, exists := r.get(e, m.Key)
+	if m.Cond && !r.condHolds(e, from, m, cur, exists, recommitted) {
+		return
+	}
 	seq := uint64(1)
 	if exists && ballotOf(cur.Version) == mt.accepted.N {
 		seq = seqOf(cur.Version) + 1
@@ -949,7 +987,10 @@ func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
 	env.Invariant(e, !exists || cur.Version.Less(rec.Version), "lease: master of %q stamped %v at or below its stored %v", m.Key, rec.Version, cur.Version)
 	r.apply(e, m.Key, rec)
 	others := r.others(m.Key)
-	if m.Passive && exists && r.mlease[m.Key] > now && len(r.holders(m.Key, now)) == 0 {
+	// A conditional write is always an active update: its success must be
+	// on a majority, or a later master could lose it after a later
+	// conditional write was decided against it.
+	if m.Passive && !m.Cond && exists && r.mlease[m.Key] > now && len(r.holders(m.Key, now)) == 0 {
 		// Passive update: no valid lease anywhere, so the local write is
 		// enough; the others catch up lazily.
 		for _, n := range others {
@@ -963,22 +1004,58 @@ func (r *Replica) onMWrite(e env.Env, from wire.NodeID, m *MWrite) {
 		return
 	}
 	// Active update: a majority, including every lease holder.
+	r.activeUpdate(e, &write{from: from, op: m.Op, key: m.Key, ballot: mt.accepted, version: rec.Version}, rec)
+}
+
+// activeUpdate sends w's record rec to every replica and affiliate of the
+// key and completes w once a majority and every lease holder have it.
+func (r *Replica) activeUpdate(e env.Env, w *write, rec store.Record) {
+	now := e.Now()
 	r.nextOp++
-	w := &write{id: r.nextOp, from: from, op: m.Op, key: m.Key, ballot: mt.accepted, version: rec.Version, acked: map[wire.NodeID]bool{}}
+	w.id, w.acked = r.nextOp, map[wire.NodeID]bool{}
 	r.writes[w.id] = w
-	r.inflight[m.Key]++
+	r.inflight[w.key]++
 	w.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, leaseTimer{kind: timerWriteTimeout, op: w.id})
-	r.stats.Invalidations += uint64(len(r.holders(m.Key, now)))
-	for _, n := range others {
-		r.send(e, n, &Update{Op: w.id, Key: m.Key, Rec: rec, Active: true, Ballot: mt.accepted})
+	r.stats.Invalidations += uint64(len(r.holders(w.key, now)))
+	for _, n := range r.others(w.key) {
+		r.send(e, n, &Update{Op: w.id, Key: w.key, Rec: rec, Active: true, Ballot: w.ballot})
 	}
-	affs, _ := r.affHolders(m.Key, now)
+	affs, _ := r.affHolders(w.key, now)
 	for _, a := range affs {
-		e.Send(a, &SecUpdate{Op: w.id, Key: m.Key, Rec: rec})
+		e.Send(a, &SecUpdate{Op: w.id, Key: w.key, Rec: rec})
 	}
 	if r.writes[w.id] != nil {
 		r.check(e, w)
 	}
+}
+
+// condHolds checks conditional write m against the key's current record
+// at its master (doc.go, "Conditional writes"). If the condition holds the
+// write goes on. If not, it is answered Conflict with the current version
+// — but only once that version is known to be on a majority, since a
+// record that is not could be dropped by a later master and the conflict
+// would then have observed a write that never happened: until then m
+// waits for the key's writes in progress to end, and if none is, for the
+// record to be replicated again. It reports whether the write goes on.
+func (r *Replica) condHolds(e env.Env, from wire.NodeID, m *MWrite, cur store.Record, exists, recommitted bool) bool {
+	if m.Expected.Holds(cur.Version, exists, cur.Tombstone) || r.ks.cfg.ignoreCond {
+		return true
+	}
+	if !exists || r.committed[m.Key] == cur.Version || r.ks.cfg.eagerConflicts {
+		r.send(e, from, &MWriteResp{Op: m.Op, Key: m.Key, Conflict: true, Version: cur.Version, Master: r.meta(e, m.Key).accepted})
+		return false
+	}
+	if recommitted && r.inflight[m.Key] == 0 {
+		// The record could not be replicated again in time.
+		r.send(e, from, &MWriteResp{Op: m.Op, Key: m.Key, Retry: true, Master: r.meta(e, m.Key).accepted})
+		return false
+	}
+	if r.inflight[m.Key] == 0 {
+		r.activeUpdate(e, &write{recommit: true, key: m.Key, ballot: r.meta(e, m.Key).accepted, version: cur.Version}, cur)
+		recommitted = true
+	}
+	r.condWaits[m.Key] = append(r.condWaits[m.Key], condWait{from: from, m: m, recommitted: recommitted})
+	return false
 }
 
 // onUpdate applies a write of a mastership this replica has not promised
@@ -1069,17 +1146,30 @@ func (r *Replica) finishWrite(e env.Env, w *write, failed bool) {
 	}
 	e.CancelTimer(w.timeout)
 	e.CancelTimer(w.recheck)
-	resp := &MWriteResp{Op: w.op, Key: w.key, Version: w.version, Failed: failed, Master: w.ballot}
-	if failed {
-		resp.Version = wire.Version{}
+	if !failed && r.committed[w.key].Less(w.version) {
+		r.committed[w.key] = w.version
 	}
-	r.send(e, w.from, resp)
+	if !w.recommit {
+		resp := &MWriteResp{Op: w.op, Key: w.key, Version: w.version, Failed: failed, Master: w.ballot}
+		if failed {
+			resp.Version = wire.Version{}
+		}
+		r.send(e, w.from, resp)
+	}
 	if waiting := r.draining[w.key]; waiting != nil && r.inflight[w.key] == 0 {
 		// The key has drained: the migrations waiting for it go on (or,
 		// if this node stepped down meanwhile, are redirected).
 		delete(r.draining, w.key)
 		for _, wm := range waiting {
 			r.migrate(e, wm.from, wm.m)
+		}
+	}
+	if waiting := r.condWaits[w.key]; waiting != nil && r.inflight[w.key] == 0 {
+		// Conditional writes waiting for the key's writes are decided
+		// again, in arrival order, against the record they left.
+		delete(r.condWaits, w.key)
+		for _, c := range waiting {
+			r.masterWrite(e, c.from, c.m, c.recommitted)
 		}
 	}
 }
@@ -1194,6 +1284,7 @@ func (r *Replica) superseded(e env.Env, key string, b Ballot) {
 // Writes in progress end with an unknown outcome; waiting reads are told
 // to retry; waiting renewals are sent to the newer master.
 func (r *Replica) stepDown(e env.Env, key string) {
+	delete(r.committed, key)
 	delete(r.mlease, key)
 	delete(r.records, key)
 	delete(r.pending, key)
@@ -1676,6 +1767,8 @@ func (r *Replica) answerWrite(e env.Env, from wire.NodeID, m *MWriteResp) {
 		rep.Err = &wire.Error{Code: wire.ErrUnavailable, Msg: fmt.Sprintf("lease: the mastership of %q is moving; nothing was written; retry", m.Key)}
 	case m.Failed:
 		rep.Err = &wire.Error{Code: wire.ErrTimeout, Msg: "lease: the write did not reach a majority and every lease holder in time"}
+	case m.Conflict:
+		rep.Err = &wire.Error{Code: wire.ErrConflict, Msg: fmt.Sprintf("lease: %q is at version %v, not the expected %v; nothing was written", m.Key, m.Version, g.req.Expected)}
 	}
 	e.Reply(rep)
 }

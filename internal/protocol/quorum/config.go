@@ -41,6 +41,11 @@ type Config struct {
 	// then hold only with perfectly synchronised clocks. A single-node
 	// cluster never waits (one clock orders its own versions).
 	NoCommitWait bool `yaml:"no_commit_wait"`
+
+	// ignoreCond makes a replica apply conditional writes without
+	// checking them (tests only: it shows the check is what makes them
+	// atomic).
+	ignoreCond bool
 }
 
 // DefaultMaxClockOffset is MaxClockOffset's default.

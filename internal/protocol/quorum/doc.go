@@ -88,6 +88,40 @@
 // tests show QUORUM/QUORUM losing linearizability when one clock is
 // 300 ms behind with δ = 2 ms.
 //
+// # Conditional writes
+//
+// A conditional write (wire.Request.Cond: apply only if the key is at
+// version Expected; the zero version: absent or deleted) needs one place
+// that orders the key's writes. Quorum has one only on a single-node
+// cluster (Keyspace.OrdersWrites) — the default keyspace of a single-node
+// `lightcone server`. There one replica stores every key and one HLC
+// stamps every write, conditional or not, in the order the node handles
+// them; the coordinator is the replica, and checks the condition and
+// applies the write in one handler (Replica.mutate), stamped above the
+// expected version (the HLC observed it), so above the record it
+// replaces. Every read and write goes through that store in that order,
+// so it is a linearization, and conditional writes are atomic
+// read-modify-write. TestConditionalIncrementsOneReplica checks
+// concurrent conditional increments and plain writes linearizable under
+// crashes; TestTeethOneReplicaConditionIgnored shows a replica that skips
+// the check fails it.
+//
+// With several nodes no correct path exists in this protocol, not even
+// with one replica per key: coordinators stamp writes with their own
+// clocks and replicas keep the highest version (last writer wins), so a
+// plain write concurrent with a conditional one can carry the lower
+// version, reach the replica after it, and be ordered before a
+// conditional write whose check never saw it (the one-replica-of-three
+// variant of the test found exactly that), and with several replicas two
+// coordinators can each see a condition hold. Ordering a key's writes
+// takes consensus per key (Cassandra's Paxos-based lightweight
+// transactions) or a per-key master (the lease protocol). Such keyspaces
+// refuse conditional writes with ErrInvalid (protocol.CondRefusal names
+// the keyspaces that can; TestConditionalWritesRefused), unless the
+// keyspace opts in to last-writer-wins read-modify-write (`rmw:
+// last_writer_wins`), in which the RESP front end's INCR and the rest are
+// a get then a put.
+//
 // Failures: a replica answers only after its write is durable (persist
 // before send), so an acknowledged write survives crashes of all but the
 // replicas that acknowledged it. A crashed coordinator's in-flight requests

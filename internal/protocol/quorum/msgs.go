@@ -7,18 +7,27 @@ import (
 
 // Mutate asks a replica to apply a version of a key (a write, or a read
 // repair when Repair is set). Replicas keep the highest version: last writer
-// wins.
+// wins. Cond makes it a conditional write (wire.Request.Cond): the replica
+// applies it only if the key's version is Expected (doc.go, "Conditional
+// writes"; today only single-node clusters take them, so a conditional
+// Mutate is handled in place and never crosses the network).
 type Mutate struct {
-	Op     uint64 // coordinator's operation
-	Key    string
-	Rec    store.Record
-	Repair bool
+	Op       uint64 // coordinator's operation
+	Key      string
+	Rec      store.Record
+	Repair   bool
+	Cond     bool
+	Expected wire.Version
 }
 
-// MutateAck confirms a Mutate of Key is durable at the replica.
+// MutateAck confirms a Mutate of Key is durable at the replica. For a
+// conditional Mutate, Version is the version it was applied at, or, with
+// Conflict, the key's current version (nothing was written).
 type MutateAck struct {
-	Op  uint64
-	Key string
+	Op       uint64
+	Key      string
+	Conflict bool
+	Version  wire.Version
 }
 
 // Read asks a replica for its version of Key.
@@ -71,21 +80,26 @@ func (m *Mutate) AppendPayload(b []byte) []byte {
 	b = wire.AppendUvarint(b, m.Op)
 	b = wire.AppendString(b, m.Key)
 	b = store.AppendWire(b, m.Rec)
-	return wire.AppendBool(b, m.Repair)
+	b = wire.AppendBool(b, m.Repair)
+	return wire.AppendVersion(wire.AppendBool(b, m.Cond), m.Expected)
 }
 
 // DecodePayload implements wire.Encodable.
 func (m *Mutate) DecodePayload(d *wire.Decoder) {
 	m.Op, m.Key, m.Rec, m.Repair = d.Uvarint(), d.String(), store.DecodeWire(d), d.Bool()
+	m.Cond, m.Expected = d.Bool(), d.Version()
 }
 
 // AppendPayload implements wire.Encodable.
 func (m *MutateAck) AppendPayload(b []byte) []byte {
-	return wire.AppendString(wire.AppendUvarint(b, m.Op), m.Key)
+	b = wire.AppendString(wire.AppendUvarint(b, m.Op), m.Key)
+	return wire.AppendVersion(wire.AppendBool(b, m.Conflict), m.Version)
 }
 
 // DecodePayload implements wire.Encodable.
-func (m *MutateAck) DecodePayload(d *wire.Decoder) { m.Op, m.Key = d.Uvarint(), d.String() }
+func (m *MutateAck) DecodePayload(d *wire.Decoder) {
+	m.Op, m.Key, m.Conflict, m.Version = d.Uvarint(), d.String(), d.Bool(), d.Version()
+}
 
 // AppendPayload implements wire.Encodable.
 func (m *Read) AppendPayload(b []byte) []byte {

@@ -19,6 +19,8 @@ func TestMessagesRoundTrip(t *testing.T) {
 		&Mutate{Op: 1 << 62, Key: "k", Rec: rec},
 		&Mutate{Op: 2, Key: "k", Rec: store.Record{Tombstone: true}, Repair: true},
 		&MutateAck{Op: 3, Key: "k"},
+		&Mutate{Op: 4, Key: "k", Rec: rec, Cond: true, Expected: rec.Version},
+		&MutateAck{Op: 5, Key: "k", Conflict: true, Version: rec.Version},
 		&Read{Op: 4, Key: ""},
 		&ReadResp{Op: 5, Key: "k", Found: true, Rec: rec},
 		&ReadResp{Op: 6, Key: "k"},

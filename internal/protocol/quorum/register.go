@@ -21,6 +21,7 @@ func init() {
 		NewSettings:  func() any { return new(Config) },
 		Build:        build,
 		MessageTypes: MessageTypes(),
+		Conditional:  "on a single-node cluster (as a single-node server's default keyspace)",
 		Demo: []protocol.Preset{
 			{Label: "quorum ONE/ALL", Settings: "{read: ONE, write: ALL}",
 				Note: "reads are local; every write waits for the farthest region"},
@@ -74,3 +75,9 @@ func (k *registered) Floor(region int, op protocol.Op, oneWay func(a, b int) tim
 
 // Load: a quorum replica stores a key's newest record as is.
 func (k *registered) Load(key string, rec store.Record) (string, store.Record) { return key, rec }
+
+// UserRecord implements protocol.Lister: a quorum replica stores each key's
+// latest version under the key itself, and nothing else.
+func (k *registered) UserRecord(stored string, rec store.Record) (string, []byte, bool, bool) {
+	return stored, rec.Value, !rec.Tombstone, true
+}

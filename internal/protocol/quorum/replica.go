@@ -43,6 +43,17 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 // Config returns the keyspace's policy with defaults filled.
 func (k *Keyspace) Config() Config { return k.cfg }
 
+// OrdersWrites reports whether the keyspace runs on a single node, whose
+// replica then orders every write of every key (one HLC stamps them all,
+// in the order it applies them): the one layout in which this protocol
+// applies conditional writes atomically (doc.go, "Conditional writes").
+func (k *Keyspace) OrdersWrites() bool { return len(k.topo.Nodes) == 1 }
+
+// CondRefusal is the error a conditional write gets in a keyspace of
+// several nodes.
+const CondRefusal = "quorum: conditional writes need a single-node cluster, whose one replica orders every write; " +
+	"with several nodes, coordinators stamp writes with their own clocks and last writer wins cannot order concurrent writes"
+
 // Replicas appends the replicas of key to dst, region by region.
 func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
 	for r, n := range k.cfg.ReplicasPerRegion {
@@ -105,6 +116,7 @@ type op struct {
 	found    []bool
 	got      []int // answers per region
 	version  wire.Version
+	conflict bool // a conditional write whose condition failed; version is the current one
 	best     store.Record
 	hasBest  bool
 	repairs  int // repair acks still missing
@@ -165,7 +177,12 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: err.Error()}})
 		return
 	}
-	if r.selfSuffices(nd, req.Key) && r.fastPath(e, req) {
+	if req.Cond && !isRead {
+		if !r.ks.OrdersWrites() {
+			e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: CondRefusal}})
+			return
+		}
+	} else if r.selfSuffices(nd, req.Key) && r.fastPath(e, req) {
 		return
 	}
 	r.nextOp++
@@ -245,6 +262,11 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 // every replica; it succeeds once the level's acks are in (Cassandra write
 // path, seed 002 §3.2).
 func (r *Replica) startWrite(e env.Env, o *op) {
+	if o.req.Cond {
+		// Stamp above the version the write expects, which is then the
+		// key's current one if the condition holds.
+		r.clock.Observe(e.Wall(), o.req.Expected.TS)
+	}
 	o.version = wire.Version{TS: r.clock.Now(e.Wall()), Node: r.id}
 	rec := store.Record{Version: o.version}
 	if o.req.Op == wire.OpDelete {
@@ -252,6 +274,7 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 	} else {
 		rec.Value = o.req.Value
 	}
+	m := &Mutate{Op: o.id, Key: o.req.Key, Rec: rec, Cond: o.req.Cond, Expected: o.req.Expected}
 	local := false
 	for i, n := range o.replicas {
 		o.asked[i] = true
@@ -259,13 +282,13 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 			local = true
 			continue
 		}
-		e.Send(n, &Mutate{Op: o.id, Key: o.req.Key, Rec: rec})
+		e.Send(n, m)
 	}
 	// The coordinator's own replica is written in place, as Cassandra
 	// does, rather than through a message to itself.
 	if local {
-		if err := r.apply(e, o.req.Key, rec); err == nil {
-			r.onMutateAck(e, r.id, &MutateAck{Op: o.id, Key: o.req.Key})
+		if ack := r.mutate(e, m); ack != nil {
+			r.onMutateAck(e, r.id, ack)
 		}
 	}
 	if r.ops[o.id] != nil {
@@ -337,12 +360,9 @@ func (r *Replica) startRead(e env.Env, o *op) {
 func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	switch m := m.(type) {
 	case *Mutate:
-		// No ack unless the write is stored: the coordinator counts acks
-		// as durable copies.
-		if err := r.apply(e, m.Key, m.Rec); err != nil {
-			return
+		if ack := r.mutate(e, m); ack != nil {
+			e.Send(from, ack)
 		}
-		e.Send(from, &MutateAck{Op: m.Op, Key: m.Key})
 	case *Read:
 		rec, ok, err := e.Store().Get(m.Key)
 		if err != nil {
@@ -381,6 +401,37 @@ func (r *Replica) apply(e env.Env, key string, rec store.Record) error {
 	return nil
 }
 
+// mutate applies m at this replica and returns its acknowledgement, or nil
+// if nothing was stored: the coordinator counts acks as durable copies.
+// A conditional m (only ever from this node's own coordinator: conditional
+// writes run on single-node clusters) is checked against the key's record
+// first; its version, from this node's HLC after it observed the expected
+// one, is above that record's whenever the condition holds, so last writer
+// wins cannot drop it.
+func (r *Replica) mutate(e env.Env, m *Mutate) *MutateAck {
+	if !m.Cond {
+		if r.apply(e, m.Key, m.Rec) != nil {
+			return nil
+		}
+		return &MutateAck{Op: m.Op, Key: m.Key}
+	}
+	cur, ok, err := e.Store().Get(m.Key)
+	if err != nil {
+		e.Log().Warn("quorum: conditional write refused: the store failed a read", "key", m.Key, "err", err)
+		return nil
+	}
+	if !m.Expected.Holds(cur.Version, ok, cur.Tombstone) && !r.ks.cfg.ignoreCond {
+		return &MutateAck{Op: m.Op, Key: m.Key, Conflict: true, Version: cur.Version}
+	}
+	if !env.Invariant(e, !ok || cur.Version.Less(m.Rec.Version), "quorum: conditional write of %q stamped %v at or below its record's %v", m.Key, m.Rec.Version, cur.Version) {
+		return nil
+	}
+	if r.apply(e, m.Key, m.Rec) != nil {
+		return nil
+	}
+	return &MutateAck{Op: m.Op, Key: m.Key, Version: m.Rec.Version}
+}
+
 func (o *op) index(n wire.NodeID) int { return slices.Index(o.replicas, n) }
 
 func (r *Replica) onMutateAck(e env.Env, from wire.NodeID, m *MutateAck) {
@@ -399,6 +450,14 @@ func (r *Replica) onMutateAck(e env.Env, from wire.NodeID, m *MutateAck) {
 		}
 		o.answered[i] = true
 		o.got[r.ks.topo.RegionOf(from)]++
+		if o.req.Cond {
+			// The key's one replica decided: the version it wrote, or
+			// the one it found instead (an observation, which waits out
+			// the commit wait like a read's).
+			o.version, o.conflict = m.Version, m.Conflict
+			r.finish(e, o)
+			return
+		}
 		if o.need.met(o.got) {
 			r.finish(e, o)
 		}
@@ -522,6 +581,9 @@ func (r *Replica) reply(e env.Env, o *op) {
 	e.CancelTimer(o.timeout)
 	e.CancelTimer(o.spec)
 	rep := &wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: o.version}
+	if o.conflict {
+		rep.Err = &wire.Error{Code: wire.ErrConflict, Msg: fmt.Sprintf("quorum: %q is at version %v, not the expected %v; nothing was written", o.req.Key, o.version, o.req.Expected)}
+	}
 	if o.req.Op == wire.OpGet {
 		rep.Version = o.best.Version
 		rep.Found = o.hasBest && !o.best.Tombstone

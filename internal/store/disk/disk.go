@@ -231,6 +231,39 @@ func (p *Pebble) Get(key string) (store.Record, bool, error) {
 	return r, true, nil
 }
 
+// dataEnd bounds the user keys: the first key after every "d/..." key.
+const dataEnd = "d0"
+
+// Scan implements store.Lister: an iterator over the committed data and
+// the batch not yet synced.
+func (p *Pebble) Scan(from, to string, fn func(key string, rec store.Record) bool) (err error) {
+	defer recoverFatal(&err)
+	opts := &pebble.IterOptions{LowerBound: []byte(dataPrefix + from), UpperBound: []byte(dataEnd)}
+	if to != "" {
+		opts.UpperBound = []byte(dataPrefix + to)
+	}
+	var rd pebble.Reader = p.db
+	if !p.batch.Empty() {
+		rd = p.batch
+	}
+	it, err := rd.NewIter(opts)
+	if err != nil {
+		return fmt.Errorf("disk: scan: %w", err)
+	}
+	defer func() { err = errors.Join(err, it.Close()) }()
+	for ok := it.First(); ok; ok = it.Next() {
+		key := string(it.Key()[len(dataPrefix):])
+		r, err := DecodeRecord(it.Value())
+		if err != nil {
+			return fmt.Errorf("disk: scan %q: %w", key, err)
+		}
+		if !fn(key, r) {
+			return nil
+		}
+	}
+	return it.Error()
+}
+
 // Put implements Store.
 func (p *Pebble) Put(key string, rec store.Record) error {
 	if err := p.batch.Set([]byte(dataPrefix+key), AppendRecord(nil, rec), nil); err != nil {

@@ -388,9 +388,18 @@ type PutRequest struct {
 	Update UpdateMode `protobuf:"varint,5,opt,name=update,proto3,enum=lightcone.v1.UpdateMode" json:"update,omitempty"`
 	// Session holding the key (from AcquireResponse), in keyspaces whose
 	// protocol has holds; zero otherwise.
-	Session       uint64 `protobuf:"varint,6,opt,name=session,proto3" json:"session,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Session uint64 `protobuf:"varint,6,opt,name=session,proto3" json:"session,omitempty"`
+	// If set, the write is conditional (compare-and-set): it applies only if
+	// the key's current version is this one, checked atomically with the
+	// write; a zero Version (all fields 0) means the key is absent or
+	// deleted. Otherwise it fails with ABORTED, took no effect, and carries
+	// the current Version as an error detail: read again and retry. Only
+	// keyspaces whose protocol orders each key's writes apply conditional
+	// writes (lease; quorum on a single-node cluster); the others refuse
+	// them with INVALID_ARGUMENT naming those that do.
+	ExpectedVersion *Version `protobuf:"bytes,7,opt,name=expected_version,json=expectedVersion,proto3" json:"expected_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PutRequest) Reset() {
@@ -465,6 +474,13 @@ func (x *PutRequest) GetSession() uint64 {
 	return 0
 }
 
+func (x *PutRequest) GetExpectedVersion() *Version {
+	if x != nil {
+		return x.ExpectedVersion
+	}
+	return nil
+}
+
 // PutResponse acknowledges a write.
 type PutResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -525,9 +541,11 @@ type DeleteRequest struct {
 	Update UpdateMode `protobuf:"varint,4,opt,name=update,proto3,enum=lightcone.v1.UpdateMode" json:"update,omitempty"`
 	// Session holding the key (from AcquireResponse), in keyspaces whose
 	// protocol has holds; zero otherwise.
-	Session       uint64 `protobuf:"varint,5,opt,name=session,proto3" json:"session,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Session uint64 `protobuf:"varint,5,opt,name=session,proto3" json:"session,omitempty"`
+	// If set, the delete is conditional (see PutRequest.expected_version).
+	ExpectedVersion *Version `protobuf:"bytes,6,opt,name=expected_version,json=expectedVersion,proto3" json:"expected_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *DeleteRequest) Reset() {
@@ -593,6 +611,13 @@ func (x *DeleteRequest) GetSession() uint64 {
 		return x.Session
 	}
 	return 0
+}
+
+func (x *DeleteRequest) GetExpectedVersion() *Version {
+	if x != nil {
+		return x.ExpectedVersion
+	}
+	return nil
 }
 
 // DeleteResponse acknowledges a delete.
@@ -1283,7 +1308,7 @@ const file_lightcone_v1_lightcone_proto_rawDesc = "" +
 	"\vGetResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\x12/\n" +
-	"\aversion\x18\x03 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"\xd9\x01\n" +
+	"\aversion\x18\x03 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"\x9b\x02\n" +
 	"\n" +
 	"PutRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x10\n" +
@@ -1291,15 +1316,17 @@ const file_lightcone_v1_lightcone_proto_rawDesc = "" +
 	"\x05value\x18\x03 \x01(\fR\x05value\x12;\n" +
 	"\vconsistency\x18\x04 \x01(\x0e2\x19.lightcone.v1.ConsistencyR\vconsistency\x120\n" +
 	"\x06update\x18\x05 \x01(\x0e2\x18.lightcone.v1.UpdateModeR\x06update\x12\x18\n" +
-	"\asession\x18\x06 \x01(\x04R\asession\">\n" +
+	"\asession\x18\x06 \x01(\x04R\asession\x12@\n" +
+	"\x10expected_version\x18\a \x01(\v2\x15.lightcone.v1.VersionR\x0fexpectedVersion\">\n" +
 	"\vPutResponse\x12/\n" +
-	"\aversion\x18\x01 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"\xc6\x01\n" +
+	"\aversion\x18\x01 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"\x88\x02\n" +
 	"\rDeleteRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\fR\x03key\x12;\n" +
 	"\vconsistency\x18\x03 \x01(\x0e2\x19.lightcone.v1.ConsistencyR\vconsistency\x120\n" +
 	"\x06update\x18\x04 \x01(\x0e2\x18.lightcone.v1.UpdateModeR\x06update\x12\x18\n" +
-	"\asession\x18\x05 \x01(\x04R\asession\"A\n" +
+	"\asession\x18\x05 \x01(\x04R\asession\x12@\n" +
+	"\x10expected_version\x18\x06 \x01(\v2\x15.lightcone.v1.VersionR\x0fexpectedVersion\"A\n" +
 	"\x0eDeleteResponse\x12/\n" +
 	"\aversion\x18\x01 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"~\n" +
 	"\x0fBatchGetRequest\x12\x1a\n" +
@@ -1406,35 +1433,37 @@ var file_lightcone_v1_lightcone_proto_depIdxs = []int32{
 	2,  // 1: lightcone.v1.GetResponse.version:type_name -> lightcone.v1.Version
 	0,  // 2: lightcone.v1.PutRequest.consistency:type_name -> lightcone.v1.Consistency
 	1,  // 3: lightcone.v1.PutRequest.update:type_name -> lightcone.v1.UpdateMode
-	2,  // 4: lightcone.v1.PutResponse.version:type_name -> lightcone.v1.Version
-	0,  // 5: lightcone.v1.DeleteRequest.consistency:type_name -> lightcone.v1.Consistency
-	1,  // 6: lightcone.v1.DeleteRequest.update:type_name -> lightcone.v1.UpdateMode
-	2,  // 7: lightcone.v1.DeleteResponse.version:type_name -> lightcone.v1.Version
-	0,  // 8: lightcone.v1.BatchGetRequest.consistency:type_name -> lightcone.v1.Consistency
-	4,  // 9: lightcone.v1.BatchGetResponse.results:type_name -> lightcone.v1.GetResponse
-	20, // 10: lightcone.v1.KeyspaceStatus.counters:type_name -> lightcone.v1.KeyspaceStatus.CountersEntry
-	12, // 11: lightcone.v1.StatusResponse.keyspaces:type_name -> lightcone.v1.KeyspaceStatus
-	3,  // 12: lightcone.v1.KV.Get:input_type -> lightcone.v1.GetRequest
-	5,  // 13: lightcone.v1.KV.Put:input_type -> lightcone.v1.PutRequest
-	7,  // 14: lightcone.v1.KV.Delete:input_type -> lightcone.v1.DeleteRequest
-	9,  // 15: lightcone.v1.KV.BatchGet:input_type -> lightcone.v1.BatchGetRequest
-	11, // 16: lightcone.v1.KV.Status:input_type -> lightcone.v1.StatusRequest
-	14, // 17: lightcone.v1.KV.Migrate:input_type -> lightcone.v1.MigrateRequest
-	16, // 18: lightcone.v1.KV.Acquire:input_type -> lightcone.v1.AcquireRequest
-	18, // 19: lightcone.v1.KV.Release:input_type -> lightcone.v1.ReleaseRequest
-	4,  // 20: lightcone.v1.KV.Get:output_type -> lightcone.v1.GetResponse
-	6,  // 21: lightcone.v1.KV.Put:output_type -> lightcone.v1.PutResponse
-	8,  // 22: lightcone.v1.KV.Delete:output_type -> lightcone.v1.DeleteResponse
-	10, // 23: lightcone.v1.KV.BatchGet:output_type -> lightcone.v1.BatchGetResponse
-	13, // 24: lightcone.v1.KV.Status:output_type -> lightcone.v1.StatusResponse
-	15, // 25: lightcone.v1.KV.Migrate:output_type -> lightcone.v1.MigrateResponse
-	17, // 26: lightcone.v1.KV.Acquire:output_type -> lightcone.v1.AcquireResponse
-	19, // 27: lightcone.v1.KV.Release:output_type -> lightcone.v1.ReleaseResponse
-	20, // [20:28] is the sub-list for method output_type
-	12, // [12:20] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	2,  // 4: lightcone.v1.PutRequest.expected_version:type_name -> lightcone.v1.Version
+	2,  // 5: lightcone.v1.PutResponse.version:type_name -> lightcone.v1.Version
+	0,  // 6: lightcone.v1.DeleteRequest.consistency:type_name -> lightcone.v1.Consistency
+	1,  // 7: lightcone.v1.DeleteRequest.update:type_name -> lightcone.v1.UpdateMode
+	2,  // 8: lightcone.v1.DeleteRequest.expected_version:type_name -> lightcone.v1.Version
+	2,  // 9: lightcone.v1.DeleteResponse.version:type_name -> lightcone.v1.Version
+	0,  // 10: lightcone.v1.BatchGetRequest.consistency:type_name -> lightcone.v1.Consistency
+	4,  // 11: lightcone.v1.BatchGetResponse.results:type_name -> lightcone.v1.GetResponse
+	20, // 12: lightcone.v1.KeyspaceStatus.counters:type_name -> lightcone.v1.KeyspaceStatus.CountersEntry
+	12, // 13: lightcone.v1.StatusResponse.keyspaces:type_name -> lightcone.v1.KeyspaceStatus
+	3,  // 14: lightcone.v1.KV.Get:input_type -> lightcone.v1.GetRequest
+	5,  // 15: lightcone.v1.KV.Put:input_type -> lightcone.v1.PutRequest
+	7,  // 16: lightcone.v1.KV.Delete:input_type -> lightcone.v1.DeleteRequest
+	9,  // 17: lightcone.v1.KV.BatchGet:input_type -> lightcone.v1.BatchGetRequest
+	11, // 18: lightcone.v1.KV.Status:input_type -> lightcone.v1.StatusRequest
+	14, // 19: lightcone.v1.KV.Migrate:input_type -> lightcone.v1.MigrateRequest
+	16, // 20: lightcone.v1.KV.Acquire:input_type -> lightcone.v1.AcquireRequest
+	18, // 21: lightcone.v1.KV.Release:input_type -> lightcone.v1.ReleaseRequest
+	4,  // 22: lightcone.v1.KV.Get:output_type -> lightcone.v1.GetResponse
+	6,  // 23: lightcone.v1.KV.Put:output_type -> lightcone.v1.PutResponse
+	8,  // 24: lightcone.v1.KV.Delete:output_type -> lightcone.v1.DeleteResponse
+	10, // 25: lightcone.v1.KV.BatchGet:output_type -> lightcone.v1.BatchGetResponse
+	13, // 26: lightcone.v1.KV.Status:output_type -> lightcone.v1.StatusResponse
+	15, // 27: lightcone.v1.KV.Migrate:output_type -> lightcone.v1.MigrateResponse
+	17, // 28: lightcone.v1.KV.Acquire:output_type -> lightcone.v1.AcquireResponse
+	19, // 29: lightcone.v1.KV.Release:output_type -> lightcone.v1.ReleaseResponse
+	22, // [22:30] is the sub-list for method output_type
+	14, // [14:22] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_lightcone_v1_lightcone_proto_init() }

@@ -4,4 +4,4 @@ package lightconev1
 
 // ProtoSHA256 is the SHA-256 of proto/lightcone/v1/lightcone.proto, carriage
 // returns removed, that the code in this package was generated from.
-const ProtoSHA256 = "87fec595222fc48e216b9bd366f85a8a0eab7431b708a4f8d1a93e052aa4c48c"
+const ProtoSHA256 = "713c00bd18533c3b98dbda654cbdd204ea798181e5b9c7ce21f0cb2823d9f7a5"
