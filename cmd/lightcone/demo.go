@@ -22,7 +22,7 @@ drives YCSB clients in every region against their region's node, once per keyspa
 configuration; and prints one table per configuration: each region's p50 and p99
 beside the floor its consistency levels allow on the emulated WAN and at the speed of
 light, with a legend, and why a configuration completed fewer operations than offered.
-It takes about 90 s by default and removes its processes and data when done
+It takes about 75 s by default and removes its processes and data when done
 (or interrupted).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

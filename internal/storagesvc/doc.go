@@ -72,11 +72,12 @@
 //
 // # Guarantees per backend
 //
-//   - Mem (reference; simulator and hosted): exactly the above, by
-//     construction: one map, operations applied one at a time. Durability:
-//     none beyond the process (the hosted service loses its objects when
-//     its node restarts, and starts a new ETag epoch so stale ETags never
-//     match); it emulates a cloud store for tests and experiments.
+//   - Mem (reference; simulator, and hosted services of a server without a
+//     data directory): exactly the above, by construction: one map,
+//     operations applied one at a time. Durability: none beyond the process
+//     (it loses its objects when its node restarts, and starts a new ETag
+//     epoch so stale ETags never match). A server with a data directory
+//     hosts a durable Pebble store instead (internal/svchost Disk).
 //   - S3 (internal/s3svc): the above on any S3 service with strong
 //     read-after-write consistency and conditional PutObject (AWS S3 since
 //     2020 and 2024, MinIO). S3's own ETag is the MD5 of the body and does
