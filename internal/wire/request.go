@@ -22,6 +22,10 @@ const (
 	OpAcquire
 	// OpRelease gives back a hold taken with OpAcquire.
 	OpRelease
+	// OpTxn is a transaction: its declared operations in Request.Txn, its
+	// results in Reply.Txn (txn.go). Protocols without transactions
+	// answer ErrInvalid.
+	OpTxn
 )
 
 func (o Op) String() string {
@@ -38,6 +42,8 @@ func (o Op) String() string {
 		return "acquire"
 	case OpRelease:
 		return "release"
+	case OpTxn:
+		return "txn"
 	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
@@ -108,6 +114,8 @@ type Request struct {
 	// it with ErrInvalid (protocol.CondRefusal names the ones that can).
 	Cond     bool
 	Expected Version
+	// Txn is an OpTxn's operations (Key is empty).
+	Txn *Txn
 }
 
 // Holds reports whether a conditional write expecting e may apply to a key
@@ -165,6 +173,8 @@ type Reply struct {
 	// returned the newest write stamped at or before it). Zero otherwise.
 	// Checkers use it as a hint; clients may ignore it.
 	ReadAt int64
+	// Txn, for a committed OpTxn, is one result per operation, in order.
+	Txn []TxnResult
 }
 
 // ErrorCode classifies a failed request. The class tells a client whether the
