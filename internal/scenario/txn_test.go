@@ -91,3 +91,42 @@ func TestTxnWorkloadRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestTxnRecordingTeeth: the recorded history carries what the
+// serializability checker needs to catch a lost update: made to say that
+// two adds of a key both read the same value, a passing history fails.
+func TestTxnRecordingTeeth(t *testing.T) {
+	if checkSerializable == nil {
+		t.Skip("check.Serializable has not landed (scenario.checkSerializable is nil)")
+	}
+	w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: here}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Config{Seed: 3, WorldDef: w, Clients: 4, ClosedLoop: true, Duration: time.Second,
+		Transactions: &workload.TxnSpec{Records: 5, MaxKeys: 1, ReadOnlyProportion: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := checkSerializable(res.Txns).Verdict; v != check.Pass {
+		t.Fatalf("the run's own history: %v; want pass", v)
+	}
+	// The first add of a key that another add later read: the later one
+	// now claims to have read what the first read (a lost update).
+	first := map[string]int{}
+	for i, tx := range res.Txns {
+		a := tx.Ops[0]
+		j, ok := first[a.Key]
+		if !ok {
+			first[a.Key] = i
+			continue
+		}
+		b := res.Txns[j].Ops[0]
+		tx.Ops[0].ReadFound, tx.Ops[0].ReadValue, tx.Ops[0].ReadVersion, tx.Ops[0].WriteValue = b.ReadFound, b.ReadValue, b.ReadVersion, b.WriteValue
+		if r := checkSerializable(res.Txns); r.Verdict != check.Violation {
+			t.Errorf("a lost update of %q: %v; want a violation", a.Key, r)
+		}
+		return
+	}
+	t.Fatal("no key was added to twice")
+}
