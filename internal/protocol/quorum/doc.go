@@ -135,9 +135,12 @@
 // that would overflow, fails the whole transaction with ErrInvalid, nothing
 // written. TestTxnOneNode checks results and versions, and the refusals;
 // the scenario TestTxnWorkloadSingleNode runs the transactional workload.
-// Not guaranteed: atomicity across a crash in the middle of the handler's
-// writes (the store has no multi-key batch: a crash before the step's
-// sync can keep a prefix of an unacknowledged transaction's writes).
+// Across crashes: the server's Pebble engine gathers every write since
+// its last sync in one batch and commits it whole at the sync (group
+// commit), so a crash keeps all of a transaction's writes or none. The
+// simulator's torn crashes (store_faults: torn_crash) model a log torn
+// inside a batch and can keep a prefix of an unacknowledged
+// transaction's writes; that is not guaranteed against.
 // With several nodes transactions are refused with ErrInvalid
 // (TxnRefusal; protocol.TxnRefusal names the keyspaces that run them).
 //
