@@ -68,12 +68,11 @@ type serWrite struct {
 	t, op int32
 }
 
-// serRead is a committed transaction's read of a key at version v
-// (unset: the initial absent value).
+// serRead is a committed transaction's read of a key: of the write at
+// index w of the key's writes (-1: the initial absent value).
 type serRead struct {
-	v     Position
-	t, op int32
-	rmw   bool // t also writes the key
+	w, t int32
+	rmw  bool // t also writes the key
 }
 
 type serEdge struct {
@@ -117,9 +116,14 @@ func accessVersion(x *Txn, a *TxnAccess) Position {
 func newSerState(h []Txn) *serState {
 	s := &serState{h: h, keyID: map[string]int32{}, attr: make([]Position, len(h)), anom: map[string]*serAnomaly{}}
 	s.kid = make([][]int32, len(h))
+	nacc := 0
+	for t := range h {
+		nacc += len(h[t].Ops)
+	}
+	flat := make([]int32, nacc)
 	for t := range h {
 		x := &h[t]
-		s.kid[t] = make([]int32, len(x.Ops))
+		s.kid[t], flat = flat[:len(x.Ops):len(x.Ops)], flat[len(x.Ops):]
 		for i := range x.Ops {
 			a := &x.Ops[i]
 			k := s.key(a.Key)
@@ -216,29 +220,39 @@ func (s *serState) candidates(k int32, a *TxnAccess) []serWrite {
 // the only such writer; repeated to a fixpoint, since a version learned at
 // one key resolves reads at the others.
 func (s *serState) attribute() {
-	for changed := true; changed; {
+	type pending struct {
+		k int32
+		a *TxnAccess
+	}
+	var reads []pending // reads of a version nobody claims, at keys with loose writes
+	s.committedReads(func(_, _ int, k int32, a *TxnAccess) {
+		if a.ReadVersion.Set && len(s.loose[k]) > 0 && lookup(s.writes[k], a.ReadVersion) < 0 {
+			reads = append(reads, pending{k, a})
+		}
+	})
+	for changed := len(reads) > 0; changed; {
 		changed = false
 		dirty := map[int32]bool{}
-		s.committedReads(func(t, op int, k int32, a *TxnAccess) {
-			if !a.ReadVersion.Set || lookup(s.writes[k], a.ReadVersion) >= 0 {
-				return
+		for _, r := range reads {
+			if lookup(s.writes[r.k], r.a.ReadVersion) >= 0 {
+				continue
 			}
-			c := s.candidates(k, a)
+			c := s.candidates(r.k, r.a)
 			if len(c) != 1 {
-				return
+				continue
 			}
 			u := c[0].t
-			s.attr[u] = a.ReadVersion
+			s.attr[u] = r.a.ReadVersion
 			x := &s.h[u]
 			for i := range x.Ops {
 				if b := &x.Ops[i]; b.Write && !accessVersion(x, b).Set {
 					kb := s.kid[u][i]
-					s.writes[kb] = append(s.writes[kb], serWrite{v: a.ReadVersion, t: u, op: int32(i)})
+					s.writes[kb] = append(s.writes[kb], serWrite{v: r.a.ReadVersion, t: u, op: int32(i)})
 					dirty[kb] = true
 				}
 			}
 			changed = true
-		})
+		}
 		for k := range dirty {
 			s.sortWrites(k)
 		}
@@ -275,7 +289,7 @@ func (s *serState) resolveReads() {
 		s.in[t] = s.h[t].Outcome == OK
 	}
 	s.committedReads(func(t, op int, k int32, a *TxnAccess) {
-		r := serRead{v: a.ReadVersion, t: int32(t), op: int32(op)}
+		r := serRead{w: -1, t: int32(t)}
 		for i, kb := range s.kid[t] {
 			if kb == k && s.h[t].Ops[i].Write {
 				r.rmw = true
@@ -304,6 +318,7 @@ func (s *serState) resolveReads() {
 				s.fmtTxn(r.t), a.Key, fmtVal(a.ReadFound, a.ReadValue), fmtPos(w.v), s.fmtTxn(w.t), fmtVal(b.WriteFound, b.WriteValue)))
 		}
 		s.in[w.t] = true
+		r.w = int32(j)
 		s.reads[k] = append(s.reads[k], r)
 	})
 }
@@ -336,16 +351,23 @@ func (s *serState) build(o SerializableOpts) {
 		from int32
 		e    serEdge
 	}
-	var edges []edge
+	nacc := 0
+	for _, ks := range s.kid {
+		nacc += len(ks)
+	}
+	edges := make([]edge, 0, 2*nacc+3*len(s.h)) // ww + wr/rw per access, orders per transaction
 	add := func(from, to int32, kind depKind, key int32) {
 		if from != to {
 			edges = append(edges, edge{from, serEdge{to, kind, key}})
 		}
 	}
+	var live []serWrite // the key's writes in the graph
+	var liveIdx []int32 // index in live of each of the key's writes
 	for k := range s.keys {
 		kk := int32(k)
-		live := s.writes[k][:0:0]
+		live, liveIdx = live[:0], liveIdx[:0]
 		for _, w := range s.writes[k] {
+			liveIdx = append(liveIdx, int32(len(live)))
 			if s.in[w.t] {
 				live = append(live, w)
 			}
@@ -356,18 +378,16 @@ func (s *serState) build(o SerializableOpts) {
 		type rmw struct{ j, t int32 }
 		var rmws []rmw
 		for _, r := range s.reads[k] {
-			j := -1
-			if r.v.Set {
-				if j = lookup(live, r.v); j < 0 {
-					continue // unreachable: a resolved read's writer is in the graph
-				}
+			j := int32(-1)
+			if r.w >= 0 {
+				j = liveIdx[r.w] // the writer is in the graph: the read observed it
 				add(live[j].t, r.t, depWR, kk)
 			}
-			if j+1 < len(live) {
+			if int(j)+1 < len(live) {
 				add(r.t, live[j+1].t, depRW, kk)
 			}
 			if r.rmw {
-				rmws = append(rmws, rmw{int32(j), r.t})
+				rmws = append(rmws, rmw{j, r.t})
 			}
 		}
 		slices.SortFunc(rmws, func(a, b rmw) int { return cmp.Or(cmp.Compare(a.j, b.j), cmp.Compare(a.t, b.t)) })

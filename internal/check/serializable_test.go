@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -195,6 +196,14 @@ func genSerialTxns(rng *rand.Rand, n, keys, clients int) []Txn {
 	return h
 }
 
+func cloneTxns(h []Txn) []Txn {
+	c := slices.Clone(h)
+	for i := range c {
+		c[i].Ops = slices.Clone(c[i].Ops)
+	}
+	return c
+}
+
 // txnRef names one access of a history.
 type txnRef struct{ t, op int }
 
@@ -219,6 +228,10 @@ func writesOf(h []Txn) map[string][]txnRef {
 		m[k] = append(m[k], r)
 	}
 	return m
+}
+
+func writes(x Txn, k string) bool {
+	return slices.ContainsFunc(x.Ops, func(a TxnAccess) bool { return a.Write && a.Key == k })
 }
 
 // setRead makes a read see what w wrote (w.t < 0: the initial state).
@@ -288,6 +301,27 @@ var serInjections = []struct {
 		}
 		return false
 	}},
+	{"write cycle", false, []string{"G0"}, func(rng *rand.Rand, h []Txn) bool {
+		// two transactions that both wrote keys k1 and k2: swap their
+		// versions at k1 (per-key versions)
+		ws := writesOf(h)
+		keys := slices.Sorted(maps.Keys(ws))
+		rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		for _, k1 := range keys {
+			for i, a := range ws[k1] {
+				for _, b := range ws[k1][i+1:] {
+					for _, k2 := range keys {
+						if k2 != k1 && writes(h[a.t], k2) && writes(h[b.t], k2) {
+							h[a.t].Ops[a.op].WriteVersion = h[b.t].Version
+							h[b.t].Ops[b.op].WriteVersion = h[a.t].Version
+							return true
+						}
+					}
+				}
+			}
+		}
+		return false
+	}},
 	{"aborted read", false, []string{"G1a"}, func(rng *rand.Rand, h []Txn) bool {
 		rs := accesses(h, func(_ *Txn, a *TxnAccess) bool { return a.Read && a.ReadVersion.Set })
 		if len(rs) == 0 {
@@ -342,11 +376,23 @@ func TestSerializableRandom(t *testing.T) {
 				t.Fatalf("seed %d: serial history rejected: %s", seed, r)
 			}
 		}
-		for i, inj := range serInjections {
-			bad := slices.Clone(h)
-			for i := range bad {
-				bad[i].Ops = slices.Clone(bad[i].Ops)
+		// Replies lost, some with no version: still serializable.
+		lost := cloneTxns(h)
+		for i := range lost {
+			if rng.IntN(5) == 0 {
+				lost[i].Outcome, lost[i].Return = Unknown, Never
+				if rng.IntN(2) == 0 {
+					lost[i].Version = Position{}
+				}
 			}
+		}
+		for _, f := range []func([]Txn) Result{Serializable, StrictSerializable} {
+			if r := f(lost); r.Verdict != Pass {
+				t.Fatalf("seed %d: serial history with lost replies rejected: %s", seed, r)
+			}
+		}
+		for i, inj := range serInjections {
+			bad := cloneTxns(h)
 			if !inj.inject(rng, bad) {
 				continue
 			}
