@@ -125,7 +125,9 @@
 //   - wr: from the writer of the version a read reports to the reader;
 //   - rw (anti-dependency): from a reader of version v to the writer of
 //     the key's next version (readers of the initial state: to the first);
-//   - with Sessions: each client's transactions in Call order; with
+//   - with Sessions: each client's transactions in Call order (an Unknown
+//     one orders nothing after it: it may commit after the client moved
+//     on); with
 //     RealTime: T1 -> T2 whenever T1.Return < T2.Call (closed intervals),
 //     through a chain of one marker per returned transaction, so O(n)
 //     edges.

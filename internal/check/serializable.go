@@ -413,9 +413,19 @@ func (s *serState) build(o SerializableOpts) {
 		slices.SortStableFunc(byClient, func(a, b int32) int {
 			return cmp.Or(cmp.Compare(s.h[a].Client, s.h[b].Client), cmp.Compare(s.h[a].Call, s.h[b].Call))
 		})
-		for i := 1; i < len(byClient); i++ {
-			if a, b := byClient[i-1], byClient[i]; s.h[a].Client == s.h[b].Client {
-				add(a, b, depSession, -1)
+		// From each returned transaction to the client's next ones: one
+		// whose outcome is unknown may still commit after the client moved
+		// on, so it orders nothing after it.
+		prev := int32(-1)
+		for _, t := range byClient {
+			if prev >= 0 && s.h[prev].Client != s.h[t].Client {
+				prev = -1
+			}
+			if prev >= 0 {
+				add(prev, t, depSession, -1)
+			}
+			if s.h[t].Outcome == OK {
+				prev = t
 			}
 		}
 	}

@@ -131,6 +131,11 @@ func TestSerializableCases(t *testing.T) {
 			tx(1, 1, 0, 10, wA("x", "1")),
 			tx(1, 0, 5, 15, rA("x", "", 0)),
 		}, opts: SerializableOpts{Sessions: true}, want: []string{"G2-session"}, strict: []string{"G2-session"}},
+		{name: "session order after an unknown outcome", h: []Txn{
+			unknownTx(tx(1, 2, 0, 0, wA("x", "1"))),
+			tx(1, 0, 5, 6, rA("x", "", 0)), // the client moved on; T0 committed later
+			tx(2, 0, 10, 11, rA("x", "1", 2)),
+		}, opts: SerializableOpts{Sessions: true}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
