@@ -551,8 +551,9 @@ type cycleEdge struct {
 // cycles looks for cycles, from the narrowest kinds of edge up: G0 (ww
 // alone), G1c (ww and wr, with a wr), G2 (with an rw); then, if o adds
 // orders, cycles that need one of their edges. One example per strongly
-// connected component, found by a breadth-first search (a shortest cycle
-// through the required edge, preferring the narrower kinds).
+// connected component: the shortest of the cycles through up to
+// serCycleTries edges of the required kind, each a shortest one found by
+// breadth-first search, preferring the narrower kinds.
 func (s *serState) cycles(o SerializableOpts) {
 	var ord depKind
 	if o.Sessions {
@@ -576,39 +577,70 @@ func (s *serState) cycles(o SerializableOpts) {
 		}{depDeps | ord, ord, []depKind{depWW | ord, depWW | depWR | ord}})
 	}
 	bfs := newSerBFS(s.nodes)
+	type best struct {
+		level int // index in the pass's ladder of kinds
+		cycle []cycleEdge
+	}
 	for _, p := range passes {
+		ladder := append(p.prefer, p.allowed)
 		comp, size := s.scc(p.allowed)
-		seen := make([]bool, len(size))
+		tries := make([]int8, len(size))
+		var found []int32 // components with a cycle, in order of their first node
+		bests := map[int32]*best{}
 		for v := 0; v < s.nodes; v++ {
 			c := comp[v]
-			if size[c] < 2 || seen[c] {
+			if size[c] < 2 || tries[c] == serCycleTries {
 				continue
 			}
-			for i := s.start[v]; i < s.start[v+1]; i++ {
+			for i := s.start[v]; i < s.start[v+1] && tries[c] < serCycleTries; i++ {
 				e := s.adj[i]
 				if e.kind&p.required == 0 || comp[e.to] != c {
 					continue
 				}
-				seen[c] = true
-				var path []cycleEdge
-				for _, m := range append(p.prefer, p.allowed) {
-					if path = bfs.path(s, e.to, int32(v), m, comp); path != nil {
+				if tries[c] > 0 && bfs.visited > serCycleWork*s.nodes {
+					break // enough searching for shorter cycles in this pass
+				}
+				tries[c]++
+				for level, m := range ladder {
+					b := bests[c]
+					if b != nil && level > b.level {
 						break
 					}
+					path := bfs.path(s, e.to, int32(v), m, comp)
+					if path == nil {
+						continue
+					}
+					if b == nil {
+						found = append(found, c)
+					}
+					if b == nil || level < b.level || (level == b.level && len(path)+1 < len(b.cycle)) {
+						bests[c] = &best{level, append([]cycleEdge{{int32(v), e}}, path...)}
+					}
+					break
 				}
-				s.reportCycle(append([]cycleEdge{{int32(v), e}}, path...))
-				break
 			}
+		}
+		for _, c := range found {
+			s.reportCycle(bests[c].cycle)
 		}
 	}
 }
 
+// serCycleTries bounds the edges of the required kind tried per component
+// in search of a short cycle; serCycleWork bounds, in nodes visited per
+// node of the graph, the searches past each component's first.
+const (
+	serCycleTries = 8
+	serCycleWork  = 4
+)
+
 // serBFS is a breadth-first search's reusable state.
 type serBFS struct {
-	stamp  []int32
-	parent []int32 // index in adj of the edge that reached the node
-	from   []int32
-	cur    int32
+	stamp   []int32
+	parent  []int32 // index in adj of the edge that reached the node
+	from    []int32
+	cur     int32
+	visited int // nodes visited, all searches
 }
 
 func newSerBFS(n int) *serBFS {
@@ -630,6 +662,7 @@ func (b *serBFS) path(s *serState, a, to int32, mask depKind, comp []int32) []cy
 				continue
 			}
 			b.stamp[e.to], b.parent[e.to], b.from[e.to] = b.cur, i, v
+			b.visited++
 			q = append(q, e.to)
 		}
 	}
@@ -689,7 +722,11 @@ func (s *serState) reportCycle(c []cycleEdge) {
 	if rw == 1 {
 		b.WriteString(" (G-single: one anti-dependency)")
 	}
-	for _, t := range txns {
+	for i, t := range txns {
+		if i == 12 {
+			fmt.Fprintf(&b, "; ... and %d more", len(txns)-i)
+			break
+		}
 		b.WriteString("; ")
 		b.WriteString(s.fmtTxn(t))
 	}

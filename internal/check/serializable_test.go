@@ -426,15 +426,30 @@ func TestSerializableRandom(t *testing.T) {
 
 func BenchmarkSerializable(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
-		h := genSerialTxns(rand.New(rand.NewPCG(1, 2)), n, n/10, 100)
-		for _, strict := range []bool{false, true} {
-			b.Run(fmt.Sprintf("txns=%d/strict=%t", n, strict), func(b *testing.B) {
-				for b.Loop() {
-					if r := SerializableWith(h, SerializableOpts{Sessions: strict, RealTime: strict}); r.Verdict != Pass {
-						b.Fatal(r)
+		rng := rand.New(rand.NewPCG(1, 2))
+		h := genSerialTxns(rng, n, n/10, 100)
+		// broken: 1% of reads see a random version of their key
+		broken := cloneTxns(h)
+		ws := writesOf(broken)
+		for _, r := range accesses(broken, func(_ *Txn, a *TxnAccess) bool { return a.Read }) {
+			if k := ws[broken[r.t].Ops[r.op].Key]; rng.IntN(100) == 0 && len(k) > 0 {
+				setRead(broken, r, k[rng.IntN(len(k))])
+			}
+		}
+		for _, hist := range []struct {
+			name string
+			h    []Txn
+			want Verdict
+		}{{"serial", h, Pass}, {"broken", broken, Violation}} {
+			for _, strict := range []bool{false, true} {
+				b.Run(fmt.Sprintf("txns=%d/%s/strict=%t", n, hist.name, strict), func(b *testing.B) {
+					for b.Loop() {
+						if r := SerializableWith(hist.h, SerializableOpts{Sessions: strict, RealTime: strict}); r.Verdict != hist.want {
+							b.Fatal(r)
+						}
 					}
-				}
-			})
+				})
+			}
 		}
 	}
 }
