@@ -163,8 +163,11 @@
 //
 // Cycle search: Tarjan's strongly connected components (iterative) over
 // ww, then ww+wr, then all dependency edges, then with the orders; in each
-// non-trivial component, a shortest cycle through an edge of the new kind
-// by breadth-first search, trying the narrower kinds first. Verdicts are
+// non-trivial component, the shortest of the cycles through up to 8 edges
+// of the new kind, each found by breadth-first search trying the narrower
+// kinds first (so a G-single is preferred to a longer G2). Tests compare
+// verdicts with a backtracking search for a serial order on small random
+// histories (TestSerializableReference). Verdicts are
 // exact for what the versions claim: Pass means the graph is acyclic, so
 // (Adya) a serial order exists — up to skipped ambiguous reads; every
 // Violation names its witnesses. Cost is
