@@ -109,7 +109,8 @@
 // instead of a History, so Check does not dispatch to it: the scenario
 // layer records []Txn and calls it. StrictSerializable and SerializableWith
 // (SerializableOpts{Sessions, RealTime}) add orders; their models are
-// "strict-serializable" and "strong-session-serializable".
+// "strict-serializable" and "strong-session-serializable". CheckTxns
+// dispatches by those names (see TxnModels).
 //
 // The checker builds Adya's direct serialization graph, in the manner of
 // Elle, from the versions the system reports. Its nodes are the committed

@@ -583,3 +583,15 @@ func TestSerializableReference(t *testing.T) {
 	}
 	t.Logf("serializable: %d pass, %d violations; strict: %d pass, %d violations", pass[0], fail[0], pass[1], fail[1])
 }
+
+func TestCheckTxns(t *testing.T) {
+	stale := []Txn{tx(1, 1, 0, 1, wA("x", "1")), tx(2, 0, 2, 3, rA("x", "", 0))}
+	for model, want := range map[string]Verdict{"serializable": Pass, "strong-session-serializable": Pass, "strict-serializable": Violation, "none": Pass} {
+		if r, err := CheckTxns(model, stale); err != nil || r.Verdict != want || r.Model != model {
+			t.Errorf("%s: got %s, %v; want %s", model, r, err, want)
+		}
+	}
+	if _, err := CheckTxns("linearizable", stale); err == nil || !strings.Contains(err.Error(), "strict-serializable") {
+		t.Errorf("unknown model: got %v", err)
+	}
+}
