@@ -91,6 +91,7 @@ type serState struct {
 	keys   []string
 	keyID  map[string]int32
 	kid    [][]int32    // per transaction, per access: the interned key
+	nacc   int          // accesses, all transactions
 	writes [][]serWrite // per key: versioned writes of OK and Unknown transactions, by version
 	loose  [][]serWrite // per key: writes of OK and Unknown transactions that reported no version
 	failed [][]serWrite // per key: writes of Failed transactions
@@ -116,11 +117,10 @@ func accessVersion(x *Txn, a *TxnAccess) Position {
 func newSerState(h []Txn) *serState {
 	s := &serState{h: h, keyID: map[string]int32{}, attr: make([]Position, len(h)), anom: map[string]*serAnomaly{}}
 	s.kid = make([][]int32, len(h))
-	nacc := 0
 	for t := range h {
-		nacc += len(h[t].Ops)
+		s.nacc += len(h[t].Ops)
 	}
-	flat := make([]int32, nacc)
+	flat := make([]int32, s.nacc)
 	for t := range h {
 		x := &h[t]
 		s.kid[t], flat = flat[:len(x.Ops):len(x.Ops)], flat[len(x.Ops):]
@@ -351,11 +351,7 @@ func (s *serState) build(o SerializableOpts) {
 		from int32
 		e    serEdge
 	}
-	nacc := 0
-	for _, ks := range s.kid {
-		nacc += len(ks)
-	}
-	edges := make([]edge, 0, 2*nacc+3*len(s.h)) // ww + wr/rw per access, orders per transaction
+	edges := make([]edge, 0, 2*s.nacc+3*len(s.h)) // ww + wr/rw per access, orders per transaction
 	add := func(from, to int32, kind depKind, key int32) {
 		if from != to {
 			edges = append(edges, edge{from, serEdge{to, kind, key}})
