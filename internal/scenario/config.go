@@ -50,8 +50,8 @@ type Config struct {
 	// microbenchmark (workload.TxnSpec: records, min_keys, max_keys,
 	// read_only_proportion, update, distribution, zipf_theta). Records
 	// start absent; the history is a transactional one, checked with
-	// model serializable. The protocol must run transactions
-	// (protocol.TxnRefusal). Default: none.
+	// model serializable (or another of check.TxnModels). The protocol
+	// must run transactions (protocol.TxnRefusal). Default: none.
 	Transactions *workload.TxnSpec `yaml:"transactions"`
 	// Clients is the number of clients, spread evenly over the regions in
 	// order; each talks to a node of its own region. Default 50 (GlobLease
@@ -199,8 +199,10 @@ type Skew struct {
 // Models lists the accepted values of Check.
 func Models() []string {
 	m := append([]string{"auto"}, check.Models...)
-	if !contains(m, modelSerializable) {
-		m = append(m, modelSerializable)
+	for _, t := range check.TxnModels {
+		if !contains(m, t) {
+			m = append(m, t)
+		}
 	}
 	return m
 }

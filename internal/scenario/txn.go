@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/lightcone/lightcone/internal/check"
 	"github.com/lightcone/lightcone/internal/protocol"
@@ -13,26 +14,23 @@ import (
 
 // Transactional runs (Config.Transactions): each client operation is one
 // wire.OpTxn of workload.TxnGenerator's, recorded into []check.Txn and
-// checked for serializability.
+// checked for serializability (check.CheckTxns).
 
-// modelSerializable is the model a transactional history is checked
-// against.
+// modelSerializable is what check: auto means for a transactional
+// history.
 const modelSerializable = "serializable"
 
-// checkSerializable is the serializability checker, check.Serializable
-// (internal/check/serializable.go). It is set here, in one place; nil
-// while that checker has not landed, and then a transactional run records
-// its history (Result.Txns) and reports the check as not run rather than
-// passing it.
-var checkSerializable func(h []check.Txn) check.Result
+// isTxnModel reports whether model checks transactional histories only
+// (check.TxnModels but none).
+func isTxnModel(model string) bool { return model != "none" && contains(check.TxnModels, model) }
 
 // resolveTxns validates Config.Transactions against the rest of the
 // config and the protocol.
 func (r *resolved) resolveTxns() error {
 	c := r.cfg
 	if c.Transactions == nil {
-		if c.Check == modelSerializable {
-			return fmt.Errorf("check: %s needs a transactional workload (transactions:)", modelSerializable)
+		if isTxnModel(c.Check) {
+			return fmt.Errorf("check: %s needs a transactional workload (transactions:)", c.Check)
 		}
 		return nil
 	}
@@ -42,8 +40,8 @@ func (r *resolved) resolveTxns() error {
 		return err
 	}
 	switch {
-	case c.Check != "auto" && c.Check != modelSerializable && c.Check != "none":
-		return fmt.Errorf("check: %q; a transactional workload is checked with auto (%s), %s or none", c.Check, modelSerializable, modelSerializable)
+	case c.Check != "auto" && !contains(check.TxnModels, c.Check):
+		return fmt.Errorf("check: %q; a transactional workload is checked with auto (%s) or %s", c.Check, modelSerializable, strings.Join(check.TxnModels, ", "))
 	case c.Batch > 1:
 		return fmt.Errorf("batch: %d; a transactional workload runs one transaction per operation", c.Batch)
 	case c.RegionKeys != 0:
@@ -136,18 +134,18 @@ func recordTxn(client, call, ret int64, t *wire.Txn, rep *wire.Reply) check.Txn 
 	return rec
 }
 
-// checkTxns checks the run's transactional history.
+// checkTxns checks the run's transactional history against model (auto:
+// serializable).
 func (rn *runner) checkTxns(model string) *CheckResult {
-	cr := &CheckResult{Model: modelSerializable, Ops: len(rn.txns)}
-	switch {
-	case model == "none":
-		return nil
-	case checkSerializable == nil:
-		cr.Verdict = "unchecked"
-		cr.Detail = "the serializability checker (check.Serializable) is not built yet; the history is recorded (Result.Txns)"
-	default:
-		res := checkSerializable(rn.txns)
-		cr.Verdict, cr.Key, cr.Detail = res.Verdict.String(), res.Key, res.Detail
+	if model == "auto" {
+		model = modelSerializable
 	}
-	return cr
+	if model == "none" {
+		return nil
+	}
+	res, err := check.CheckTxns(model, rn.txns)
+	if err != nil {
+		panic(err) // models are validated in resolveTxns
+	}
+	return &CheckResult{Model: model, Verdict: res.Verdict.String(), Key: res.Key, Detail: res.Detail, Ops: len(rn.txns)}
 }

@@ -15,8 +15,7 @@ import (
 // Zipf-hot records, half the transactions read-only) on a single-node
 // quorum keyspace, which runs each transaction in one step. No update is
 // lost: the committed adds of each record read 0, 1, 2, ... each exactly
-// once. The serializable check passes (or, until check.Serializable
-// lands, is reported as not run, never as passed).
+// once. The serializable check passes, and so does the strict one.
 func TestTxnWorkloadSingleNode(t *testing.T) {
 	w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: here}]\n"))
 	if err != nil {
@@ -64,10 +63,12 @@ func TestTxnWorkloadSingleNode(t *testing.T) {
 		switch {
 		case c == nil || c.Model != "serializable" || c.Ops != len(res.Txns):
 			t.Errorf("%s: check %+v; want serializable over %d transactions", update, c, len(res.Txns))
-		case checkSerializable == nil && c.Verdict != "unchecked":
-			t.Errorf("%s: without a checker the verdict is %q; want unchecked", update, c.Verdict)
-		case checkSerializable != nil && c.Verdict != "pass":
+		case c.Verdict != "pass":
 			t.Errorf("%s: serializable check: %s %s", update, c.Verdict, c.Detail)
+		}
+		// One step per transaction on one node: strictly serializable too.
+		if r := check.StrictSerializable(res.Txns); r.Verdict != check.Pass {
+			t.Errorf("%s: %v", update, r)
 		}
 	}
 }
@@ -83,6 +84,7 @@ func TestTxnWorkloadRefused(t *testing.T) {
 		{Config{World: "meteor3", Transactions: &workload.TxnSpec{}}, "cannot run transactions"},
 		{Config{World: "meteor3", Protocol: "lease", Transactions: &workload.TxnSpec{}}, "cannot run transactions"},
 		{Config{Check: "serializable"}, "needs a transactional workload"},
+		{Config{Check: "strict-serializable"}, "needs a transactional workload"},
 		{Config{Check: "linearizable", Transactions: &workload.TxnSpec{}}, "checked with"},
 		{Config{Transactions: &workload.TxnSpec{MaxKeys: 40}}, "max_keys"},
 	} {
@@ -96,9 +98,6 @@ func TestTxnWorkloadRefused(t *testing.T) {
 // serializability checker needs to catch a lost update: made to say that
 // two adds of a key both read the same value, a passing history fails.
 func TestTxnRecordingTeeth(t *testing.T) {
-	if checkSerializable == nil {
-		t.Skip("check.Serializable has not landed (scenario.checkSerializable is nil)")
-	}
 	w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: here}]\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +107,7 @@ func TestTxnRecordingTeeth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := checkSerializable(res.Txns).Verdict; v != check.Pass {
+	if v := check.Serializable(res.Txns).Verdict; v != check.Pass {
 		t.Fatalf("the run's own history: %v; want pass", v)
 	}
 	// The first add of a key that another add later read: the later one
@@ -123,7 +122,7 @@ func TestTxnRecordingTeeth(t *testing.T) {
 		}
 		b := res.Txns[j].Ops[0]
 		tx.Ops[0].ReadFound, tx.Ops[0].ReadValue, tx.Ops[0].ReadVersion, tx.Ops[0].WriteValue = b.ReadFound, b.ReadValue, b.ReadVersion, b.WriteValue
-		if r := checkSerializable(res.Txns); r.Verdict != check.Violation {
+		if r := check.Serializable(res.Txns); r.Verdict != check.Violation {
 			t.Errorf("a lost update of %q: %v; want a violation", a.Key, r)
 		}
 		return
