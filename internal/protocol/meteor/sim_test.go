@@ -2,7 +2,6 @@ package meteor_test
 
 import (
 	"flag"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -22,29 +21,7 @@ var modelFlag = flag.String("model", "", "checker model (default: the protocol's
 // swarmWorld is a small three-region world, two nodes per region, with
 // jittered links (jitter only adds to the base delay, which θt is computed
 // from).
-func swarmWorld(t testing.TB) *topo.World { return world3(t, 20, 35, 60, 5) }
-
-// world3 is three regions a, b, c, two nodes each, with the given one-way
-// delays (ms) a-b, b-c, a-c and exponential jitter of the given mean.
-func world3(t testing.TB, ab, bc, ac, jitter float64) *topo.World {
-	w, err := topo.Parse([]byte(fmt.Sprintf(`
-name: world3
-description: three regions, two nodes each, for seeded fault runs
-nodes_per_region: 2
-regions:
-  - {name: a, provider: sim, lat: 0, long: 0}
-  - {name: b, provider: sim, lat: 0, long: 0}
-  - {name: c, provider: sim, lat: 0, long: 0}
-links:
-  - {from: a, to: b, one_way_ms: %g, jitter: {dist: exponential, mean_ms: %g}}
-  - {from: b, to: c, one_way_ms: %g, jitter: {dist: exponential, mean_ms: %g}}
-  - {from: a, to: c, one_way_ms: %g, jitter: {dist: exponential, mean_ms: %g}}
-`, ab, jitter, bc, jitter, ac, jitter)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
+func swarmWorld(t testing.TB) *topo.World { return simtest.World3(t, 20, 35, 60, 5) }
 
 // swarmConfig draws one seeded run: replica count, dispatch interval and
 // redundancy, clock errors within ε, a fault schedule and a small contended
@@ -211,7 +188,7 @@ func TestSwarm(t *testing.T) {
 // replica is down for it.
 func TestReadFailover(t *testing.T) {
 	c := swarmConfig(t, 1, "M2")
-	c.WorldDef = world3(t, 20, 35, 60, 1)
+	c.WorldDef = simtest.World3(t, 20, 35, 60, 1)
 	c.RandomFaults, c.Net = false, scenario.Net{}
 	pinSwarm(&c)
 	mc(&c).ReplicasPerRegion = []int{1}
@@ -275,7 +252,7 @@ func TestRestartAfterClockStep(t *testing.T) {
 			for seed := tc.first; seed < tc.first+tc.runs; seed++ {
 				for _, mode := range []string{"M1", "M2"} {
 					c := swarmConfig(t, seed, mode)
-					c.WorldDef = world3(t, 20, 35, 60, 1)
+					c.WorldDef = simtest.World3(t, 20, 35, 60, 1)
 					c.RandomFaults, c.Net, c.Clock, c.Check = false, scenario.Net{}, scenario.Clock{}, "sequential"
 					mc(&c).Write, mc(&c).ReplicasPerRegion = wire.All, []int{tc.perRegion}
 					mc(&c).ReadTimeout, mc(&c).WriteTimeout = 250*time.Millisecond, 250*time.Millisecond
@@ -311,7 +288,7 @@ func TestRestartAfterClockStep(t *testing.T) {
 // local reads return the committed value at local latency rather than
 // waiting forever.
 func TestUndecidedAfterPartition(t *testing.T) {
-	tp := topo.NewTopology(world3(t, 20, 35, 60, 0.2))
+	tp := topo.NewTopology(simtest.World3(t, 20, 35, 60, 0.2))
 	ks, err := meteor.NewKeyspace(tp, meteor.Config{ReplicasPerRegion: []int{1, 1, 1}, Write: wire.Quorum, Mode: meteor.M2,
 		ReadTimeout: time.Second, WriteTimeout: time.Second, Horizon: 1500 * time.Millisecond})
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 func skewConfig(t testing.TB, seed uint64, mode string, skew time.Duration) scenario.Config {
 	c := swarmConfig(t, seed, mode)
 	pinSwarm(&c)
-	c.WorldDef = world3(t, 20, 20, 20, 1)
+	c.WorldDef = simtest.World3(t, 20, 20, 20, 1)
 	c.RandomFaults = false
 	c.Clock = scenario.Clock{}
 	c.Net = scenario.Net{Loss: 0.2}
