@@ -174,8 +174,14 @@ func (rn *runner) result() *Result {
 			}
 			allLat.Merge(h)
 			allIntent.Merge(rn.intent[reg][k])
-			fl := OpFloor(rn.r.proto.Floor, reg, classNames[k], base)
-			lf := OpFloor(rn.r.proto.Floor, reg, classNames[k], w.LightOneWay)
+			class := classNames[k]
+			if rn.r.txns != nil && class == "rmw" {
+				// A read-write transaction is one operation: a write's floor
+				// (the protocol's for a write of several keys).
+				class = "update"
+			}
+			fl := OpFloor(rn.r.proto.Floor, reg, class, base)
+			lf := OpFloor(rn.r.proto.Floor, reg, class, w.LightOneWay)
 			// The client's own hop to its gateway, there and back.
 			fl += 2 * w.BaseDelay(reg, reg)
 			res.Histograms[rg.Name+"/"+classNames[k]] = h

@@ -12,4 +12,5 @@ import (
 	_ "github.com/lightcone/lightcone/internal/protocol/meteor"    // MeteorShower
 	_ "github.com/lightcone/lightcone/internal/protocol/ppaxos"    // CRIC baseline: pPaxos*
 	_ "github.com/lightcone/lightcone/internal/protocol/quorum"    // the quorum baseline
+	_ "github.com/lightcone/lightcone/internal/protocol/twopl"     // Catenae baseline: Paxos commit over 2PL
 )

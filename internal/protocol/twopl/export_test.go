@@ -1,0 +1,5 @@
+package twopl
+
+// UnsafeOneRegion decides on one region's grant and commits on one
+// region's apply (teeth tests).
+func UnsafeOneRegion(c *Config) { c.unsafeOneRegion = true }

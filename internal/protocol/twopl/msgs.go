@@ -1,0 +1,254 @@
+package twopl
+
+import (
+	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/wire"
+)
+
+// txnID names one attempt of a transaction: TS and Node (its manager's
+// clock when the transaction began, and the manager) are its age for
+// wound-wait, kept across retries; Attempt tells the retries apart.
+type txnID struct {
+	TS      int64
+	Node    wire.NodeID
+	Attempt uint32
+}
+
+// older reports whether a is older than b (wound-wait priority); two
+// attempts of one transaction are of one age.
+func (a txnID) older(b txnID) bool {
+	if a.TS != b.TS {
+		return a.TS < b.TS
+	}
+	return a.Node < b.Node
+}
+
+func (a txnID) sameTxn(b txnID) bool { return a.TS == b.TS && a.Node == b.Node }
+
+func (a txnID) less(b txnID) bool {
+	if !a.sameTxn(b) {
+		return a.older(b)
+	}
+	return a.Attempt < b.Attempt
+}
+
+// Submit carries a client's transaction from the node that received it
+// to its region's coordinator, the transaction's manager.
+type Submit struct {
+	Seq uint64 // the gateway's request number
+	Txn wire.Txn
+}
+
+// Result is a manager's answer to a Submit.
+type Result struct {
+	Seq     uint64
+	Code    wire.ErrorCode // 0: committed
+	Msg     string
+	Version wire.Version
+	Results []wire.TxnResult
+}
+
+// Prepare asks a region's coordinator to lock Keys (Excl: exclusively)
+// for Txn and answer with their records (Paxos commit's first phase).
+type Prepare struct {
+	Txn  txnID
+	Keys []string
+	Excl []bool
+}
+
+// Vote is a coordinator's answer to a Prepare: Granted with the keys'
+// records (Found false: absent), or refused (lock timeout, or the
+// attempt already ended here).
+type Vote struct {
+	Txn     txnID
+	Granted bool
+	Found   []bool
+	Recs    []store.Record
+}
+
+// Wound asks Txn's manager to abort it (an older transaction waits for
+// its locks), if it has not decided; a coordinator also sends it to
+// inquire about a grant left undecided for long.
+type Wound struct{ Txn txnID }
+
+// Decide is a manager's decision (Paxos commit's second phase): Commit
+// applies Recs to Keys; either way the coordinator releases Txn's locks.
+type Decide struct {
+	Txn    txnID
+	Commit bool
+	Keys   []string
+	Recs   []store.Record
+}
+
+// Done confirms a Decide was applied (durably: persist before send).
+type Done struct{ Txn txnID }
+
+func (*Submit) Kind() string  { return "twopl.submit" }
+func (*Result) Kind() string  { return "twopl.result" }
+func (*Prepare) Kind() string { return "twopl.prepare" }
+func (*Vote) Kind() string    { return "twopl.vote" }
+func (*Wound) Kind() string   { return "twopl.wound" }
+func (*Decide) Kind() string  { return "twopl.decide" }
+func (*Done) Kind() string    { return "twopl.done" }
+
+// MessageTypes lists the protocol's messages for the network codec.
+func MessageTypes() []wire.MsgType {
+	return []wire.MsgType{
+		{Kind: "twopl.submit", New: func() wire.Encodable { return new(Submit) }},
+		{Kind: "twopl.result", New: func() wire.Encodable { return new(Result) }},
+		{Kind: "twopl.prepare", New: func() wire.Encodable { return new(Prepare) }},
+		{Kind: "twopl.vote", New: func() wire.Encodable { return new(Vote) }},
+		{Kind: "twopl.wound", New: func() wire.Encodable { return new(Wound) }},
+		{Kind: "twopl.decide", New: func() wire.Encodable { return new(Decide) }},
+		{Kind: "twopl.done", New: func() wire.Encodable { return new(Done) }},
+	}
+}
+
+func appendID(b []byte, t txnID) []byte {
+	b = wire.AppendVarint(b, t.TS)
+	b = wire.AppendVarint(b, int64(t.Node))
+	return wire.AppendUvarint(b, uint64(t.Attempt))
+}
+
+func decodeID(d *wire.Decoder) txnID {
+	return txnID{TS: d.Varint(), Node: wire.NodeID(d.Varint()), Attempt: uint32(d.Uvarint())}
+}
+
+// count reads a slice length, refusing one longer than the payload.
+func count(d *wire.Decoder) int {
+	n := d.Uvarint()
+	if n > uint64(d.Len()) {
+		d.Fail(wire.ErrTruncated)
+		return 0
+	}
+	return int(n)
+}
+
+// AppendPayload implements wire.Encodable.
+func (m *Submit) AppendPayload(b []byte) []byte {
+	b = wire.AppendUvarint(b, m.Seq)
+	b = wire.AppendBool(b, m.Txn.ReadOnly)
+	b = wire.AppendUvarint(b, uint64(len(m.Txn.Ops)))
+	for _, op := range m.Txn.Ops {
+		b = wire.AppendUvarint(b, uint64(op.Kind))
+		b = wire.AppendString(b, op.Key)
+		b = wire.AppendBytes(b, op.Value)
+		b = wire.AppendBool(b, op.Delete)
+		b = wire.AppendVarint(b, op.Delta)
+	}
+	return b
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *Submit) DecodePayload(d *wire.Decoder) {
+	m.Seq = d.Uvarint()
+	m.Txn.ReadOnly = d.Bool()
+	for n := count(d); n > 0 && d.Err() == nil; n-- {
+		m.Txn.Ops = append(m.Txn.Ops, wire.TxnOp{Kind: wire.TxnKind(d.Uvarint()), Key: d.String(), Value: d.Bytes(), Delete: d.Bool(), Delta: d.Varint()})
+	}
+}
+
+// AppendPayload implements wire.Encodable.
+func (m *Result) AppendPayload(b []byte) []byte {
+	b = wire.AppendUvarint(b, m.Seq)
+	b = wire.AppendUvarint(b, uint64(m.Code))
+	b = wire.AppendString(b, m.Msg)
+	b = wire.AppendVersion(b, m.Version)
+	b = wire.AppendUvarint(b, uint64(len(m.Results)))
+	for _, r := range m.Results {
+		b = wire.AppendBool(b, r.Found)
+		b = wire.AppendBytes(b, r.Value)
+		b = wire.AppendVersion(b, r.Version)
+	}
+	return b
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *Result) DecodePayload(d *wire.Decoder) {
+	m.Seq, m.Code, m.Msg, m.Version = d.Uvarint(), wire.ErrorCode(d.Uvarint()), d.String(), d.Version()
+	for n := count(d); n > 0 && d.Err() == nil; n-- {
+		m.Results = append(m.Results, wire.TxnResult{Found: d.Bool(), Value: d.Bytes(), Version: d.Version()})
+	}
+}
+
+// Parallel slices (Keys and Excl, Found and Recs) are encoded each with
+// its own length: a handler checks that they match.
+
+// appendList appends xs, its length first.
+func appendList[T any](b []byte, xs []T, one func([]byte, T) []byte) []byte {
+	b = wire.AppendUvarint(b, uint64(len(xs)))
+	for _, x := range xs {
+		b = one(b, x)
+	}
+	return b
+}
+
+// decodeList reads a list appendList wrote.
+func decodeList[T any](d *wire.Decoder, one func(*wire.Decoder) T) []T {
+	var out []T
+	for n := count(d); n > 0 && d.Err() == nil; n-- {
+		out = append(out, one(d))
+	}
+	return out
+}
+
+func appendStrings(b []byte, ss []string) []byte { return appendList(b, ss, wire.AppendString) }
+func appendBools(b []byte, vs []bool) []byte     { return appendList(b, vs, wire.AppendBool) }
+func appendRecords(b []byte, rs []store.Record) []byte {
+	return appendList(b, rs, store.AppendWire)
+}
+func decodeStrings(d *wire.Decoder) []string {
+	return decodeList(d, (*wire.Decoder).String)
+}
+func decodeBools(d *wire.Decoder) []bool           { return decodeList(d, (*wire.Decoder).Bool) }
+func decodeRecords(d *wire.Decoder) []store.Record { return decodeList(d, store.DecodeWire) }
+
+// AppendPayload implements wire.Encodable.
+func (m *Prepare) AppendPayload(b []byte) []byte {
+	return appendBools(appendStrings(appendID(b, m.Txn), m.Keys), m.Excl)
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *Prepare) DecodePayload(d *wire.Decoder) {
+	m.Txn = decodeID(d)
+	m.Keys = decodeStrings(d)
+	m.Excl = decodeBools(d)
+}
+
+// AppendPayload implements wire.Encodable.
+func (m *Vote) AppendPayload(b []byte) []byte {
+	b = wire.AppendBool(appendID(b, m.Txn), m.Granted)
+	return appendRecords(appendBools(b, m.Found), m.Recs)
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *Vote) DecodePayload(d *wire.Decoder) {
+	m.Txn, m.Granted = decodeID(d), d.Bool()
+	m.Found = decodeBools(d)
+	m.Recs = decodeRecords(d)
+}
+
+// AppendPayload implements wire.Encodable.
+func (m *Wound) AppendPayload(b []byte) []byte { return appendID(b, m.Txn) }
+
+// DecodePayload implements wire.Encodable.
+func (m *Wound) DecodePayload(d *wire.Decoder) { m.Txn = decodeID(d) }
+
+// AppendPayload implements wire.Encodable.
+func (m *Decide) AppendPayload(b []byte) []byte {
+	b = wire.AppendBool(appendID(b, m.Txn), m.Commit)
+	return appendRecords(appendStrings(b, m.Keys), m.Recs)
+}
+
+// DecodePayload implements wire.Encodable.
+func (m *Decide) DecodePayload(d *wire.Decoder) {
+	m.Txn, m.Commit = decodeID(d), d.Bool()
+	m.Keys = decodeStrings(d)
+	m.Recs = decodeRecords(d)
+}
+
+// AppendPayload implements wire.Encodable.
+func (m *Done) AppendPayload(b []byte) []byte { return appendID(b, m.Txn) }
+
+// DecodePayload implements wire.Encodable.
+func (m *Done) DecodePayload(d *wire.Decoder) { m.Txn = decodeID(d) }

@@ -1,0 +1,178 @@
+package twopl_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/lightcone/lightcone/internal/check"
+	"github.com/lightcone/lightcone/internal/protocol/twopl"
+	"github.com/lightcone/lightcone/internal/scenario"
+	"github.com/lightcone/lightcone/internal/simtest"
+	"github.com/lightcone/lightcone/internal/workload"
+)
+
+// nonCoordinators are the swarm world's nodes that are not a region's
+// coordinator: the ones its crashes hit (doc.go, "Crashes").
+var nonCoordinators = []string{"a-1", "b-1", "c-1"}
+
+// swarmConfig draws one seeded run: few records (contention), one to
+// three keys per transaction, read-only share, add or write updates,
+// settings, message loss, duplication and reordering, crashes of
+// non-coordinators and partitions between regions; checked for strict
+// serializability (doc.go, "Guarantee").
+func swarmConfig(t testing.TB, seed uint64) scenario.Config {
+	r := rand.New(rand.NewPCG(seed, 0x32706c)) // "2pl"
+	spec := &workload.TxnSpec{
+		Records: 2 + r.IntN(5), MinKeys: 1, MaxKeys: 1 + r.IntN(3),
+		ReadOnlyProportion: []float64{-1, 0.2, 0.5}[r.IntN(3)],
+		Update:             []string{workload.UpdateAdd, workload.UpdateWrite}[r.IntN(2)],
+	}
+	spec.MaxKeys = min(spec.MaxKeys, spec.Records)
+	cfg := &twopl.Config{
+		LockTimeout: time.Duration(300+r.IntN(900)) * time.Millisecond,
+		Retries:     []int{-1, 1, 2}[r.IntN(3)],
+	}
+	cfg.Resend = time.Duration(50+r.IntN(150)) * time.Millisecond
+	c := scenario.Config{
+		Seed:          seed,
+		WorldDef:      simtest.World3(t, 20, 35, 60, 5),
+		Protocol:      twopl.Name,
+		Settings:      cfg,
+		Transactions:  spec,
+		Clients:       2 + r.IntN(6),
+		ClosedLoop:    true,
+		Duration:      2*time.Second + time.Duration(r.IntN(2000))*time.Millisecond,
+		ClientTimeout: 3 * time.Second,
+		Clock:         scenario.Clock{MaxOffset: 5 * time.Millisecond, MaxDriftPPM: 100},
+		Check:         "strict-serializable",
+	}
+	// An add whose outcome is unknown (its gateway crashed, a result was
+	// lost) records no written value, so the checker cannot tell which
+	// version it wrote (scenario.recordTxn): runs with adds have no
+	// message loss and no crashes, and a client timeout past every retry.
+	adds := spec.Update == workload.UpdateAdd
+	if adds {
+		c.ClientTimeout = 20 * time.Second
+	}
+	if !adds && r.IntN(3) > 0 {
+		c.Net = scenario.Net{Loss: r.Float64() * 0.05, Duplicate: r.Float64() * 0.05, Reorder: r.Float64() * 0.1}
+	}
+	for range r.IntN(4) {
+		at := time.Duration(r.Int64N(int64(c.Duration)))
+		d := time.Duration(100+r.IntN(1500)) * time.Millisecond
+		if !adds && r.IntN(2) == 0 {
+			c.Faults = append(c.Faults, scenario.Fault{At: at, For: d, Crash: nonCoordinators[r.IntN(3)]})
+			continue
+		}
+		regions := []string{"a", "b", "c"}
+		cut := r.IntN(3)
+		rest := append(append([]string{}, regions[:cut]...), regions[cut+1:]...)
+		c.Faults = append(c.Faults, scenario.Fault{At: at, For: d, Partition: [][]string{{regions[cut]}, rest}})
+	}
+	return c
+}
+
+// TestSwarm runs seeded simulations (simtest.Swarm: 100 in CI, -seeds N)
+// of the transactional workload on a few contended records, under message
+// loss, duplication and reordering, partitions and crashes of
+// non-coordinator nodes; every history must be strictly serializable. Stores do not
+// fail here: a coordinator's fail-stop is a coordinator crash (doc.go,
+// "Crashes").
+func TestSwarm(t *testing.T) {
+	sum := simtest.Swarm{Seeds: 100, Short: 10, StoreFaults: -1, Config: swarmConfig}.Run(t)
+	m := sum.Messages
+	t.Logf("client errors %v; wounds %d, prepares %d, decides %d", sum.Errors, m["twopl.wound"], m["twopl.prepare"], m["twopl.decide"])
+	if sum.Seeds >= 50 && (m["twopl.wound"] == 0 || sum.Errors["unavailable"] == 0) {
+		t.Errorf("no wounds (%d) or no aborts (%v) over %d seeds: the swarm does not exercise contention", m["twopl.wound"], sum.Errors, sum.Seeds)
+	}
+}
+
+// TestSwarmSingleKey runs YCSB gets and puts (one-operation
+// transactions) on two contended keys under the same faults; every
+// history must be linearizable.
+func TestSwarmSingleKey(t *testing.T) {
+	simtest.Swarm{Seeds: 50, Short: 5, StoreFaults: -1, Config: func(tb testing.TB, seed uint64) scenario.Config {
+		c := swarmConfig(tb, seed)
+		c.Transactions = nil
+		c.Check = "auto"
+		var wl yaml.Node
+		if err := wl.Encode(map[string]any{"preset": "a", "record_count": 2, "request_distribution": "uniform"}); err != nil {
+			tb.Fatal(err)
+		}
+		c.Workload = wl
+		return c
+	}}.Run(t)
+}
+
+// TestTeethOneRegion: deciding on one region's locks instead of a
+// majority's lets two regions run conflicting transactions at once; the
+// checker rejects the histories.
+func TestTeethOneRegion(t *testing.T) {
+	failed := 0
+	for seed := uint64(1); seed <= 10; seed++ {
+		c := swarmConfig(t, seed)
+		c.Faults, c.Net = nil, scenario.Net{}
+		c.Clients, c.Duration = 6, 3*time.Second
+		c.Transactions.ReadOnlyProportion, c.Transactions.Update = -1, workload.UpdateAdd
+		cfg := *c.Settings.(*twopl.Config)
+		twopl.UnsafeOneRegion(&cfg)
+		c.Settings = &cfg
+		res, err := scenario.Run(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Check != nil && res.Check.Verdict == check.Violation.String() {
+			failed++
+		}
+	}
+	if failed < 5 {
+		t.Fatalf("%d of 10 one-region runs rejected by the checker; want most", failed)
+	}
+}
+
+// TestLatencyFloor: without contention or faults, a read-only
+// transaction takes one round trip to the nearest region that completes a
+// majority (the lock grants), a read-write one two (the grants, then a
+// majority applying the decision): each region's median is within a
+// millisecond or two of its floor (the intra-region hops to and from the
+// coordinator).
+func TestLatencyFloor(t *testing.T) {
+	c := scenario.Config{
+		Seed: 1, WorldDef: simtest.World3(t, 20, 35, 60, 0.01), Protocol: twopl.Name,
+		Transactions: &workload.TxnSpec{Records: 100000, MinKeys: 1, MaxKeys: 4},
+		Clients:      6, ClosedLoop: true, Duration: 20 * time.Second, ClientTimeout: 5 * time.Second,
+		Check: "strict-serializable",
+	}
+	res, err := scenario.Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Check == nil || res.Check.Verdict != check.Pass.String() {
+		t.Fatalf("check: %+v", res.Check)
+	}
+	want := map[string]map[string]float64{ // region -> op -> floor (ms)
+		"a": {"read": 40, "rmw": 80}, "b": {"read": 40, "rmw": 80}, "c": {"read": 70, "rmw": 140},
+	}
+	seen := 0
+	for _, row := range res.Rows {
+		f, ok := want[row.Region][row.Op]
+		if !ok || row.Count == 0 {
+			continue
+		}
+		seen++
+		t.Logf("%s %s: p50 %.1fms p99 %.1fms, floor %.1fms (%d ops)", row.Region, row.Op, row.P50, row.P99, row.Floor, row.Count)
+		f += 0.5 // the client's hops to its gateway and back
+		if row.Floor != f {
+			t.Errorf("%s %s: floor %.1fms; want %.1fms", row.Region, row.Op, row.Floor, f)
+		}
+		if row.P50 < f || row.P50 > f+2 {
+			t.Errorf("%s %s: p50 %.1fms; want within 2ms above its floor %.1fms", row.Region, row.Op, row.P50, f)
+		}
+	}
+	if seen != 6 {
+		t.Errorf("%d rows measured; want read and rmw in each of three regions", seen)
+	}
+}
