@@ -10,6 +10,7 @@ import (
 	_ "github.com/lightcone/lightcone/internal/protocol/fastpaxos" // CRIC baseline: Fast Paxos with replica VMs
 	_ "github.com/lightcone/lightcone/internal/protocol/lease"     // GlobLease
 	_ "github.com/lightcone/lightcone/internal/protocol/meteor"    // MeteorShower
+	_ "github.com/lightcone/lightcone/internal/protocol/occ"       // Catenae baseline: Paxos commit over OCC
 	_ "github.com/lightcone/lightcone/internal/protocol/ppaxos"    // CRIC baseline: pPaxos*
 	_ "github.com/lightcone/lightcone/internal/protocol/quorum"    // the quorum baseline
 	_ "github.com/lightcone/lightcone/internal/protocol/twopl"     // Catenae baseline: Paxos commit over 2PL

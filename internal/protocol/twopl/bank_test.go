@@ -23,14 +23,20 @@ import (
 // same balances, which are what the committed transfers (and some of the
 // unanswered ones) add up to.
 func TestBankTransfers(t *testing.T) {
-	for seed := uint64(1); seed <= 20; seed++ {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { bank(t, seed) })
+	for _, proto := range protocols {
+		for seed := uint64(1); seed <= 20; seed++ {
+			t.Run(fmt.Sprint(proto, seed), func(t *testing.T) { bank(t, proto, seed) })
+		}
 	}
 }
 
-func bank(t *testing.T, seed uint64) {
+func bank(t *testing.T, proto string, seed uint64) {
 	tp := topo.NewTopology(simtest.World3(t, 20, 35, 60, 5))
-	ks, err := twopl.NewKeyspace(tp, twopl.Config{LockTimeout: 500 * time.Millisecond})
+	cfg := twopl.Config{LockTimeout: 500 * time.Millisecond}
+	if proto == twopl.OCCName {
+		twopl.Optimistic(&cfg)
+	}
+	ks, err := twopl.NewKeyspace(tp, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

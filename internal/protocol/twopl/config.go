@@ -22,6 +22,8 @@ type Config struct {
 	// thesis's OCC retries once; 2PL does the same here); -1: none.
 	Retries int `yaml:"retries"`
 
+	// optimistic runs OCC instead of 2PL (protocol occ, occ.go).
+	optimistic bool
 	// unsafeOneRegion decides on the first region's grant instead of a
 	// majority's and acknowledges after one region applied (teeth tests
 	// only: shows majority locking is what makes it serializable).

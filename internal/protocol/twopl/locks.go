@@ -32,8 +32,12 @@ type lockReq struct {
 
 // onPrepare queues a lock request and grants what it can (rule 2).
 func (r *Replica) onPrepare(e env.Env, from wire.NodeID, m *Prepare) {
-	if len(m.Keys) != len(m.Excl) {
+	if len(m.Keys) != len(m.Excl) || m.NoWait && len(m.Expect) != len(m.Keys) {
 		return // malformed
+	}
+	if m.Read {
+		r.vote(e, from, m.Txn, m.Keys, true) // OCC's read phase: no lock
+		return
 	}
 	if r.ended[m.Txn] {
 		r.send(e, from, &Vote{Txn: m.Txn})
@@ -62,6 +66,10 @@ func (r *Replica) onPrepare(e env.Env, from wire.NodeID, m *Prepare) {
 		r.release(id)
 	}
 	q := &lockReq{id: m.Txn, from: from, keys: m.Keys, excl: m.Excl, wounded: map[txnID]bool{}}
+	if m.NoWait {
+		r.validate(e, q, m.Expect)
+		return
+	}
 	r.held[q.id] = q
 	i, _ := slices.BinarySearchFunc(r.queue, q, func(a, b *lockReq) int { return cmpID(a.id, b.id) })
 	r.queue = slices.Insert(r.queue, i, q)
@@ -100,12 +108,7 @@ func (r *Replica) grantQueued(e env.Env) {
 		blockers := r.conflicts(q)
 		if len(blockers) == 0 {
 			r.queue = slices.Delete(r.queue, i, i+1)
-			q.granted = true
-			for j, k := range q.keys {
-				r.locks[k] = append(r.locks[k], holder{q.id, q.excl[j]})
-			}
-			r.grant(e, q)
-			e.SetTimer(4*r.cfg.LockTimeout, grantInquiry{q.id})
+			r.lock(e, q)
 			continue
 		}
 		for _, b := range blockers {
@@ -116,6 +119,37 @@ func (r *Replica) grantQueued(e env.Env) {
 		}
 		i++
 	}
+}
+
+// lock grants q its locks and sends its vote.
+func (r *Replica) lock(e env.Env, q *lockReq) {
+	r.held[q.id] = q
+	q.granted = true
+	for j, k := range q.keys {
+		r.locks[k] = append(r.locks[k], holder{q.id, q.excl[j]})
+	}
+	r.grant(e, q)
+	e.SetTimer(4*r.cfg.LockTimeout, grantInquiry{q.id})
+}
+
+// validate is OCC's first phase of Paxos commit (occ.go): q's locks if
+// they are free now and no key has a version above what q's transaction
+// read (expect); otherwise a refusal, at once.
+func (r *Replica) validate(e env.Env, q *lockReq, expect []wire.Version) {
+	ok := len(r.conflicts(q)) == 0
+	for i, k := range q.keys {
+		if !ok {
+			break
+		}
+		rec, found, err := e.Store().Get(k)
+		ok = err == nil && (!found || !expect[i].Less(rec.Version))
+	}
+	if !ok {
+		remember(r.ended, &r.endedQ, q.id)
+		r.send(e, q.from, &Vote{Txn: q.id})
+		return
+	}
+	r.lock(e, q)
 }
 
 // conflicts is the granted requests q waits for, oldest first, each once.
@@ -135,16 +169,19 @@ func (r *Replica) conflicts(q *lockReq) []*lockReq {
 }
 
 // grant sends q's vote: its keys' records as they stand (rule 2).
-func (r *Replica) grant(e env.Env, q *lockReq) {
-	v := &Vote{Txn: q.id, Granted: true, Found: make([]bool, len(q.keys)), Recs: make([]store.Record, len(q.keys))}
-	for i, k := range q.keys {
+func (r *Replica) grant(e env.Env, q *lockReq) { r.vote(e, q.from, q.id, q.keys, false) }
+
+// vote sends a granting vote with keys' records as they stand.
+func (r *Replica) vote(e env.Env, to wire.NodeID, id txnID, keys []string, read bool) {
+	v := &Vote{Txn: id, Read: read, Granted: true, Found: make([]bool, len(keys)), Recs: make([]store.Record, len(keys))}
+	for i, k := range keys {
 		rec, ok, err := e.Store().Get(k)
 		if err != nil {
 			return // no vote: the manager resends, or times out
 		}
 		v.Found[i], v.Recs[i] = ok, rec
 	}
-	r.send(e, q.from, v)
+	r.send(e, to, v)
 }
 
 // onQueueTimeout refuses a request still queued after the lock timeout.

@@ -23,6 +23,10 @@ type txn struct {
 
 	votes   map[wire.NodeID]*Vote // granted
 	refused map[wire.NodeID]bool
+	// OCC (occ.go): the read phase's votes, once a majority answered;
+	// the votes above are then the validation's.
+	reads  map[wire.NodeID]*Vote
+	expect []wire.Version // the newest versions among reads
 
 	decided, commit bool
 	decision        *Decide
@@ -59,11 +63,25 @@ func (r *Replica) begin(e env.Env, t *txn) {
 	t.votes, t.refused, t.done = map[wire.NodeID]*Vote{}, map[wire.NodeID]bool{}, map[wire.NodeID]bool{}
 	r.txns[t.id] = t
 	e.SetTimer(r.cfg.Resend, tick{t.id})
+	r.prepare(e, t)
+}
+
+// prepare sends t's Prepare (its current phase's) to every region that
+// has not answered it.
+func (r *Replica) prepare(e env.Env, t *txn) {
+	p := &Prepare{Txn: t.id, Keys: t.keys, Excl: t.excl}
+	if r.cfg.optimistic {
+		p.Read = t.reads == nil
+		p.NoWait, p.Expect = !p.Read, t.expect
+	}
+	reading := t.reads == nil
 	for _, c := range r.coords {
-		if t.decided {
-			return // decided on the local vote alone (unsafeOneRegion)
+		if t.decided || reading != (t.reads == nil) {
+			return // decided, or moved to the next phase, on a local vote
 		}
-		r.send(e, c, &Prepare{Txn: t.id, Keys: t.keys, Excl: t.excl})
+		if t.votes[c] == nil && !t.refused[c] {
+			r.send(e, c, p)
+		}
 	}
 }
 
@@ -80,11 +98,7 @@ func (r *Replica) onTick(e env.Env, id txnID) {
 			return
 		}
 		e.SetTimer(r.cfg.Resend, tick{id})
-		for _, c := range r.coords {
-			if t.votes[c] == nil && !t.refused[c] {
-				r.send(e, c, &Prepare{Txn: t.id, Keys: t.keys, Excl: t.excl})
-			}
-		}
+		r.prepare(e, t)
 		return
 	}
 	e.SetTimer(r.cfg.Resend, tick{id})
@@ -98,7 +112,7 @@ func (r *Replica) onTick(e env.Env, id txnID) {
 // onVote counts a region's grant or refusal (rule 2).
 func (r *Replica) onVote(e env.Env, from wire.NodeID, m *Vote) {
 	t, ok := r.txns[m.Txn]
-	if !ok || t.decided || t.votes[from] != nil || t.refused[from] {
+	if !ok || t.decided || t.votes[from] != nil || t.refused[from] || m.Read != (r.cfg.optimistic && t.reads == nil) {
 		return
 	}
 	if !m.Granted {
@@ -112,8 +126,14 @@ func (r *Replica) onVote(e env.Env, from wire.NodeID, m *Vote) {
 		return // malformed
 	}
 	t.votes[from] = m
-	if len(t.votes) >= r.majority() {
-		r.execute(e, t)
+	switch {
+	case len(t.votes) < r.majority():
+	case m.Read:
+		r.startValidation(e, t)
+	case t.reads != nil:
+		r.execute(e, t, t.reads)
+	default:
+		r.execute(e, t, t.votes)
 	}
 }
 
@@ -121,23 +141,8 @@ func (r *Replica) onVote(e env.Env, from wire.NodeID, m *Vote) {
 // key's current value is the newest version among the granting regions'
 // records (rule 3), the results and writes follow, and the decision goes
 // to every region (rule 4).
-func (r *Replica) execute(e env.Env, t *txn) {
-	cur := make([]store.Record, len(t.keys))
-	found := make([]bool, len(t.keys))
-	for _, c := range r.coords { // region order: deterministic
-		v := t.votes[c]
-		if v == nil {
-			continue
-		}
-		for i := range t.keys {
-			if v.Found[i] && (!found[i] || cur[i].Version.Less(v.Recs[i].Version)) {
-				cur[i], found[i] = v.Recs[i], true
-			}
-			if v.Found[i] {
-				r.clock.Observe(e.Wall(), v.Recs[i].Version.TS)
-			}
-		}
-	}
+func (r *Replica) execute(e env.Env, t *txn, votes map[wire.NodeID]*Vote) {
+	cur, found := r.newest(e, t, votes)
 	res := &Result{Seq: t.seq, Results: make([]wire.TxnResult, len(t.ops))}
 	var writes []int // indexes into keys
 	next := slices.Clone(cur)
@@ -198,6 +203,28 @@ func (r *Replica) execute(e env.Env, t *txn) {
 		r.answer(e, t, res)
 	}
 	r.decide(e, t, d)
+}
+
+// newest is each of t's keys' newest record among votes (found: any
+// vote had one).
+func (r *Replica) newest(e env.Env, t *txn, votes map[wire.NodeID]*Vote) ([]store.Record, []bool) {
+	cur := make([]store.Record, len(t.keys))
+	found := make([]bool, len(t.keys))
+	for _, c := range r.coords { // region order: deterministic
+		v := votes[c]
+		if v == nil {
+			continue
+		}
+		for i := range t.keys {
+			if v.Found[i] && (!found[i] || cur[i].Version.Less(v.Recs[i].Version)) {
+				cur[i], found[i] = v.Recs[i], true
+			}
+			if v.Found[i] {
+				r.clock.Observe(e.Wall(), v.Recs[i].Version.TS)
+			}
+		}
+	}
+	return cur, found
 }
 
 // decide records and sends t's decision.

@@ -50,10 +50,16 @@ type Result struct {
 
 // Prepare asks a region's coordinator to lock Keys (Excl: exclusively)
 // for Txn and answer with their records (Paxos commit's first phase).
+// Under OCC (occ.go), Read asks for the records only, taking no lock, and
+// NoWait asks for the locks only if they are free now and no key's
+// version is above Expect's (validation).
 type Prepare struct {
-	Txn  txnID
-	Keys []string
-	Excl []bool
+	Txn    txnID
+	Keys   []string
+	Excl   []bool
+	Read   bool
+	NoWait bool
+	Expect []wire.Version
 }
 
 // Vote is a coordinator's answer to a Prepare: Granted with the keys'
@@ -61,6 +67,7 @@ type Prepare struct {
 // attempt already ended here).
 type Vote struct {
 	Txn     txnID
+	Read    bool // answers a Prepare with Read
 	Granted bool
 	Found   []bool
 	Recs    []store.Record
@@ -205,7 +212,9 @@ func decodeRecords(d *wire.Decoder) []store.Record { return decodeList(d, store.
 
 // AppendPayload implements wire.Encodable.
 func (m *Prepare) AppendPayload(b []byte) []byte {
-	return appendBools(appendStrings(appendID(b, m.Txn), m.Keys), m.Excl)
+	b = appendBools(appendStrings(appendID(b, m.Txn), m.Keys), m.Excl)
+	b = wire.AppendBool(wire.AppendBool(b, m.Read), m.NoWait)
+	return appendList(b, m.Expect, wire.AppendVersion)
 }
 
 // DecodePayload implements wire.Encodable.
@@ -213,17 +222,19 @@ func (m *Prepare) DecodePayload(d *wire.Decoder) {
 	m.Txn = decodeID(d)
 	m.Keys = decodeStrings(d)
 	m.Excl = decodeBools(d)
+	m.Read, m.NoWait = d.Bool(), d.Bool()
+	m.Expect = decodeList(d, (*wire.Decoder).Version)
 }
 
 // AppendPayload implements wire.Encodable.
 func (m *Vote) AppendPayload(b []byte) []byte {
-	b = wire.AppendBool(appendID(b, m.Txn), m.Granted)
+	b = wire.AppendBool(wire.AppendBool(appendID(b, m.Txn), m.Read), m.Granted)
 	return appendRecords(appendBools(b, m.Found), m.Recs)
 }
 
 // DecodePayload implements wire.Encodable.
 func (m *Vote) DecodePayload(d *wire.Decoder) {
-	m.Txn, m.Granted = decodeID(d), d.Bool()
+	m.Txn, m.Read, m.Granted = decodeID(d), d.Bool(), d.Bool()
 	m.Found = decodeBools(d)
 	m.Recs = decodeRecords(d)
 }

@@ -27,6 +27,27 @@ func init() {
 	})
 }
 
+// OCCName is the OCC baseline's name in configuration (registered by
+// internal/protocol/occ).
+const OCCName = "occ"
+
+// BuildOCC builds an occ keyspace (protocol.Definition.Build of
+// internal/protocol/occ).
+func BuildOCC(t *topo.Topology, settings any) (protocol.Keyspace, error) {
+	c := settings.(*OCCConfig).Config
+	c.optimistic = true
+	k, err := NewKeyspace(t, c)
+	if err != nil {
+		return nil, err
+	}
+	return &occKeyspace{k}, nil
+}
+
+// occKeyspace is an occ keyspace: its settings are OCCConfig.
+type occKeyspace struct{ *Keyspace }
+
+func (k *occKeyspace) Settings() any { return &OCCConfig{Config: k.cfg} }
+
 // Keyspace is a built twopl keyspace.
 type Keyspace struct {
 	cfg    Config
@@ -70,7 +91,11 @@ func (k *Keyspace) Settings() any { c := k.cfg; return &c }
 
 // Describe implements protocol.Keyspace.
 func (k *Keyspace) Describe() string {
-	return fmt.Sprintf("twopl regions=%d lock_timeout=%s retries=%d guarantee=strict-serializable", len(k.coords), k.cfg.LockTimeout, k.cfg.Retries)
+	name := Name
+	if k.cfg.optimistic {
+		name = OCCName
+	}
+	return fmt.Sprintf("%s regions=%d lock_timeout=%s retries=%d guarantee=strict-serializable", name, len(k.coords), k.cfg.LockTimeout, k.cfg.Retries)
 }
 
 // Model implements protocol.Keyspace (doc.go, "Guarantee"): gets and
@@ -89,8 +114,9 @@ func (k *Keyspace) RunsTxns() bool { return true }
 
 // Floor implements protocol.Keyspace: a read-only transaction waits for
 // the grants of a majority of regions (one round trip to the nearest
-// region that completes the majority with the client's own); a write
-// waits for that and for a majority to apply its decision (two).
+// region that completes the majority with the client's own; under OCC two:
+// the reads, then the validation); a write waits for that and for a
+// majority to apply its decision (one more).
 func (k *Keyspace) Floor(region int, op protocol.Op, oneWay func(a, b int) time.Duration) time.Duration {
 	n := len(k.coords)
 	need := n/2 + 1 - 1 // regions beyond the client's own
@@ -105,10 +131,14 @@ func (k *Keyspace) Floor(region int, op protocol.Op, oneWay func(a, b int) time.
 	}
 	slices.Sort(rtts)
 	rtt := rtts[need-1]
-	if op == protocol.Write {
-		return 2 * rtt
+	rounds := 1 // the locks (2PL), or the reads and the validation (OCC)
+	if k.cfg.optimistic {
+		rounds = 2
 	}
-	return rtt
+	if op == protocol.Write {
+		rounds++ // the decision applied by a majority
+	}
+	return time.Duration(rounds) * rtt
 }
 
 // Load implements protocol.Keyspace: records are stored as they are.

@@ -8,11 +8,23 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lightcone/lightcone/internal/check"
+	_ "github.com/lightcone/lightcone/internal/protocol/occ" // protocol occ, this package's OCC mode
 	"github.com/lightcone/lightcone/internal/protocol/twopl"
 	"github.com/lightcone/lightcone/internal/scenario"
 	"github.com/lightcone/lightcone/internal/simtest"
 	"github.com/lightcone/lightcone/internal/workload"
 )
+
+// protocols are the package's two: 2PL and OCC.
+var protocols = []string{twopl.Name, twopl.OCCName}
+
+// settings is cfg as proto's settings.
+func settings(proto string, cfg *twopl.Config) any {
+	if proto == twopl.OCCName {
+		return &twopl.OCCConfig{Config: *cfg}
+	}
+	return cfg
+}
 
 // nonCoordinators are the swarm world's nodes that are not a region's
 // coordinator: the ones its crashes hit (doc.go, "Crashes").
@@ -23,7 +35,7 @@ var nonCoordinators = []string{"a-1", "b-1", "c-1"}
 // settings, message loss, duplication and reordering, crashes of
 // non-coordinators and partitions between regions; checked for strict
 // serializability (doc.go, "Guarantee").
-func swarmConfig(t testing.TB, seed uint64) scenario.Config {
+func swarmConfig(t testing.TB, seed uint64, proto string) scenario.Config {
 	r := rand.New(rand.NewPCG(seed, 0x32706c)) // "2pl"
 	spec := &workload.TxnSpec{
 		Records: 2 + r.IntN(5), MinKeys: 1, MaxKeys: 1 + r.IntN(3),
@@ -39,8 +51,8 @@ func swarmConfig(t testing.TB, seed uint64) scenario.Config {
 	c := scenario.Config{
 		Seed:          seed,
 		WorldDef:      simtest.World3(t, 20, 35, 60, 5),
-		Protocol:      twopl.Name,
-		Settings:      cfg,
+		Protocol:      proto,
+		Settings:      settings(proto, cfg),
 		Transactions:  spec,
 		Clients:       2 + r.IntN(6),
 		ClosedLoop:    true,
@@ -82,11 +94,17 @@ func swarmConfig(t testing.TB, seed uint64) scenario.Config {
 // fail here: a coordinator's fail-stop is a coordinator crash (doc.go,
 // "Crashes").
 func TestSwarm(t *testing.T) {
-	sum := simtest.Swarm{Seeds: 100, Short: 10, StoreFaults: -1, Config: swarmConfig}.Run(t)
-	m := sum.Messages
-	t.Logf("client errors %v; wounds %d, prepares %d, decides %d", sum.Errors, m["twopl.wound"], m["twopl.prepare"], m["twopl.decide"])
-	if sum.Seeds >= 50 && (m["twopl.wound"] == 0 || sum.Errors["unavailable"] == 0) {
-		t.Errorf("no wounds (%d) or no aborts (%v) over %d seeds: the swarm does not exercise contention", m["twopl.wound"], sum.Errors, sum.Seeds)
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) {
+			sum := simtest.Swarm{Seeds: 100, Short: 10, StoreFaults: -1, Config: func(tb testing.TB, seed uint64) scenario.Config {
+				return swarmConfig(tb, seed, proto)
+			}}.Run(t)
+			m := sum.Messages
+			t.Logf("client errors %v; wounds %d, prepares %d, decides %d", sum.Errors, m["twopl.wound"], m["twopl.prepare"], m["twopl.decide"])
+			if sum.Seeds >= 50 && (proto == twopl.Name && m["twopl.wound"] == 0 || sum.Errors["unavailable"] == 0) {
+				t.Errorf("no wounds (%d) or no aborts (%v) over %d seeds: the swarm does not exercise contention", m["twopl.wound"], sum.Errors, sum.Seeds)
+			}
+		})
 	}
 }
 
@@ -94,8 +112,14 @@ func TestSwarm(t *testing.T) {
 // transactions) on two contended keys under the same faults; every
 // history must be linearizable.
 func TestSwarmSingleKey(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) { swarmSingleKey(t, proto) })
+	}
+}
+
+func swarmSingleKey(t *testing.T, proto string) {
 	simtest.Swarm{Seeds: 50, Short: 5, StoreFaults: -1, Config: func(tb testing.TB, seed uint64) scenario.Config {
-		c := swarmConfig(tb, seed)
+		c := swarmConfig(tb, seed, proto)
 		c.Transactions = nil
 		c.Check = "auto"
 		var wl yaml.Node
@@ -107,19 +131,31 @@ func TestSwarmSingleKey(t *testing.T) {
 	}}.Run(t)
 }
 
-// TestTeethOneRegion: deciding on one region's locks instead of a
-// majority's lets two regions run conflicting transactions at once; the
-// checker rejects the histories.
+// TestTeethOneRegion: deciding on one region's locks (or validation)
+// instead of a majority's lets two regions run conflicting transactions
+// at once; the checker rejects the histories.
 func TestTeethOneRegion(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) { teethOneRegion(t, proto) })
+	}
+}
+
+func teethOneRegion(t *testing.T, proto string) {
 	failed := 0
 	for seed := uint64(1); seed <= 10; seed++ {
-		c := swarmConfig(t, seed)
+		c := swarmConfig(t, seed, proto)
 		c.Faults, c.Net = nil, scenario.Net{}
-		c.Clients, c.Duration = 6, 3*time.Second
+		c.Clients, c.Duration = 6, 500*time.Millisecond
 		c.Transactions.ReadOnlyProportion, c.Transactions.Update = -1, workload.UpdateAdd
-		cfg := *c.Settings.(*twopl.Config)
+		var cfg twopl.Config
+		switch s := c.Settings.(type) {
+		case *twopl.Config:
+			cfg = *s
+		case *twopl.OCCConfig:
+			cfg = s.Config
+		}
 		twopl.UnsafeOneRegion(&cfg)
-		c.Settings = &cfg
+		c.Settings = settings(proto, &cfg)
 		res, err := scenario.Run(c)
 		if err != nil {
 			t.Fatal(err)
@@ -135,13 +171,22 @@ func TestTeethOneRegion(t *testing.T) {
 
 // TestLatencyFloor: without contention or faults, a read-only
 // transaction takes one round trip to the nearest region that completes a
-// majority (the lock grants), a read-write one two (the grants, then a
-// majority applying the decision): each region's median is within a
+// majority (the lock grants; OCC: two, the reads and the validation), a
+// read-write one more (a majority applying the decision): each region's median is within a
 // millisecond or two of its floor (the intra-region hops to and from the
 // coordinator).
 func TestLatencyFloor(t *testing.T) {
+	for _, tc := range []struct {
+		proto  string
+		rounds float64 // round trips of a read-only transaction
+	}{{twopl.Name, 1}, {twopl.OCCName, 2}} {
+		t.Run(tc.proto, func(t *testing.T) { latencyFloor(t, tc.proto, tc.rounds) })
+	}
+}
+
+func latencyFloor(t *testing.T, proto string, rounds float64) {
 	c := scenario.Config{
-		Seed: 1, WorldDef: simtest.World3(t, 20, 35, 60, 0.01), Protocol: twopl.Name,
+		Seed: 1, WorldDef: simtest.World3(t, 20, 35, 60, 0.01), Protocol: proto,
 		Transactions: &workload.TxnSpec{Records: 100000, MinKeys: 1, MaxKeys: 4},
 		Clients:      6, ClosedLoop: true, Duration: 20 * time.Second, ClientTimeout: 5 * time.Second,
 		Check: "strict-serializable",
@@ -153,8 +198,10 @@ func TestLatencyFloor(t *testing.T) {
 	if res.Check == nil || res.Check.Verdict != check.Pass.String() {
 		t.Fatalf("check: %+v", res.Check)
 	}
-	want := map[string]map[string]float64{ // region -> op -> floor (ms)
-		"a": {"read": 40, "rmw": 80}, "b": {"read": 40, "rmw": 80}, "c": {"read": 70, "rmw": 140},
+	rtt := map[string]float64{"a": 40, "b": 40, "c": 70} // to the nearest other region (ms)
+	want := map[string]map[string]float64{}              // region -> op -> floor (ms)
+	for reg, d := range rtt {
+		want[reg] = map[string]float64{"read": rounds * d, "rmw": (rounds + 1) * d}
 	}
 	seen := 0
 	for _, row := range res.Rows {
