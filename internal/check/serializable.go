@@ -208,7 +208,7 @@ func (s *serState) candidates(k int32, a *TxnAccess) []serWrite {
 	var out []serWrite
 	for _, w := range s.loose[k] {
 		b := &s.h[w.t].Ops[w.op]
-		if !s.attr[w.t].Set && sameValue(a.ReadFound, a.ReadValue, b.WriteFound, b.WriteValue) {
+		if !s.attr[w.t].Set && wroteValue(a, b) {
 			out = append(out, w)
 		}
 	}
@@ -313,7 +313,7 @@ func (s *serState) resolveReads() {
 			return
 		}
 		b := &s.h[w.t].Ops[w.op]
-		if !sameValue(a.ReadFound, a.ReadValue, b.WriteFound, b.WriteValue) {
+		if !wroteValue(a, b) {
 			s.report("value-mismatch", fmt.Sprintf("%s read %q=%s at %s, but %s wrote %s there",
 				s.fmtTxn(r.t), a.Key, fmtVal(a.ReadFound, a.ReadValue), fmtPos(w.v), s.fmtTxn(w.t), fmtVal(b.WriteFound, b.WriteValue)))
 		}
@@ -321,6 +321,12 @@ func (s *serState) resolveReads() {
 		r.w = int32(j)
 		s.reads[k] = append(s.reads[k], r)
 	})
+}
+
+// wroteValue reports whether read a's value is what write b wrote (any
+// value, if b's is unknown: TxnAccess.WriteUnknown).
+func wroteValue(a, b *TxnAccess) bool {
+	return b.WriteUnknown && a.ReadFound == b.WriteFound || sameValue(a.ReadFound, a.ReadValue, b.WriteFound, b.WriteValue)
 }
 
 // unwritten explains a read of a version no committed or unknown

@@ -31,6 +31,12 @@ func wA(k, val string) TxnAccess {
 	return TxnAccess{Key: k, Write: true, WriteValue: val, WriteFound: true}
 }
 
+// unknownAdd is an add whose outcome is unknown: its read was never seen,
+// so neither is the value it wrote.
+func unknownAdd(k string) TxnAccess {
+	return TxnAccess{Key: k, Read: true, Write: true, WriteFound: true, WriteUnknown: true}
+}
+
 // addA reads k=old at version v and writes nw (a read-modify-write).
 func addA(k, old string, v int64, nw string) TxnAccess {
 	a := rA(k, old, v)
@@ -123,6 +129,17 @@ func TestSerializableCases(t *testing.T) {
 			tx(2, 0, 2, 3, rA("x", "1", 5)),
 			tx(3, 0, 2, 3, rA("y", "1", 5), rA("x", "", 0)),
 		}, want: []string{"G2"}},
+		{name: "unknown outcome add, value unknown, placed by its read", h: []Txn{
+			tx(1, 1, 0, 1, wA("x", "5")),
+			unknownTx(tx(2, 0, 2, 0, unknownAdd("x"))),
+			tx(3, 0, 4, 5, rA("x", "6", 7)),
+		}},
+		{name: "unknown outcome add, and a version nobody else wrote, twice", h: []Txn{
+			tx(1, 1, 0, 1, wA("x", "5")),
+			unknownTx(tx(2, 0, 2, 0, unknownAdd("x"))),
+			tx(3, 0, 4, 5, rA("x", "6", 7)),
+			tx(4, 0, 6, 7, rA("x", "9", 8)),
+		}, want: []string{"G1a"}},
 		{name: "stale read: serializable, not strict", h: []Txn{
 			tx(1, 1, 0, 1, wA("x", "1")),
 			tx(2, 0, 2, 3, rA("x", "", 0)),

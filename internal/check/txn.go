@@ -38,6 +38,12 @@ type TxnAccess struct {
 	Write      bool
 	WriteValue string
 	WriteFound bool
+	// WriteUnknown says the value written is not known: a read-modify-write
+	// (an add) of a transaction whose outcome is unknown, whose read the
+	// client never saw. A read of a version no known writer claims may be
+	// attributed to it whatever value it returned (the checker then
+	// cannot catch a wrong value there).
+	WriteUnknown bool
 	// WriteVersion, if set, is the version this write installed at Key,
 	// for systems whose versions are per key (unset: Txn.Version). With
 	// one version per transaction every key's order is the restriction of

@@ -128,6 +128,8 @@ func recordTxn(client, call, ret int64, t *wire.Txn, rep *wire.Reply) check.Txn 
 			if committed {
 				n, _ := strconv.ParseInt(a.ReadValue, 10, 64) // absent: 0
 				a.WriteValue = strconv.FormatInt(n+op.Delta, 10)
+			} else {
+				a.WriteUnknown = rec.Outcome == check.Unknown // its read was never seen
 			}
 		}
 	}
