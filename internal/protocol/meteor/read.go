@@ -129,7 +129,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, TooOld: true})
 		return true
 	}
-	chain, err := loadChain(e.Store(), key)
+	chain, err := r.readChain(e.Store(), key)
 	if err != nil {
 		e.Log().Error("meteor: read failed", "key", key, "err", err)
 		return false
