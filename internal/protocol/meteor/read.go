@@ -141,7 +141,8 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	}
 	n := len(pr.replicas)
 	need := n - r.ks.cfg.writeAcks(n) + 1
-	var cands []wire.Version
+	var candBuf [16]wire.Version // most reads have fewer candidates: no allocation
+	cands := candBuf[:0]
 	fresh := 0
 	if r.closure(e) >= view {
 		fresh++

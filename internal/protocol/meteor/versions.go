@@ -75,11 +75,12 @@ func loadChain(s store.Store, key string) ([]link, error) {
 	return decodeChain(key, rec.Value)
 }
 
-// decodedChain is a chain readChain decoded, and the stored bytes it
-// decoded it from.
+// decodedChain is a chain readChain decoded, the stored bytes it decoded
+// it from, and the key they are stored under (chainKey).
 type decodedChain struct {
-	raw   []byte
-	chain []link
+	stored string
+	raw    []byte
+	chain  []link
 }
 
 // readChain is loadChain for a caller that only reads the chain (a read
@@ -90,18 +91,23 @@ type decodedChain struct {
 // chain. The chain it returns is shared: the caller must not modify it or
 // its records' values.
 func (r *Replica) readChain(s store.Store, key string) ([]link, error) {
-	rec, ok, err := s.Get(chainKey(key))
+	c, hit := r.decoded[key]
+	if !hit {
+		c.stored = chainKey(key)
+	}
+	rec, ok, err := s.Get(c.stored)
 	if err != nil || !ok {
 		return nil, err
 	}
-	if c, hit := r.decoded[key]; hit && len(c.raw) == len(rec.Value) && len(c.raw) > 0 && &c.raw[0] == &rec.Value[0] {
+	if hit && len(c.raw) == len(rec.Value) && len(c.raw) > 0 && &c.raw[0] == &rec.Value[0] {
 		return c.chain, nil
 	}
 	chain, err := decodeChain(key, rec.Value)
 	if err != nil {
 		return nil, err
 	}
-	r.decoded[key] = decodedChain{raw: rec.Value, chain: chain}
+	c.raw, c.chain = rec.Value, chain
+	r.decoded[key] = c
 	return chain, nil
 }
 
