@@ -133,6 +133,7 @@ func ms(us int64) float64 { return float64(us) / 1e3 }
 
 func (rn *runner) result() *Result {
 	c := rn.r.cfg
+	rn.hist.Ops = rn.histOps.all()
 	res := &Result{
 		World: rn.r.world.Name, WorldWarnings: rn.r.world.Warnings(), Policy: rn.r.policyLine(), Workload: rn.r.workload.Name,
 		Seed: c.Seed, Clients: c.Clients, Rate: c.Rate, RateSteps: c.RateSteps, SimSeconds: c.Duration.Seconds(),
