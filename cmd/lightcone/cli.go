@@ -30,7 +30,7 @@ func cliCmd() *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "cli",
-		Short: "Talk to a running Lightcone node: get, put, del, migrate, hold, status",
+		Short: "Talk to a running Lightcone node: get, put, del, migrate, hold, txn, status",
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&addr, "addr", server.DefaultRESPAddr, "the node's RESP address")
@@ -197,10 +197,44 @@ If hold exits without releasing (killed), closing its connection releases the ke
 			defer conn.Close()
 			return holdKeys(context.Background(), timeout, conn, keyspace, keys, command, cmd.InOrStdin(), cmd.OutOrStdout())
 		}}
-	for _, c := range []*cobra.Command{get, put, del, migrate, hold} {
+	var readOnly bool
+	txn := &cobra.Command{Use: "txn OP...", Short: "Run a transaction: declared reads, writes, deletes and adds of several keys",
+		Long: `txn runs one transaction (RESP LC.TXN) of the operations given, in order:
+"read KEY", "write KEY VALUE", "del KEY", "add KEY DELTA". It prints one line per
+operation: the value read (or (nil)), OK, or an add's new value. The keyspace's
+protocol runs it whole or not at all (a single-node server's default keyspace
+does); keyspaces whose protocol runs no transactions refuse it.`,
+		Example: `  lightcone cli txn add alice -5 add bob 5
+  lightcone cli txn --readonly read alice read bob`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cx, cancel := ctx()
+			defer cancel()
+			cmdArgs := []any{"LC.TXN"}
+			if readOnly {
+				cmdArgs = append(cmdArgs, "READONLY")
+			}
+			for _, a := range args {
+				cmdArgs = append(cmdArgs, a)
+			}
+			var v any
+			if err := in(cx, func(c *redis.Conn) (err error) {
+				v, err = c.Do(cx, cmdArgs...).Result()
+				return err
+			}); err != nil {
+				return err
+			}
+			res, _ := v.([]any)
+			for _, e := range res {
+				printReply(cmd.OutOrStdout(), e, "")
+			}
+			return nil
+		}}
+	txn.Flags().BoolVar(&readOnly, "readonly", false, "a read-only transaction (protocols may serve it locally)")
+	for _, c := range []*cobra.Command{get, put, del, migrate, hold, txn} {
 		c.Flags().StringVar(&keyspace, "keyspace", "", "the keyspace of the keys (default: the node's default keyspace)")
 	}
-	cmd.AddCommand(get, put, del, migrate, hold, status)
+	cmd.AddCommand(get, put, del, migrate, hold, txn, status)
 	return cmd
 }
 

@@ -193,3 +193,21 @@ func TestCLIKeyspace(t *testing.T) {
 		}
 	}
 }
+
+// TestCLITxn: `cli txn` runs a transaction in the default keyspace
+// (single-node quorum) and prints one line per operation; a lease
+// keyspace refuses it.
+func TestCLITxn(t *testing.T) {
+	addr := startServer(t)
+	out, err := runCLI(addr, "txn", "write", "a", "1", "add", "b", "5", "read", "c")
+	if err != nil || out != "OK\n5\n(nil)\n" {
+		t.Errorf("cli txn write a 1 add b 5 read c = %q, %v; want OK, 5, (nil)", out, err)
+	}
+	out, err = runCLI(addr, "txn", "--readonly", "read", "a", "read", "b")
+	if err != nil || out != "1\n5\n" {
+		t.Errorf("cli txn --readonly read a read b = %q, %v; want 1, 5", out, err)
+	}
+	if _, err := runCLI(addr, "txn", "--keyspace", "glob", "add", "b", "1"); err == nil || !strings.Contains(err.Error(), "cannot run transactions") {
+		t.Errorf("cli txn in a lease keyspace: %v; want a refusal", err)
+	}
+}

@@ -49,3 +49,23 @@ func Check(model string, h History, opts ...Option) (Result, error) {
 	}
 	return Result{}, fmt.Errorf("check: unknown consistency model %q (valid: %s)", model, strings.Join(Models, ", "))
 }
+
+// TxnModels lists the model names CheckTxns accepts: transactional
+// histories' models (see doc.go, "serializable").
+var TxnModels = []string{"serializable", "strong-session-serializable", "strict-serializable", "none"}
+
+// CheckTxns runs the checker of the named transactional model on h.
+// An unknown name is an error that lists the valid ones.
+func CheckTxns(model string, h []Txn) (Result, error) {
+	switch model {
+	case "serializable":
+		return Serializable(h), nil
+	case "strong-session-serializable":
+		return SerializableWith(h, SerializableOpts{Sessions: true}), nil
+	case "strict-serializable":
+		return StrictSerializable(h), nil
+	case "none":
+		return Result{Model: "none", Verdict: Pass}, nil
+	}
+	return Result{}, fmt.Errorf("check: unknown transactional model %q (valid: %s)", model, strings.Join(TxnModels, ", "))
+}

@@ -126,4 +126,8 @@ type Result struct {
 	// cycle of necessary orderings or a read of a value never written), or
 	// "budget" (undecided: the search ran out of steps).
 	How string
+	// Anomalies names what Serializable found, Elle-style ("G0", "G1a",
+	// "G1c", "G2", "lost-update", "value-mismatch", ...), in a fixed
+	// order; empty on a Pass and for the other checkers.
+	Anomalies []string
 }

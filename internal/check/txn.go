@@ -38,4 +38,9 @@ type TxnAccess struct {
 	Write      bool
 	WriteValue string
 	WriteFound bool
+	// WriteVersion, if set, is the version this write installed at Key,
+	// for systems whose versions are per key (unset: Txn.Version). With
+	// one version per transaction every key's order is the restriction of
+	// one total order, so a write cycle (G0) can only show up here.
+	WriteVersion Position
 }

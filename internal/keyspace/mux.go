@@ -30,6 +30,10 @@ type Def struct {
 	// (wire.Request.Cond) to the keyspace before its protocol sees it:
 	// the keyspace cannot apply them (protocol.CondRefusal).
 	CondRefusal *wire.Error
+	// TxnRefusal, if set, answers every transaction (wire.OpTxn) to the
+	// keyspace before its protocol sees it: the keyspace cannot run them
+	// (protocol.TxnRefusal).
+	TxnRefusal *wire.Error
 }
 
 // Mux is the replica of a node serving several keyspaces. The first
@@ -117,6 +121,10 @@ func (m *Mux) Request(e env.Env, req *wire.Request) {
 		return
 	}
 	if ref := m.defs[i].CondRefusal; ref != nil && req.Cond && (req.Op == wire.OpPut || req.Op == wire.OpDelete) {
+		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: ref.Code, Msg: ref.Msg}})
+		return
+	}
+	if ref := m.defs[i].TxnRefusal; ref != nil && req.Op == wire.OpTxn {
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: ref.Code, Msg: ref.Msg}})
 		return
 	}

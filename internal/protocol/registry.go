@@ -63,6 +63,18 @@ type Definition struct {
 	// the ways to get them ("with every setting", "with one replica per
 	// key"); "" when never. Its keyspaces implement WriteOrderer.
 	Conditional string
+	// Transactions says when the protocol runs transactions (wire.OpTxn)
+	// serializably, as a phrase for refusals that name the ways to get
+	// them ("on a single-node cluster"); "" when never. Its keyspaces
+	// implement Transactional.
+	Transactions string
+}
+
+// Transactional is implemented by the keyspaces of protocols whose
+// Definition.Transactions is set.
+type Transactional interface {
+	// RunsTxns reports whether these settings run transactions.
+	RunsTxns() bool
 }
 
 // WriteOrderer is implemented by the keyspaces of protocols whose
@@ -84,16 +96,40 @@ func CondRefusal(d *Definition, ks Keyspace) *wire.Error {
 	if o, ok := ks.(WriteOrderer); ok && d.Conditional != "" && o.OrdersWrites() {
 		return nil
 	}
-	var ways []string
-	for _, o := range All() {
-		if o.Conditional != "" {
-			ways = append(ways, o.Name+" "+o.Conditional)
-		}
-	}
+	ways := waysTo(func(o *Definition) string { return o.Conditional })
 	return &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("%s: this keyspace cannot apply conditional writes "+
 		"(compare-and-set, atomic read-modify-write): they need a protocol that orders each key's writes: %s; "+
 		"or set the keyspace's rmw: last_writer_wins to make read-modify-write commands non-atomic get-then-put",
 		d.Name, strings.Join(ways, "; "))}
+}
+
+// TxnRefusal is nil if keyspace ks of protocol d runs transactions
+// (wire.OpTxn), and otherwise the error they get: ErrInvalid naming the
+// registered protocols and settings that run them. The server's keyspace
+// mux (keyspace.Def.TxnRefusal) answers a transaction with it before the
+// protocol sees the request.
+func TxnRefusal(d *Definition, ks Keyspace) *wire.Error {
+	if t, ok := ks.(Transactional); ok && d.Transactions != "" && t.RunsTxns() {
+		return nil
+	}
+	ways := waysTo(func(o *Definition) string { return o.Transactions })
+	if len(ways) == 0 {
+		ways = append(ways, "none is registered")
+	}
+	return &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("%s: this keyspace cannot run transactions: they need a protocol that runs them: %s",
+		d.Name, strings.Join(ways, "; "))}
+}
+
+// waysTo lists, for a refusal, each registered protocol whose phrase is
+// set, as "<name> <phrase>".
+func waysTo(phrase func(*Definition) string) []string {
+	var ways []string
+	for _, o := range All() {
+		if p := phrase(o); p != "" {
+			ways = append(ways, o.Name+" "+p)
+		}
+	}
+	return ways
 }
 
 // Preset is a named configuration of a protocol's settings.

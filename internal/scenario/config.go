@@ -45,6 +45,14 @@ type Config struct {
 	Workload yaml.Node `yaml:"workload"`
 	// WorkloadPreset is set by the --workload flag; it overrides Workload's preset.
 	WorkloadPreset string `yaml:"-"`
+	// Transactions, if set, replaces the YCSB workload: each client
+	// operation is one transaction (wire.OpTxn) of Catenae's
+	// microbenchmark (workload.TxnSpec: records, min_keys, max_keys,
+	// read_only_proportion, update, distribution, zipf_theta). Records
+	// start absent; the history is a transactional one, checked with
+	// model serializable (or another of check.TxnModels). The protocol
+	// must run transactions (protocol.TxnRefusal). Default: none.
+	Transactions *workload.TxnSpec `yaml:"transactions"`
 	// Clients is the number of clients, spread evenly over the regions in
 	// order; each talks to a node of its own region. Default 50 (GlobLease
 	// Table II).
@@ -193,7 +201,13 @@ type Skew struct {
 
 // Models lists the accepted values of Check.
 func Models() []string {
-	return append([]string{"auto"}, check.Models...)
+	m := append([]string{"auto"}, check.Models...)
+	for _, t := range check.TxnModels {
+		if !contains(m, t) {
+			m = append(m, t)
+		}
+	}
+	return m
 }
 
 // Load reads a YAML config (yamlfile.Decode: unknown fields are errors
@@ -276,8 +290,10 @@ type resolved struct {
 	proto    protocol.Keyspace
 	def      *protocol.Definition
 	workload workload.Spec
-	faults   []resolvedFault
-	vms      []cost.VM
+	// txns is Config.Transactions with defaults filled, or nil.
+	txns   *workload.TxnSpec
+	faults []resolvedFault
+	vms    []cost.VM
 }
 
 // resolve validates c (after EnsureDefaults). Every error names the field
@@ -360,6 +376,9 @@ func resolve(c Config) (*resolved, error) {
 		return nil, fmt.Errorf("batch: %d; only protocols whose clients acquire keys batch operations (%s does not)", c.Batch, r.def.Name)
 	}
 	if r.workload, err = c.workloadSpec(); err != nil {
+		return nil, err
+	}
+	if err := r.resolveTxns(); err != nil {
 		return nil, err
 	}
 	for i, f := range c.Faults {

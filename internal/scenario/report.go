@@ -54,12 +54,15 @@ type Result struct {
 	// History is the recorded history the checker ran on (tests and
 	// experiments check it again, e.g. to time a checker).
 	History check.History `json:"-"`
+	// Txns is the transactional history (Config.Transactions), in the
+	// order replies came.
+	Txns []check.Txn `json:"-"`
 	// FailStops are the nodes that stopped because their store failed
 	// (injected, StoreFaults) or an invariant broke, in order.
 	FailStops []FailStop `json:"fail_stops,omitempty"`
 	// Seconds is the time series: per second of the run and operation kind,
 	// completions and latency percentiles.
-	Seconds  []Second      `json:"seconds,omitempty"`
+	Seconds []Second `json:"seconds,omitempty"`
 	// RealTime is the real time the run took, the history check's
 	// CheckTime included.
 	RealTime time.Duration `json:"-"`
@@ -205,6 +208,7 @@ func (rn *runner) result() *Result {
 	res.Check = rn.checkHistory()
 	res.CheckTime = time.Since(checkStart)
 	res.History = rn.hist
+	res.Txns = rn.txns
 	for _, f := range rn.s.Failures() {
 		res.FailStops = append(res.FailStops, FailStop{What: f.String(), Injected: f.Injected(), Invariant: f.Violation()})
 	}
@@ -320,7 +324,10 @@ func (res *Result) WriteText(out io.Writer, timing bool) error {
 	}
 	if c := res.Check; c != nil {
 		fmt.Fprintf(&b, "check: %s over %d operations: %s", c.Model, c.Ops, strings.ToUpper(c.Verdict))
-		if c.Detail != "" {
+		switch {
+		case c.Detail != "" && c.Key == "" && c.Verdict != check.Violation.String():
+			fmt.Fprintf(&b, "\n  %s", c.Detail)
+		case c.Detail != "":
 			fmt.Fprintf(&b, "\n  key %q: %s", c.Key, c.Detail)
 		}
 		b.WriteString("\n")

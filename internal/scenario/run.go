@@ -81,6 +81,7 @@ func OpClassName(i int) string { return classNames[i] }
 type step struct {
 	op  wire.Op
 	key string
+	txn *wire.Txn // op OpTxn
 }
 
 // client is one simulated YCSB client thread: it runs one operation at a
@@ -109,6 +110,7 @@ type runner struct {
 	r        *resolved
 	s        *sim.Sim
 	gen      *workload.Generator
+	tgen     *workload.TxnGenerator // Config.Transactions; nil otherwise
 	clients  []*client
 	sessions map[wire.ClientID]*client
 	nextSess wire.ClientID
@@ -127,6 +129,7 @@ type runner struct {
 	record  bool
 	hist    check.History // Ops gathered from histOps at the end
 	histOps opLog
+	txns    []check.Txn                           // the transactional history (Config.Transactions)
 	lat     [][numClasses]*hdrhistogram.Histogram // [region][class] service latency, µs
 	intent  [][numClasses]*hdrhistogram.Histogram // from intended start (coordinated omission corrected)
 	errs    map[string]int
@@ -151,6 +154,9 @@ func (r *resolved) run() *Result {
 		panic(err) // validated in resolve
 	}
 	rn.gen = gen
+	if r.txns != nil {
+		rn.tgen = r.newTxnGenerator()
+	}
 	names := make([]string, len(r.world.Regions))
 	for i, reg := range r.world.Regions {
 		names[i] = reg.Name
@@ -178,6 +184,9 @@ func (r *resolved) run() *Result {
 	loadVersion := wire.Version{TS: hlc.Timestamp{WallNanos: sim.Epoch - int64(time.Hour)}}
 	var holders []wire.NodeID
 	for _, key := range gen.LoadKeys() {
+		if rn.tgen != nil {
+			break // transactional records start absent
+		}
 		v := rn.valueBytes("load:" + key)
 		sk, rec := r.proto.Load(key, store.Record{Value: v, Version: loadVersion})
 		holders = r.proto.Replicas(holders[:0], key)
@@ -324,6 +333,18 @@ func (rn *runner) startOp(cl *client, intended int64) {
 		return
 	}
 	cl.opsStarted++
+	if rn.tgen != nil {
+		t := rn.tgen.Next(cl.rng)
+		class := classRMW
+		if t.ReadOnly {
+			class = classRead
+		}
+		txn := txnRequest(t, rn.tgen.Spec().Update, func() string { return rn.nextValue(cl) })
+		cl.busy, cl.class, cl.intended, cl.started, cl.failed = true, class, intended, now, false
+		cl.steps = append(cl.steps[:0], step{op: wire.OpTxn, txn: txn})
+		rn.sendStep(cl)
+		return
+	}
 	op := rn.gen.Next(cl.rng)
 	prefix := rn.regionPrefix(cl)
 	op.Key = prefix + op.Key
@@ -331,16 +352,16 @@ func (rn *runner) startOp(cl *client, intended int64) {
 	cl.steps = cl.steps[:0]
 	switch op.Kind {
 	case workload.Read:
-		cl.steps = append(cl.steps, step{wire.OpGet, op.Key})
+		cl.steps = append(cl.steps, step{op: wire.OpGet, key: op.Key})
 	case workload.Update, workload.Insert:
-		cl.steps = append(cl.steps, step{wire.OpPut, op.Key})
+		cl.steps = append(cl.steps, step{op: wire.OpPut, key: op.Key})
 	case workload.ReadModifyWrite:
-		cl.steps = append(cl.steps, step{wire.OpGet, op.Key}, step{wire.OpPut, op.Key})
+		cl.steps = append(cl.steps, step{op: wire.OpGet, key: op.Key}, step{op: wire.OpPut, key: op.Key})
 	case workload.Scan:
 		// The protocol contract has no range read: a scan is ScanLen
 		// sequential reads of consecutive records.
 		for _, k := range rn.gen.ScanKeys(op) {
-			cl.steps = append(cl.steps, step{wire.OpGet, prefix + k})
+			cl.steps = append(cl.steps, step{op: wire.OpGet, key: prefix + k})
 		}
 	}
 	for i := 1; i < rn.r.cfg.Batch; i++ {
@@ -349,11 +370,11 @@ func (rn *runner) startOp(cl *client, intended int64) {
 		next := rn.gen.Next(cl.rng)
 		switch next.Kind {
 		case workload.Read, workload.Scan:
-			cl.steps = append(cl.steps, step{wire.OpGet, op.Key})
+			cl.steps = append(cl.steps, step{op: wire.OpGet, key: op.Key})
 		case workload.Update, workload.Insert:
-			cl.steps = append(cl.steps, step{wire.OpPut, op.Key})
+			cl.steps = append(cl.steps, step{op: wire.OpPut, key: op.Key})
 		case workload.ReadModifyWrite:
-			cl.steps = append(cl.steps, step{wire.OpGet, op.Key}, step{wire.OpPut, op.Key})
+			cl.steps = append(cl.steps, step{op: wire.OpGet, key: op.Key}, step{op: wire.OpPut, key: op.Key})
 		}
 	}
 	if rn.r.def.Locking {
@@ -381,11 +402,11 @@ func bracket(steps []step) []step {
 	out := make([]step, 0, len(steps)+2)
 	for i, st := range steps {
 		if i == 0 || steps[i-1].key != st.key {
-			out = append(out, step{wire.OpAcquire, st.key})
+			out = append(out, step{op: wire.OpAcquire, key: st.key})
 		}
 		out = append(out, st)
 		if i == len(steps)-1 || steps[i+1].key != st.key {
-			out = append(out, step{wire.OpRelease, st.key})
+			out = append(out, step{op: wire.OpRelease, key: st.key})
 		}
 	}
 	return out
@@ -415,11 +436,9 @@ func (rn *runner) sendStep(cl *client) {
 	st := cl.steps[0]
 	cl.reqID++
 	cl.call = rn.s.Now()
-	req := &wire.Request{ID: cl.reqID, Client: cl.session, Op: st.op, Key: st.key}
+	req := &wire.Request{ID: cl.reqID, Client: cl.session, Op: st.op, Key: st.key, Txn: st.txn}
 	if st.op == wire.OpPut {
-		rn.writes++
-		// Unique per history: the checkers identify writes by value.
-		cl.value = "c" + strconv.Itoa(cl.idx) + "-" + strconv.FormatUint(rn.writes, 10)
+		cl.value = rn.nextValue(cl)
 		req.Value = rn.valueBytes(cl.value)
 	}
 	rn.s.Submit(cl.region, cl.gateway, req)
@@ -429,6 +448,13 @@ func (rn *runner) sendStep(cl *client) {
 			rn.complete(cl, &wire.Reply{ID: id, Client: sess, Err: &wire.Error{Code: wire.ErrTimeout, Msg: "client timeout"}})
 		}
 	})
+}
+
+// nextValue is the value of cl's next write: unique per history, since
+// the checkers identify writes by value.
+func (rn *runner) nextValue(cl *client) string {
+	rn.writes++
+	return "c" + strconv.Itoa(cl.idx) + "-" + strconv.FormatUint(rn.writes, 10)
 }
 
 func (rn *runner) onReply(rep *wire.Reply) {
@@ -443,7 +469,9 @@ func (rn *runner) onReply(rep *wire.Reply) {
 func (rn *runner) complete(cl *client, rep *wire.Reply) {
 	now := rn.s.Now()
 	st := cl.steps[0]
-	if rn.record {
+	if rn.record && st.op == wire.OpTxn {
+		rn.txns = append(rn.txns, recordTxn(int64(cl.session), cl.call, now, st.txn, rep))
+	} else if rn.record {
 		op := check.Op{Client: int64(cl.session), Key: st.key, Call: cl.call, Return: now, Outcome: check.OK}
 		switch st.op {
 		case wire.OpAcquire:
@@ -457,9 +485,7 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 			}
 		default:
 			op.Kind, op.Found, op.Value = check.Write, st.op == wire.OpPut, cl.value
-			if v := rep.Version; !v.IsZero() {
-				op.Pos = check.Position{Set: true, T: v.TS.WallNanos, Sub: int64(v.TS.Logical), Node: int64(v.Node)}
-			}
+			op.Pos = versionPos(rep.Version)
 		}
 		if rep.Err != nil {
 			switch {
@@ -474,7 +500,7 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 	if rep.Err != nil {
 		rn.errs[rep.Err.Code.String()]++
 		cl.failed = true
-		if isWrite(st.op) && rep.Err.OutcomeUnknown() {
+		if (isWrite(st.op) || st.op == wire.OpTxn && !st.txn.ReadOnly) && rep.Err.OutcomeUnknown() {
 			// The write may still take effect later: continue as a new
 			// session so program order stays true (check.History).
 			rn.newSession(cl)
@@ -548,6 +574,9 @@ func (rn *runner) checkHistory() *CheckResult {
 	model := rn.r.cfg.Check
 	if model == "none" || rn.r.cfg.skipCheck {
 		return nil
+	}
+	if rn.r.txns != nil {
+		return rn.checkTxns(model)
 	}
 	if model == "auto" {
 		model = rn.r.claimedModel()

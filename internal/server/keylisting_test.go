@@ -68,6 +68,12 @@ func TestKeyListing(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: SCAN listed %d keys %q...; want %d keys, each once", when, len(got), got[:min(5, len(got))], len(want))
 		}
+		// The issue's own words: SCAN 0 MATCH user:* COUNT 100 lists every
+		// user key written (and not deleted), each once.
+		users := slices.DeleteFunc(slices.Clone(want), func(k string) bool { return !strings.HasPrefix(k, "user:") })
+		if got, err := scanAll(ctx, c, "user:*", 100); err != nil || !slices.Equal(got, users) {
+			t.Errorf("%s: SCAN MATCH user:* COUNT 100 listed %d keys, %v; want the %d user keys, each once", when, len(got), err, len(users))
+		}
 		if n, err := c.DBSize(ctx).Result(); err != nil || n != int64(len(want)) {
 			t.Errorf("%s: DBSIZE = %d, %v; want %d", when, n, err, len(want))
 		}

@@ -300,8 +300,11 @@ type servedKeyspace struct {
 	// condRefusal answers conditional writes the protocol cannot apply
 	// (protocol.CondRefusal); lww: rmw: last_writer_wins.
 	condRefusal *wire.Error
-	lww         bool
-	lister      protocol.Lister // nil if the protocol cannot list its keys
+	// txnRefusal answers transactions the protocol cannot run
+	// (protocol.TxnRefusal).
+	txnRefusal *wire.Error
+	lww        bool
+	lister     protocol.Lister // nil if the protocol cannot list its keys
 }
 
 // RMW modes (KeyspacePolicy.RMW).
@@ -347,7 +350,7 @@ func (c *Config) buildKeyspaces(tp *topo.Topology) ([]servedKeyspace, error) {
 		}
 		lister, _ := ks.(protocol.Lister)
 		out = append(out, servedKeyspace{name: p.Name, factory: ks.Factory(), protocol: d.Name, policy: ks.Describe(),
-			condRefusal: protocol.CondRefusal(d, ks), lww: p.RMW == RMWLastWriterWins, lister: lister})
+			condRefusal: protocol.CondRefusal(d, ks), txnRefusal: protocol.TxnRefusal(d, ks), lww: p.RMW == RMWLastWriterWins, lister: lister})
 	}
 	return out, nil
 }
@@ -506,7 +509,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	var defs []keyspace.Def
 	var ksNames, ksProtocols []string
 	for _, k := range keyspaces {
-		defs = append(defs, keyspace.Def{Name: k.name, Factory: k.factory, CondRefusal: k.condRefusal})
+		defs = append(defs, keyspace.Def{Name: k.name, Factory: k.factory, CondRefusal: k.condRefusal, TxnRefusal: k.txnRefusal})
 		ksNames = append(ksNames, k.name)
 		ksProtocols = append(ksProtocols, k.protocol)
 	}

@@ -69,8 +69,14 @@ type TxnResult struct {
 // MaxTxnOps bounds a transaction's operations (Txn.Check).
 const MaxTxnOps = 64
 
+// MaxTxnBytes bounds the bytes of a transaction's keys and written values
+// together (Txn.Check): a transaction is one request, held whole by the
+// node that coordinates it, and by every message that carries it.
+const MaxTxnBytes = 16 << 20
+
 // Check validates t's shape, before anything is written: at least one and
-// at most MaxTxnOps operations, known kinds, non-empty keys, no key
+// at most MaxTxnOps operations, at most MaxTxnBytes of keys and values,
+// known kinds, non-empty keys, no key
 // twice (but a read then a write of it), and no write in a read-only
 // transaction. The error says which operation is wrong.
 func (t *Txn) Check() error {
@@ -79,6 +85,13 @@ func (t *Txn) Check() error {
 	}
 	if len(t.Ops) > MaxTxnOps {
 		return fmt.Errorf("transaction has %d operations (at most %d)", len(t.Ops), MaxTxnOps)
+	}
+	size := 0
+	for _, op := range t.Ops {
+		size += len(op.Key) + len(op.Value)
+	}
+	if size > MaxTxnBytes {
+		return fmt.Errorf("transaction has %d bytes of keys and values (at most %d)", size, MaxTxnBytes)
 	}
 	seen := map[string]TxnKind{}
 	for i, op := range t.Ops {

@@ -24,6 +24,7 @@ func TestTxnCheck(t *testing.T) {
 		"declared twice": {Ops: []TxnOp{{Kind: TxnWrite, Key: "a"}, {Kind: TxnRead, Key: "a"}}},
 		"read-only":      {Ops: []TxnOp{{Kind: TxnAdd, Key: "a"}}, ReadOnly: true},
 		"at most":        {Ops: make([]TxnOp, MaxTxnOps+1)},
+		"bytes of keys":  {Ops: []TxnOp{{Kind: TxnWrite, Key: "a", Value: make([]byte, MaxTxnBytes)}}},
 	}
 	for want, tx := range bad {
 		if err := tx.Check(); err == nil || !strings.Contains(err.Error(), want) {

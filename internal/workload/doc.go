@@ -1,5 +1,6 @@
-// Package workload generates YCSB core workloads (A–F) for Lightcone's
-// deterministic simulator.
+// Package workload generates YCSB core workloads (A–F), and a
+// transactional workload (see Transactions), for Lightcone's deterministic
+// simulator.
 //
 // It models the transaction phase of YCSB's CoreWorkload
 // (site.ycsb.workloads.CoreWorkload): an operation chooser that picks read,
@@ -109,6 +110,16 @@
 // offset back from the newest record (offset 0 = newest). When ZipfExponent
 // is set, ZipfianConstant is ignored. The table costs 8 bytes per key and
 // N is limited to MaxExactZipfKeys.
+//
+// # Transactions
+//
+// TxnSpec and TxnGenerator (txn.go) are a transactional workload, Catenae's
+// microbenchmark (seed 000 §4.3.4), not a YCSB one: records "txn0".. start
+// absent; each transaction touches min_keys..max_keys distinct records
+// (uniform or Zipf θ, Gray et al.'s generator unscrambled), declared in the
+// partition order the caller gives (so every transaction is chainable),
+// read-only with probability read_only_proportion, else updating each key
+// by an add or a read and a write. docs/sim.md has the fields and defaults.
 //
 // # Arrivals
 //

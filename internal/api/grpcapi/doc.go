@@ -5,7 +5,7 @@
 //
 // NewServer returns a *grpc.Server with three services registered:
 //
-//	lightcone.v1.KV        Get, Put, Delete, BatchGet, Status, Migrate, Acquire, Release
+//	lightcone.v1.KV        Get, Put, Delete, BatchGet, Status, Migrate, Acquire, Release, Txn
 //	grpc.health.v1.Health  SERVING for "" and "lightcone.v1.KV"
 //	grpc.reflection.v1     (and v1alpha), so grpcurl needs no .proto
 //
@@ -27,6 +27,17 @@
 // and that Get, Put, Delete and Release then name. A session is never
 // closed: the protocol releases the holds of one that sends nothing for its
 // hold_timeout.
+//
+// Txn runs a transaction (wire.OpTxn, as RESP's LC.TXN): declared read,
+// write (or delete) and add operations on keys of one keyspace, in order,
+// with one result per operation and the version its writes installed. Its
+// shape is checked before submission (wire.Txn.Check: no operations, more
+// than 64, a key declared twice, a write in a read-only one, over 16 MiB
+// of keys and values, an unknown kind: INVALID_ARGUMENT, nothing
+// written). What it guarantees is the keyspace protocol's; one that runs
+// no transactions fails it with INVALID_ARGUMENT naming those that do.
+// client.go has helpers: RunTxn(ctx, kv, keyspace, Read(k), Write(k, v),
+// Delete(k), Add(k, delta)).
 //
 // Every call is one backend request, except BatchGet, which submits one get
 // per key, all at once, and answers when every reply is in: the batch is

@@ -525,3 +525,56 @@ func updateMode(m lightconev1.UpdateMode) wire.UpdateMode {
 	}
 	return wire.UpdateDefault
 }
+
+// Txn runs a transaction (wire.OpTxn): its shape and sizes are checked
+// before anything is submitted, and the keyspace's protocol runs it or
+// refuses it.
+func (s *service) Txn(ctx context.Context, in *lightconev1.TxnRequest) (*lightconev1.TxnResponse, error) {
+	ks, _, err := s.common(in.GetKeyspace(), lightconev1.Consistency_CONSISTENCY_DEFAULT)
+	if err != nil {
+		return nil, err
+	}
+	txn := &wire.Txn{ReadOnly: in.GetReadOnly()}
+	if n := len(in.GetOps()); n > wire.MaxTxnOps {
+		return nil, status.Errorf(codes.InvalidArgument, "transaction has %d operations (at most %d)", n, wire.MaxTxnOps)
+	}
+	for i, op := range in.GetOps() {
+		if err := s.checkKey(op.GetKey()); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "ops[%d]: %s", i, status.Convert(err).Message())
+		}
+		if n := len(op.GetValue()); n > s.cfg.MaxValueBytes {
+			return nil, status.Errorf(codes.InvalidArgument, "ops[%d]: value too large (%d bytes; max %d)", i, n, s.cfg.MaxValueBytes)
+		}
+		w := wire.TxnOp{Key: string(op.GetKey()), Delta: op.GetDelta(), Delete: op.GetDelete()}
+		switch op.GetKind() {
+		case lightconev1.TxnOp_KIND_READ:
+			w.Kind = wire.TxnRead
+		case lightconev1.TxnOp_KIND_WRITE:
+			w.Kind, w.Value = wire.TxnWrite, op.GetValue()
+			if w.Value == nil && !w.Delete {
+				w.Value = []byte{} // an empty value is a value
+			}
+		case lightconev1.TxnOp_KIND_ADD:
+			w.Kind = wire.TxnAdd
+		default:
+			return nil, status.Errorf(codes.InvalidArgument, "ops[%d]: kind %s; want KIND_READ, KIND_WRITE or KIND_ADD", i, op.GetKind())
+		}
+		txn.Ops = append(txn.Ops, w)
+	}
+	if err := txn.Check(); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	r, err := s.do(ctx, &wire.Request{Keyspace: ks, Op: wire.OpTxn, Txn: txn})
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Txn) != len(txn.Ops) {
+		s.cfg.Log.Error("grpcapi: backend answered a transaction with the wrong number of results", "results", len(r.Txn), "ops", len(txn.Ops))
+		return nil, status.Errorf(codes.Internal, "backend answered %d results for %d operations", len(r.Txn), len(txn.Ops))
+	}
+	out := &lightconev1.TxnResponse{Version: versionPB(r.Version), Results: make([]*lightconev1.TxnResult, len(r.Txn))}
+	for i, res := range r.Txn {
+		out.Results[i] = &lightconev1.TxnResult{Found: res.Found, Value: res.Value, Version: versionPB(res.Version)}
+	}
+	return out, nil
+}

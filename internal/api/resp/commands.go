@@ -37,7 +37,9 @@ type command struct {
 	arity int
 	// noAuth commands run before a client authenticates.
 	noAuth bool
-	run    func(c *conn, args [][]byte)
+	// inMulti commands run inside MULTI rather than being queued.
+	inMulti bool
+	run     func(c *conn, args [][]byte)
 }
 
 // commands maps lower-case command names to their implementation. It is
@@ -50,7 +52,7 @@ func init() {
 		"echo":    {arity: 2, run: cmdEcho},
 		"hello":   {arity: -1, noAuth: true, run: cmdHello},
 		"auth":    {arity: -2, noAuth: true, run: cmdAuth},
-		"quit":    {arity: -1, noAuth: true, run: cmdQuit},
+		"quit":    {arity: -1, noAuth: true, inMulti: true, run: cmdQuit},
 		"select":  {arity: 2, run: cmdSelect},
 		"info":    {arity: -1, run: cmdInfo},
 		"client":  {arity: -2, run: cmdClient},
@@ -156,6 +158,13 @@ func init() {
 		"lc.migrate":     {arity: 3, run: cmdLCMigrate},
 		"lc.acquire":     {arity: 2, run: cmdLCHold},
 		"lc.release":     {arity: 2, run: cmdLCHold},
+		"lc.txn":         {arity: -1, run: cmdLCTxn},
+
+		// txn.go
+		"multi":   {arity: 1, inMulti: true, run: cmdMulti},
+		"exec":    {arity: 1, inMulti: true, run: cmdExec},
+		"discard": {arity: 1, inMulti: true, run: cmdDiscard},
+		"watch":   {arity: -2, inMulti: true, run: cmdWatch},
 	}
 }
 
@@ -180,13 +189,25 @@ func (c *conn) exec(args [][]byte) {
 	}
 	switch {
 	case cmd == nil:
+		c.abortMulti()
 		c.replyError(unknownCommand(args))
 	case cmd.arity > 0 && len(args) != cmd.arity || cmd.arity < 0 && len(args) < -cmd.arity:
+		c.abortMulti()
 		c.replyError(wrongArity(name))
 	case !c.authed && !cmd.noAuth:
 		c.replyError(msgNoAuth)
+	case c.multi != nil && !cmd.inMulti:
+		c.queue(strings.ToLower(string(args[0])), args)
 	default:
 		cmd.run(c, args)
+	}
+}
+
+// abortMulti makes an open MULTI's EXEC fail: a command sent inside it
+// was refused (Redis's EXECABORT).
+func (c *conn) abortMulti() {
+	if c.multi != nil {
+		c.multi.aborted = true
 	}
 }
 

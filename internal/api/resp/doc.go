@@ -206,6 +206,52 @@
 //	    key is busy: a write, election or other migration in progress) is
 //	    safe to retry.
 //
+// # Transactions
+//
+//	LC.TXN [READONLY] op...            → one element per op
+//	    op: READ key → value or nil;  WRITE key value → OK;  DEL key → OK;
+//	        ADD key delta → the new value, an integer
+//	MULTI  GET, SET, DEL, INCR, DECR, INCRBY, DECRBY ...  EXEC   DISCARD
+//
+// Both build one transaction (wire.OpTxn) whose operations are declared
+// up front, in order (the chainable model): the node checks its shape
+// before anything is written and the keyspace's protocol runs it whole
+// or not at all. What it guarantees is the protocol's: quorum on a
+// single-node cluster (a plain `lightcone server`'s default keyspace)
+// runs it in one step of the node's event loop, strictly serializable;
+// a keyspace whose protocol runs no transactions replies "ERR <protocol>:
+// this keyspace cannot run transactions: ...", naming the registered
+// protocols and settings that do (protocol.TxnRefusal).
+//
+// LC.TXN works on raw stored bytes, as LC.GET and LC.SET do. READONLY
+// declares a read-only transaction (protocols may serve it locally); a
+// write in it is an error. ADD reads the key as a decimal int64 (absent:
+// 0) and writes it plus delta; a key whose value is not one, or an
+// overflow, fails the whole transaction ("ERR ...: not a decimal integer;
+// nothing was written").
+//
+// MULTI queues the commands that follow (+QUEUED) and EXEC runs them as
+// one transaction, replying one element per command as Redis would: GET
+// the string (decoded from its value envelope; WRONGTYPE as an element
+// for another kind), SET OK, DEL 1 or 0, INCR and the rest the new value.
+// SET takes no options and DEL one key inside MULTI; any other command
+// (or SET with options, DEL of several keys, a wrong arity) is refused
+// when queued and makes EXEC reply "EXECABORT Transaction discarded
+// because of previous errors.", as in Redis. DISCARD drops the queue.
+// Unlike Redis: an error in one command (INCR of a non-integer) fails the
+// whole EXEC with nothing written, rather than that command alone; INCR
+// works only on plain decimal values (not one stored with a TTL); and a
+// key may be used once per transaction, except a read (GET) before a
+// write (SET, DEL, INCR...) of it. WATCH is refused: declared keys need
+// no optimistic check.
+//
+// Refused before submission, nothing written: no operations ("ERR
+// transaction has no operations"; an empty MULTI/EXEC replies an empty
+// array, as Redis), more than wire.MaxTxnOps (64) operations, a key
+// declared twice, more than wire.MaxTxnBytes (16 MiB) of keys and values
+// together, a key or value over its limit, a malformed op. An unknown
+// keyspace is refused by the node, as for any command.
+//
 // # Errors
 //
 // Backend errors map to replies by class: wire.ErrConflict → "CONFLICT
@@ -243,7 +289,8 @@
 //
 // Still not atomic: MSET and DEL of several keys (each key is written on
 // its own; an error reply may follow a partial write), and DEL's count,
-// which is read before the deletes.
+// which is read before the deletes. For several keys at once, use a
+// transaction (below, "Transactions").
 //
 // # Value envelope
 //

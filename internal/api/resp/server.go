@@ -506,6 +506,9 @@ type conn struct {
 	// client that disconnects frees its rows at once instead of after the
 	// protocol's hold timeout.
 	holds map[hold]struct{}
+
+	// multi is the open MULTI's queued commands (txn.go); nil outside one.
+	multi *multiState
 }
 
 // hold is one row held by a connection: a key in a keyspace.
@@ -645,7 +648,13 @@ func (c *conn) releaseHolds() {
 }
 
 // replySize is what a reply costs the output budgets.
-func replySize(r *wire.Reply) int64 { return int64(len(r.Value)) + replyOverheadBytes }
+func replySize(r *wire.Reply) int64 {
+	n := int64(len(r.Value)) + replyOverheadBytes
+	for _, t := range r.Txn {
+		n += int64(len(t.Value))
+	}
+	return n
+}
 
 // overOutputLimit reports whether the connection should write what it owes
 // before reading on: its replies are over OutputBufferLimit, or the server

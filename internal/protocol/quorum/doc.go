@@ -122,6 +122,28 @@
 // last_writer_wins`), in which the RESP front end's INCR and the rest are
 // a get then a put.
 //
+// # Transactions
+//
+// On a single-node cluster (the same layout as conditional writes) the
+// replica runs transactions (wire.OpTxn: declared reads, writes and adds;
+// Replica.txn): it checks the transaction's shape (wire.Txn.Check), reads
+// every declared key, decides, stamps every write with one HLC version,
+// stores them and replies, all in one handler. The node runs one handler
+// at a time and persists its writes before the reply leaves, so every
+// transaction takes effect at one point of the node's order: strictly
+// serializable. An add to a key whose value is not a decimal int64, or
+// that would overflow, fails the whole transaction with ErrInvalid, nothing
+// written. TestTxnOneNode checks results and versions, and the refusals;
+// the scenario TestTxnWorkloadSingleNode runs the transactional workload.
+// Across crashes: the server's Pebble engine gathers every write since
+// its last sync in one batch and commits it whole at the sync (group
+// commit), so a crash keeps all of a transaction's writes or none. The
+// simulator's torn crashes (store_faults: torn_crash) model a log torn
+// inside a batch and can keep a prefix of an unacknowledged
+// transaction's writes; that is not guaranteed against.
+// With several nodes transactions are refused with ErrInvalid
+// (TxnRefusal; protocol.TxnRefusal names the keyspaces that run them).
+//
 // Failures: a replica answers only after its write is durable (persist
 // before send), so an acknowledged write survives crashes of all but the
 // replicas that acknowledged it. A crashed coordinator's in-flight requests

@@ -22,6 +22,7 @@ func init() {
 		Build:        build,
 		MessageTypes: MessageTypes(),
 		Conditional:  "on a single-node cluster (as a single-node server's default keyspace)",
+		Transactions: "on a single-node cluster (as a single-node server's default keyspace)",
 		Demo: []protocol.Preset{
 			{Label: "quorum ONE/ALL", Settings: "{read: ONE, write: ALL}",
 				Note: "reads are local; every write waits for the farthest region"},

@@ -158,6 +158,10 @@ func (r *Replica) Start(e env.Env) {
 func (r *Replica) Request(e env.Env, req *wire.Request) {
 	level := req.Level
 	isRead := req.Op == wire.OpGet
+	if req.Op == wire.OpTxn {
+		r.txn(e, req)
+		return
+	}
 	if req.Op != wire.OpGet && req.Op != wire.OpPut && req.Op != wire.OpDelete {
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("quorum: unknown operation %s", req.Op)}})
 		return

@@ -162,6 +162,63 @@ func (UpdateMode) EnumDescriptor() ([]byte, []int) {
 	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{1}
 }
 
+// Kind is what the operation does at its key.
+type TxnOp_Kind int32
+
+const (
+	TxnOp_KIND_UNSPECIFIED TxnOp_Kind = 0
+	// Read the key: its result holds the value and the version read.
+	TxnOp_KIND_READ TxnOp_Kind = 1
+	// Write value to the key (delete: remove it instead).
+	TxnOp_KIND_WRITE TxnOp_Kind = 2
+	// Read the key as a decimal int64 (absent: 0) and write it plus
+	// delta; its result holds the value read.
+	TxnOp_KIND_ADD TxnOp_Kind = 3
+)
+
+// Enum value maps for TxnOp_Kind.
+var (
+	TxnOp_Kind_name = map[int32]string{
+		0: "KIND_UNSPECIFIED",
+		1: "KIND_READ",
+		2: "KIND_WRITE",
+		3: "KIND_ADD",
+	}
+	TxnOp_Kind_value = map[string]int32{
+		"KIND_UNSPECIFIED": 0,
+		"KIND_READ":        1,
+		"KIND_WRITE":       2,
+		"KIND_ADD":         3,
+	}
+)
+
+func (x TxnOp_Kind) Enum() *TxnOp_Kind {
+	p := new(TxnOp_Kind)
+	*p = x
+	return p
+}
+
+func (x TxnOp_Kind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TxnOp_Kind) Descriptor() protoreflect.EnumDescriptor {
+	return file_lightcone_v1_lightcone_proto_enumTypes[2].Descriptor()
+}
+
+func (TxnOp_Kind) Type() protoreflect.EnumType {
+	return &file_lightcone_v1_lightcone_proto_enumTypes[2]
+}
+
+func (x TxnOp_Kind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TxnOp_Kind.Descriptor instead.
+func (TxnOp_Kind) EnumDescriptor() ([]byte, []int) {
+	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{19, 0}
+}
+
 // Version orders the values of one key: last writer wins. Compare wall_nanos,
 // then logical, then node.
 type Version struct {
@@ -1289,6 +1346,273 @@ func (*ReleaseResponse) Descriptor() ([]byte, []int) {
 	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{17}
 }
 
+// TxnRequest is a transaction.
+type TxnRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Keyspace holding the keys. Empty: the server's default keyspace
+	// (normally "default").
+	Keyspace string `protobuf:"bytes,1,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	// The operations, in the order they run; at most 64.
+	Ops []*TxnOp `protobuf:"bytes,2,rep,name=ops,proto3" json:"ops,omitempty"`
+	// Read-only: every operation is a read; protocols may serve it locally.
+	ReadOnly      bool `protobuf:"varint,3,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TxnRequest) Reset() {
+	*x = TxnRequest{}
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TxnRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TxnRequest) ProtoMessage() {}
+
+func (x *TxnRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TxnRequest.ProtoReflect.Descriptor instead.
+func (*TxnRequest) Descriptor() ([]byte, []int) {
+	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *TxnRequest) GetKeyspace() string {
+	if x != nil {
+		return x.Keyspace
+	}
+	return ""
+}
+
+func (x *TxnRequest) GetOps() []*TxnOp {
+	if x != nil {
+		return x.Ops
+	}
+	return nil
+}
+
+func (x *TxnRequest) GetReadOnly() bool {
+	if x != nil {
+		return x.ReadOnly
+	}
+	return false
+}
+
+// TxnOp is one declared operation of a transaction.
+type TxnOp struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  TxnOp_Kind             `protobuf:"varint,1,opt,name=kind,proto3,enum=lightcone.v1.TxnOp_Kind" json:"kind,omitempty"`
+	// Key of the operation; at most the server's key limit.
+	Key []byte `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// KIND_WRITE: the value to write; at most the server's value limit.
+	Value []byte `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	// KIND_WRITE: remove the key instead of writing value.
+	Delete bool `protobuf:"varint,4,opt,name=delete,proto3" json:"delete,omitempty"`
+	// KIND_ADD: the amount added.
+	Delta         int64 `protobuf:"varint,5,opt,name=delta,proto3" json:"delta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TxnOp) Reset() {
+	*x = TxnOp{}
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TxnOp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TxnOp) ProtoMessage() {}
+
+func (x *TxnOp) ProtoReflect() protoreflect.Message {
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TxnOp.ProtoReflect.Descriptor instead.
+func (*TxnOp) Descriptor() ([]byte, []int) {
+	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *TxnOp) GetKind() TxnOp_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return TxnOp_KIND_UNSPECIFIED
+}
+
+func (x *TxnOp) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *TxnOp) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *TxnOp) GetDelete() bool {
+	if x != nil {
+		return x.Delete
+	}
+	return false
+}
+
+func (x *TxnOp) GetDelta() int64 {
+	if x != nil {
+		return x.Delta
+	}
+	return 0
+}
+
+// TxnResult is what one operation of a committed transaction observed.
+type TxnResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// KIND_READ and KIND_ADD: whether the key held a value.
+	Found bool `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	// KIND_READ and KIND_ADD: the value read, when found.
+	Value []byte `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	// KIND_READ and KIND_ADD: the version of the write read (zero for a key
+	// never written).
+	Version       *Version `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TxnResult) Reset() {
+	*x = TxnResult{}
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TxnResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TxnResult) ProtoMessage() {}
+
+func (x *TxnResult) ProtoReflect() protoreflect.Message {
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TxnResult.ProtoReflect.Descriptor instead.
+func (*TxnResult) Descriptor() ([]byte, []int) {
+	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *TxnResult) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
+func (x *TxnResult) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *TxnResult) GetVersion() *Version {
+	if x != nil {
+		return x.Version
+	}
+	return nil
+}
+
+// TxnResponse is a committed transaction.
+type TxnResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One result per operation, in the order of TxnRequest.ops.
+	Results []*TxnResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// The version every write of the transaction installed; zero for a
+	// read-only transaction.
+	Version       *Version `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TxnResponse) Reset() {
+	*x = TxnResponse{}
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TxnResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TxnResponse) ProtoMessage() {}
+
+func (x *TxnResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lightcone_v1_lightcone_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TxnResponse.ProtoReflect.Descriptor instead.
+func (*TxnResponse) Descriptor() ([]byte, []int) {
+	return file_lightcone_v1_lightcone_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *TxnResponse) GetResults() []*TxnResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *TxnResponse) GetVersion() *Version {
+	if x != nil {
+		return x.Version
+	}
+	return nil
+}
+
 var File_lightcone_v1_lightcone_proto protoreflect.FileDescriptor
 
 const file_lightcone_v1_lightcone_proto_rawDesc = "" +
@@ -1365,7 +1689,31 @@ const file_lightcone_v1_lightcone_proto_rawDesc = "" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\fR\x03key\x12\x18\n" +
 	"\asession\x18\x03 \x01(\x04R\asession\"\x11\n" +
-	"\x0fReleaseResponse*\xea\x01\n" +
+	"\x0fReleaseResponse\"l\n" +
+	"\n" +
+	"TxnRequest\x12\x1a\n" +
+	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12%\n" +
+	"\x03ops\x18\x02 \x03(\v2\x13.lightcone.v1.TxnOpR\x03ops\x12\x1b\n" +
+	"\tread_only\x18\x03 \x01(\bR\breadOnly\"\xd6\x01\n" +
+	"\x05TxnOp\x12,\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x18.lightcone.v1.TxnOp.KindR\x04kind\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\fR\x03key\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\fR\x05value\x12\x16\n" +
+	"\x06delete\x18\x04 \x01(\bR\x06delete\x12\x14\n" +
+	"\x05delta\x18\x05 \x01(\x03R\x05delta\"I\n" +
+	"\x04Kind\x12\x14\n" +
+	"\x10KIND_UNSPECIFIED\x10\x00\x12\r\n" +
+	"\tKIND_READ\x10\x01\x12\x0e\n" +
+	"\n" +
+	"KIND_WRITE\x10\x02\x12\f\n" +
+	"\bKIND_ADD\x10\x03\"h\n" +
+	"\tTxnResult\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\x12/\n" +
+	"\aversion\x18\x03 \x01(\v2\x15.lightcone.v1.VersionR\aversion\"q\n" +
+	"\vTxnResponse\x121\n" +
+	"\aresults\x18\x01 \x03(\v2\x17.lightcone.v1.TxnResultR\aresults\x12/\n" +
+	"\aversion\x18\x02 \x01(\v2\x15.lightcone.v1.VersionR\aversion*\xea\x01\n" +
 	"\vConsistency\x12\x17\n" +
 	"\x13CONSISTENCY_DEFAULT\x10\x00\x12\x13\n" +
 	"\x0fCONSISTENCY_ONE\x10\x01\x12\x13\n" +
@@ -1380,7 +1728,7 @@ const file_lightcone_v1_lightcone_proto_rawDesc = "" +
 	"UpdateMode\x12\x17\n" +
 	"\x13UPDATE_MODE_DEFAULT\x10\x00\x12\x16\n" +
 	"\x12UPDATE_MODE_ACTIVE\x10\x01\x12\x17\n" +
-	"\x13UPDATE_MODE_PASSIVE\x10\x022\xa9\x04\n" +
+	"\x13UPDATE_MODE_PASSIVE\x10\x022\xe5\x04\n" +
 	"\x02KV\x12:\n" +
 	"\x03Get\x12\x18.lightcone.v1.GetRequest\x1a\x19.lightcone.v1.GetResponse\x12:\n" +
 	"\x03Put\x12\x18.lightcone.v1.PutRequest\x1a\x19.lightcone.v1.PutResponse\x12C\n" +
@@ -1389,7 +1737,8 @@ const file_lightcone_v1_lightcone_proto_rawDesc = "" +
 	"\x06Status\x12\x1b.lightcone.v1.StatusRequest\x1a\x1c.lightcone.v1.StatusResponse\x12F\n" +
 	"\aMigrate\x12\x1c.lightcone.v1.MigrateRequest\x1a\x1d.lightcone.v1.MigrateResponse\x12F\n" +
 	"\aAcquire\x12\x1c.lightcone.v1.AcquireRequest\x1a\x1d.lightcone.v1.AcquireResponse\x12F\n" +
-	"\aRelease\x12\x1c.lightcone.v1.ReleaseRequest\x1a\x1d.lightcone.v1.ReleaseResponseBMZKgithub.com/lightcone/lightcone/internal/api/grpcapi/lightconev1;lightconev1b\x06proto3"
+	"\aRelease\x12\x1c.lightcone.v1.ReleaseRequest\x1a\x1d.lightcone.v1.ReleaseResponse\x12:\n" +
+	"\x03Txn\x12\x18.lightcone.v1.TxnRequest\x1a\x19.lightcone.v1.TxnResponseBMZKgithub.com/lightcone/lightcone/internal/api/grpcapi/lightconev1;lightconev1b\x06proto3"
 
 var (
 	file_lightcone_v1_lightcone_proto_rawDescOnce sync.Once
@@ -1403,67 +1752,79 @@ func file_lightcone_v1_lightcone_proto_rawDescGZIP() []byte {
 	return file_lightcone_v1_lightcone_proto_rawDescData
 }
 
-var file_lightcone_v1_lightcone_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lightcone_v1_lightcone_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_lightcone_v1_lightcone_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_lightcone_v1_lightcone_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_lightcone_v1_lightcone_proto_goTypes = []any{
 	(Consistency)(0),         // 0: lightcone.v1.Consistency
 	(UpdateMode)(0),          // 1: lightcone.v1.UpdateMode
-	(*Version)(nil),          // 2: lightcone.v1.Version
-	(*GetRequest)(nil),       // 3: lightcone.v1.GetRequest
-	(*GetResponse)(nil),      // 4: lightcone.v1.GetResponse
-	(*PutRequest)(nil),       // 5: lightcone.v1.PutRequest
-	(*PutResponse)(nil),      // 6: lightcone.v1.PutResponse
-	(*DeleteRequest)(nil),    // 7: lightcone.v1.DeleteRequest
-	(*DeleteResponse)(nil),   // 8: lightcone.v1.DeleteResponse
-	(*BatchGetRequest)(nil),  // 9: lightcone.v1.BatchGetRequest
-	(*BatchGetResponse)(nil), // 10: lightcone.v1.BatchGetResponse
-	(*StatusRequest)(nil),    // 11: lightcone.v1.StatusRequest
-	(*KeyspaceStatus)(nil),   // 12: lightcone.v1.KeyspaceStatus
-	(*StatusResponse)(nil),   // 13: lightcone.v1.StatusResponse
-	(*MigrateRequest)(nil),   // 14: lightcone.v1.MigrateRequest
-	(*MigrateResponse)(nil),  // 15: lightcone.v1.MigrateResponse
-	(*AcquireRequest)(nil),   // 16: lightcone.v1.AcquireRequest
-	(*AcquireResponse)(nil),  // 17: lightcone.v1.AcquireResponse
-	(*ReleaseRequest)(nil),   // 18: lightcone.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),  // 19: lightcone.v1.ReleaseResponse
-	nil,                      // 20: lightcone.v1.KeyspaceStatus.CountersEntry
+	(TxnOp_Kind)(0),          // 2: lightcone.v1.TxnOp.Kind
+	(*Version)(nil),          // 3: lightcone.v1.Version
+	(*GetRequest)(nil),       // 4: lightcone.v1.GetRequest
+	(*GetResponse)(nil),      // 5: lightcone.v1.GetResponse
+	(*PutRequest)(nil),       // 6: lightcone.v1.PutRequest
+	(*PutResponse)(nil),      // 7: lightcone.v1.PutResponse
+	(*DeleteRequest)(nil),    // 8: lightcone.v1.DeleteRequest
+	(*DeleteResponse)(nil),   // 9: lightcone.v1.DeleteResponse
+	(*BatchGetRequest)(nil),  // 10: lightcone.v1.BatchGetRequest
+	(*BatchGetResponse)(nil), // 11: lightcone.v1.BatchGetResponse
+	(*StatusRequest)(nil),    // 12: lightcone.v1.StatusRequest
+	(*KeyspaceStatus)(nil),   // 13: lightcone.v1.KeyspaceStatus
+	(*StatusResponse)(nil),   // 14: lightcone.v1.StatusResponse
+	(*MigrateRequest)(nil),   // 15: lightcone.v1.MigrateRequest
+	(*MigrateResponse)(nil),  // 16: lightcone.v1.MigrateResponse
+	(*AcquireRequest)(nil),   // 17: lightcone.v1.AcquireRequest
+	(*AcquireResponse)(nil),  // 18: lightcone.v1.AcquireResponse
+	(*ReleaseRequest)(nil),   // 19: lightcone.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),  // 20: lightcone.v1.ReleaseResponse
+	(*TxnRequest)(nil),       // 21: lightcone.v1.TxnRequest
+	(*TxnOp)(nil),            // 22: lightcone.v1.TxnOp
+	(*TxnResult)(nil),        // 23: lightcone.v1.TxnResult
+	(*TxnResponse)(nil),      // 24: lightcone.v1.TxnResponse
+	nil,                      // 25: lightcone.v1.KeyspaceStatus.CountersEntry
 }
 var file_lightcone_v1_lightcone_proto_depIdxs = []int32{
 	0,  // 0: lightcone.v1.GetRequest.consistency:type_name -> lightcone.v1.Consistency
-	2,  // 1: lightcone.v1.GetResponse.version:type_name -> lightcone.v1.Version
+	3,  // 1: lightcone.v1.GetResponse.version:type_name -> lightcone.v1.Version
 	0,  // 2: lightcone.v1.PutRequest.consistency:type_name -> lightcone.v1.Consistency
 	1,  // 3: lightcone.v1.PutRequest.update:type_name -> lightcone.v1.UpdateMode
-	2,  // 4: lightcone.v1.PutRequest.expected_version:type_name -> lightcone.v1.Version
-	2,  // 5: lightcone.v1.PutResponse.version:type_name -> lightcone.v1.Version
+	3,  // 4: lightcone.v1.PutRequest.expected_version:type_name -> lightcone.v1.Version
+	3,  // 5: lightcone.v1.PutResponse.version:type_name -> lightcone.v1.Version
 	0,  // 6: lightcone.v1.DeleteRequest.consistency:type_name -> lightcone.v1.Consistency
 	1,  // 7: lightcone.v1.DeleteRequest.update:type_name -> lightcone.v1.UpdateMode
-	2,  // 8: lightcone.v1.DeleteRequest.expected_version:type_name -> lightcone.v1.Version
-	2,  // 9: lightcone.v1.DeleteResponse.version:type_name -> lightcone.v1.Version
+	3,  // 8: lightcone.v1.DeleteRequest.expected_version:type_name -> lightcone.v1.Version
+	3,  // 9: lightcone.v1.DeleteResponse.version:type_name -> lightcone.v1.Version
 	0,  // 10: lightcone.v1.BatchGetRequest.consistency:type_name -> lightcone.v1.Consistency
-	4,  // 11: lightcone.v1.BatchGetResponse.results:type_name -> lightcone.v1.GetResponse
-	20, // 12: lightcone.v1.KeyspaceStatus.counters:type_name -> lightcone.v1.KeyspaceStatus.CountersEntry
-	12, // 13: lightcone.v1.StatusResponse.keyspaces:type_name -> lightcone.v1.KeyspaceStatus
-	3,  // 14: lightcone.v1.KV.Get:input_type -> lightcone.v1.GetRequest
-	5,  // 15: lightcone.v1.KV.Put:input_type -> lightcone.v1.PutRequest
-	7,  // 16: lightcone.v1.KV.Delete:input_type -> lightcone.v1.DeleteRequest
-	9,  // 17: lightcone.v1.KV.BatchGet:input_type -> lightcone.v1.BatchGetRequest
-	11, // 18: lightcone.v1.KV.Status:input_type -> lightcone.v1.StatusRequest
-	14, // 19: lightcone.v1.KV.Migrate:input_type -> lightcone.v1.MigrateRequest
-	16, // 20: lightcone.v1.KV.Acquire:input_type -> lightcone.v1.AcquireRequest
-	18, // 21: lightcone.v1.KV.Release:input_type -> lightcone.v1.ReleaseRequest
-	4,  // 22: lightcone.v1.KV.Get:output_type -> lightcone.v1.GetResponse
-	6,  // 23: lightcone.v1.KV.Put:output_type -> lightcone.v1.PutResponse
-	8,  // 24: lightcone.v1.KV.Delete:output_type -> lightcone.v1.DeleteResponse
-	10, // 25: lightcone.v1.KV.BatchGet:output_type -> lightcone.v1.BatchGetResponse
-	13, // 26: lightcone.v1.KV.Status:output_type -> lightcone.v1.StatusResponse
-	15, // 27: lightcone.v1.KV.Migrate:output_type -> lightcone.v1.MigrateResponse
-	17, // 28: lightcone.v1.KV.Acquire:output_type -> lightcone.v1.AcquireResponse
-	19, // 29: lightcone.v1.KV.Release:output_type -> lightcone.v1.ReleaseResponse
-	22, // [22:30] is the sub-list for method output_type
-	14, // [14:22] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	5,  // 11: lightcone.v1.BatchGetResponse.results:type_name -> lightcone.v1.GetResponse
+	25, // 12: lightcone.v1.KeyspaceStatus.counters:type_name -> lightcone.v1.KeyspaceStatus.CountersEntry
+	13, // 13: lightcone.v1.StatusResponse.keyspaces:type_name -> lightcone.v1.KeyspaceStatus
+	22, // 14: lightcone.v1.TxnRequest.ops:type_name -> lightcone.v1.TxnOp
+	2,  // 15: lightcone.v1.TxnOp.kind:type_name -> lightcone.v1.TxnOp.Kind
+	3,  // 16: lightcone.v1.TxnResult.version:type_name -> lightcone.v1.Version
+	23, // 17: lightcone.v1.TxnResponse.results:type_name -> lightcone.v1.TxnResult
+	3,  // 18: lightcone.v1.TxnResponse.version:type_name -> lightcone.v1.Version
+	4,  // 19: lightcone.v1.KV.Get:input_type -> lightcone.v1.GetRequest
+	6,  // 20: lightcone.v1.KV.Put:input_type -> lightcone.v1.PutRequest
+	8,  // 21: lightcone.v1.KV.Delete:input_type -> lightcone.v1.DeleteRequest
+	10, // 22: lightcone.v1.KV.BatchGet:input_type -> lightcone.v1.BatchGetRequest
+	12, // 23: lightcone.v1.KV.Status:input_type -> lightcone.v1.StatusRequest
+	15, // 24: lightcone.v1.KV.Migrate:input_type -> lightcone.v1.MigrateRequest
+	17, // 25: lightcone.v1.KV.Acquire:input_type -> lightcone.v1.AcquireRequest
+	19, // 26: lightcone.v1.KV.Release:input_type -> lightcone.v1.ReleaseRequest
+	21, // 27: lightcone.v1.KV.Txn:input_type -> lightcone.v1.TxnRequest
+	5,  // 28: lightcone.v1.KV.Get:output_type -> lightcone.v1.GetResponse
+	7,  // 29: lightcone.v1.KV.Put:output_type -> lightcone.v1.PutResponse
+	9,  // 30: lightcone.v1.KV.Delete:output_type -> lightcone.v1.DeleteResponse
+	11, // 31: lightcone.v1.KV.BatchGet:output_type -> lightcone.v1.BatchGetResponse
+	14, // 32: lightcone.v1.KV.Status:output_type -> lightcone.v1.StatusResponse
+	16, // 33: lightcone.v1.KV.Migrate:output_type -> lightcone.v1.MigrateResponse
+	18, // 34: lightcone.v1.KV.Acquire:output_type -> lightcone.v1.AcquireResponse
+	20, // 35: lightcone.v1.KV.Release:output_type -> lightcone.v1.ReleaseResponse
+	24, // 36: lightcone.v1.KV.Txn:output_type -> lightcone.v1.TxnResponse
+	28, // [28:37] is the sub-list for method output_type
+	19, // [19:28] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_lightcone_v1_lightcone_proto_init() }
@@ -1476,8 +1837,8 @@ func file_lightcone_v1_lightcone_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lightcone_v1_lightcone_proto_rawDesc), len(file_lightcone_v1_lightcone_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   19,
+			NumEnums:      3,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -34,6 +34,7 @@ const (
 	KV_Migrate_FullMethodName  = "/lightcone.v1.KV/Migrate"
 	KV_Acquire_FullMethodName  = "/lightcone.v1.KV/Acquire"
 	KV_Release_FullMethodName  = "/lightcone.v1.KV/Release"
+	KV_Txn_FullMethodName      = "/lightcone.v1.KV/Txn"
 )
 
 // KVClient is the client API for KV service.
@@ -90,6 +91,17 @@ type KVClient interface {
 	// Release gives back a hold taken with Acquire. Releasing a key the
 	// session does not hold fails with INVALID_ARGUMENT.
 	Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error)
+	// Txn runs a transaction: operations on several keys of one keyspace,
+	// declared up front in the order they run (the chainable model). What
+	// it guarantees is the keyspace protocol's: keyspaces whose protocol
+	// runs no transactions fail it with INVALID_ARGUMENT naming the
+	// protocols and settings that do. A malformed transaction (no
+	// operations, more than 64, a key declared twice except a read then a
+	// write, a write in a read-only one, keys and values over 16 MiB
+	// together, a key or value over its limit) fails with INVALID_ARGUMENT
+	// before anything is written; so does an add to a key whose value is
+	// not a decimal int64.
+	Txn(ctx context.Context, in *TxnRequest, opts ...grpc.CallOption) (*TxnResponse, error)
 }
 
 type kVClient struct {
@@ -180,6 +192,16 @@ func (c *kVClient) Release(ctx context.Context, in *ReleaseRequest, opts ...grpc
 	return out, nil
 }
 
+func (c *kVClient) Txn(ctx context.Context, in *TxnRequest, opts ...grpc.CallOption) (*TxnResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TxnResponse)
+	err := c.cc.Invoke(ctx, KV_Txn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // KVServer is the server API for KV service.
 // All implementations must embed UnimplementedKVServer
 // for forward compatibility.
@@ -234,6 +256,17 @@ type KVServer interface {
 	// Release gives back a hold taken with Acquire. Releasing a key the
 	// session does not hold fails with INVALID_ARGUMENT.
 	Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error)
+	// Txn runs a transaction: operations on several keys of one keyspace,
+	// declared up front in the order they run (the chainable model). What
+	// it guarantees is the keyspace protocol's: keyspaces whose protocol
+	// runs no transactions fail it with INVALID_ARGUMENT naming the
+	// protocols and settings that do. A malformed transaction (no
+	// operations, more than 64, a key declared twice except a read then a
+	// write, a write in a read-only one, keys and values over 16 MiB
+	// together, a key or value over its limit) fails with INVALID_ARGUMENT
+	// before anything is written; so does an add to a key whose value is
+	// not a decimal int64.
+	Txn(context.Context, *TxnRequest) (*TxnResponse, error)
 	mustEmbedUnimplementedKVServer()
 }
 
@@ -267,6 +300,9 @@ func (UnimplementedKVServer) Acquire(context.Context, *AcquireRequest) (*Acquire
 }
 func (UnimplementedKVServer) Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Release not implemented")
+}
+func (UnimplementedKVServer) Txn(context.Context, *TxnRequest) (*TxnResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Txn not implemented")
 }
 func (UnimplementedKVServer) mustEmbedUnimplementedKVServer() {}
 func (UnimplementedKVServer) testEmbeddedByValue()            {}
@@ -433,6 +469,24 @@ func _KV_Release_Handler(srv interface{}, ctx context.Context, dec func(interfac
 	return interceptor(ctx, in, info, handler)
 }
 
+func _KV_Txn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TxnRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).Txn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_Txn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).Txn(ctx, req.(*TxnRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // KV_ServiceDesc is the grpc.ServiceDesc for KV service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -471,6 +525,10 @@ var KV_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Release",
 			Handler:    _KV_Release_Handler,
+		},
+		{
+			MethodName: "Txn",
+			Handler:    _KV_Txn_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -4,4 +4,4 @@ package lightconev1
 
 // ProtoSHA256 is the SHA-256 of proto/lightcone/v1/lightcone.proto, carriage
 // returns removed, that the code in this package was generated from.
-const ProtoSHA256 = "713c00bd18533c3b98dbda654cbdd204ea798181e5b9c7ce21f0cb2823d9f7a5"
+const ProtoSHA256 = "a36fe229146f4a61fdb24031d8511a999a1973d42b90072b5f048773810f5244"
