@@ -135,6 +135,9 @@ type Config struct {
 	// 001 Fig. 5.14's 256 B to 100 KB). The history keeps the identity.
 	// Default false: values are the short identities alone.
 	PadValues bool `yaml:"pad_values"`
+	// skipCheck records the history but leaves it unchecked (Result.Check
+	// nil): BenchmarkSim times the run without the checker.
+	skipCheck bool
 }
 
 // VMFleet is Count VMs of Size (the provider's name, priced by

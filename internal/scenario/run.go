@@ -127,7 +127,8 @@ type runner struct {
 	acc     *cost.Accountant
 	svcBase map[string]int64
 	record  bool
-	hist    check.History
+	hist    check.History // Ops gathered from histOps at the end
+	histOps opLog
 	txns    []check.Txn                           // the transactional history (Config.Transactions)
 	lat     [][numClasses]*hdrhistogram.Histogram // [region][class] service latency, µs
 	intent  [][numClasses]*hdrhistogram.Histogram // from intended start (coordinated omission corrected)
@@ -494,7 +495,7 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 				op.Outcome = check.Failed
 			}
 		}
-		rn.hist.Ops = append(rn.hist.Ops, op)
+		rn.histOps.add(op)
 	}
 	if rep.Err != nil {
 		rn.errs[rep.Err.Code.String()]++
@@ -531,11 +532,47 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 	}
 }
 
+// opLog collects a run's history in chunks of a fixed size and copies
+// them into one slice once, at the end, rather than growing one slice
+// (copying the history again at every doubling) as the run goes.
+type opLog struct {
+	full [][]check.Op
+	cur  []check.Op
+}
+
+const opChunk = 4096
+
+func (l *opLog) add(op check.Op) {
+	if len(l.cur) == cap(l.cur) {
+		if l.cur != nil {
+			l.full = append(l.full, l.cur)
+		}
+		l.cur = make([]check.Op, 0, opChunk)
+	}
+	l.cur = append(l.cur, op)
+}
+
+// all returns every operation added, in order (nil if none).
+func (l *opLog) all() []check.Op {
+	n := len(l.cur)
+	for _, c := range l.full {
+		n += len(c)
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]check.Op, 0, n)
+	for _, c := range l.full {
+		out = append(out, c...)
+	}
+	return append(out, l.cur...)
+}
+
 func isWrite(op wire.Op) bool { return op == wire.OpPut || op == wire.OpDelete }
 
 func (rn *runner) checkHistory() *CheckResult {
 	model := rn.r.cfg.Check
-	if model == "none" {
+	if model == "none" || rn.r.cfg.skipCheck {
 		return nil
 	}
 	if rn.r.txns != nil {

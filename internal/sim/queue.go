@@ -36,52 +36,133 @@ type event struct {
 	fn     func()
 }
 
-// queue is a binary min-heap of events by (at, seq), typed to avoid the
-// interface boxing of container/heap.
-type queue []event
+// queue orders the pending events by (at, seq). The events themselves sit
+// in a slab (slots reused through a free list), and the heap holds only
+// their keys and slot numbers: small, pointer-free entries that a sift
+// moves without the write barriers and copying of whole events. The heap
+// is 4-ary: half as deep as a binary one, and a node's children share a
+// cache line.
+//
+// Beside the heap runs a lane: a FIFO of keys, each at or after the one
+// before it. A new event that comes no earlier than the lane's last joins
+// the lane instead of the heap: clients' timeouts (a request's time plus a
+// fixed wait) all do, so the many long waits pending at any time stay out
+// of the heap, which holds the near events. The next event is the earlier
+// of the heap's top and the lane's head, by (at, seq) as always, so the
+// order is the one a single heap gives.
+type queue struct {
+	heap []qkey
+	lane []qkey // lane[laneHead:] is the FIFO, in (at, seq) order
+	// laneHead is the index of the lane's first key.
+	laneHead int
+	slab     []event
+	free     []uint32
+}
 
-func (q queue) less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
+// qkey is an event's place in the heap: its time, its scheduling order
+// and its slot in the slab.
+type qkey struct {
+	at   int64
+	seq  uint64
+	slot uint32
+}
+
+func (a qkey) less(b qkey) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return q[i].seq < q[j].seq
+	return a.seq < b.seq
+}
+
+func (q *queue) len() int { return len(q.heap) + len(q.lane) - q.laneHead }
+
+// next is the time of the earliest event; the queue must not be empty.
+func (q *queue) next() int64 {
+	if q.laneHead == len(q.lane) {
+		return q.heap[0].at
+	}
+	if len(q.heap) == 0 {
+		return q.lane[q.laneHead].at
+	}
+	return min(q.heap[0].at, q.lane[q.laneHead].at)
 }
 
 func (q *queue) push(e event) {
-	*q = append(*q, e)
-	h := *q
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
+	var slot uint32
+	if n := len(q.free); n > 0 {
+		slot = q.free[n-1]
+		q.free = q.free[:n-1]
+		q.slab[slot] = e
+	} else {
+		slot = uint32(len(q.slab))
+		q.slab = append(q.slab, e)
+	}
+	k := qkey{at: e.at, seq: e.seq, slot: slot}
+	if n := len(q.lane); n == q.laneHead || q.lane[n-1].at <= k.at {
+		// Seqs only grow, so k comes after the lane's last key.
+		if q.laneHead == n && n > 0 {
+			q.lane, q.laneHead = q.lane[:0], 0
+		} else if q.laneHead >= 1024 && q.laneHead*2 >= n {
+			q.lane = q.lane[:copy(q.lane, q.lane[q.laneHead:])]
+			q.laneHead = 0
+		}
+		q.lane = append(q.lane, k)
+		return
+	}
+	q.heap = append(q.heap, k)
+	h := q.heap
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if !k.less(h[p]) {
 			break
 		}
-		h[i], h[p] = h[p], h[i]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = k
 }
 
 func (q *queue) pop() event {
-	h := *q
+	if q.laneHead < len(q.lane) && (len(q.heap) == 0 || q.lane[q.laneHead].less(q.heap[0])) {
+		top := q.lane[q.laneHead]
+		q.laneHead++
+		return q.take(top.slot)
+	}
+	h := q.heap
 	top := h[0]
 	last := len(h) - 1
-	h[0] = h[last]
-	h[last] = event{} // drop references for the GC
+	k := h[last]
 	h = h[:last]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= len(h) {
-			break
+	q.heap = h
+	if last > 0 {
+		i := 0
+		for {
+			c := 4*i + 1
+			if c >= last {
+				break
+			}
+			m := c
+			for j := c + 1; j < c+4 && j < last; j++ {
+				if h[j].less(h[m]) {
+					m = j
+				}
+			}
+			if !h[m].less(k) {
+				break
+			}
+			h[i] = h[m]
+			i = m
 		}
-		m := l
-		if r := l + 1; r < len(h) && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
+		h[i] = k
 	}
-	*q = h
-	return top
+	return q.take(top.slot)
+}
+
+// take removes the event in slot from the slab.
+func (q *queue) take(slot uint32) event {
+	e := q.slab[slot]
+	q.slab[slot] = event{} // drop references for the GC
+	q.free = append(q.free, slot)
+	return e
 }

@@ -214,7 +214,7 @@ func (s *Sim) After(d time.Duration, fn func()) { s.At(s.now+int64(d), fn) }
 // Run processes events until the queue is empty or the next event is after
 // until; time then stands at until.
 func (s *Sim) Run(until int64) {
-	for len(s.q) > 0 && s.q[0].at <= until {
+	for s.q.len() > 0 && s.q.next() <= until {
 		s.step(s.q.pop())
 	}
 	s.now = max(s.now, until)

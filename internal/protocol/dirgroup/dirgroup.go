@@ -316,6 +316,16 @@ func DecodeRows[R any](data []byte, dec func(d *wire.Decoder) R) (map[string]R, 
 // shorter than any restart).
 type SeenBy[K comparable] struct {
 	at map[K]int64
+	// byAt holds at's entries as a min-heap by time, so forgetting the
+	// old ones takes the oldest off the top instead of scanning every
+	// entry on every First once seenMax are kept (a frontend under load
+	// keeps more than seenMax within the horizon).
+	byAt []seenEntry[K]
+}
+
+type seenEntry[K comparable] struct {
+	k  K
+	at int64
 }
 
 // seenMax is how many entries SeenBy keeps before it forgets old ones.
@@ -332,12 +342,50 @@ func (s *SeenBy[K]) First(k K, now, horizon int64) bool {
 		s.at = make(map[K]int64)
 	}
 	if len(s.at) >= seenMax {
-		for k, at := range s.at { // lint:order-independent: deletes every old entry
-			if at < now-horizon {
-				delete(s.at, k)
-			}
+		for len(s.byAt) > 0 && s.byAt[0].at < now-horizon {
+			delete(s.at, s.byAt[0].k)
+			s.popOldest()
 		}
 	}
 	s.at[k] = now
+	s.pushEntry(seenEntry[K]{k, now})
 	return true
+}
+
+// pushEntry adds e to the heap byAt.
+func (s *SeenBy[K]) pushEntry(e seenEntry[K]) {
+	s.byAt = append(s.byAt, e)
+	h := s.byAt
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].at <= h[i].at {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+// popOldest removes the heap byAt's top.
+func (s *SeenBy[K]) popOldest() {
+	h := s.byAt
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = seenEntry[K]{}
+	h = h[:last]
+	for i := 0; ; {
+		m, l := i, 2*i+1
+		if l < len(h) && h[l].at < h[m].at {
+			m = l
+		}
+		if r := l + 1; r < len(h) && h[r].at < h[m].at {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	s.byAt = h
 }

@@ -129,7 +129,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, TooOld: true})
 		return true
 	}
-	chain, err := loadChain(e.Store(), key)
+	chain, err := r.readChain(e.Store(), key)
 	if err != nil {
 		e.Log().Error("meteor: read failed", "key", key, "err", err)
 		return false
@@ -141,7 +141,8 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	}
 	n := len(pr.replicas)
 	need := n - r.ks.cfg.writeAcks(n) + 1
-	var cands []wire.Version
+	var candBuf [16]wire.Version // most reads have fewer candidates: no allocation
+	cands := candBuf[:0]
 	fresh := 0
 	if r.closure(e) >= view {
 		fresh++

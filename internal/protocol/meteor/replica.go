@@ -167,6 +167,9 @@ type Replica struct {
 	parked []*pread
 	pulls  map[pullKey]int64   // outstanding pulls and when they were sent
 	dirty  map[string]struct{} // keys with more than one version somewhere
+	// decoded caches each key's chain as last decoded by readChain, with
+	// the stored bytes it came from (versions.go).
+	decoded map[string]decodedChain
 
 	stats Stats
 }
@@ -195,10 +198,11 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	rank := t.ProximityRank(id)
 	return &Replica{
 		ks: ks, id: id, rank: rank, ops: make(map[uint64]*op),
-		floors: make(map[wire.ClientID]int64),
-		peers:  make(map[wire.NodeID]*peerView),
-		pulls:  make(map[pullKey]int64),
-		dirty:  make(map[string]struct{}),
+		floors:  make(map[wire.ClientID]int64),
+		peers:   make(map[wire.NodeID]*peerView),
+		pulls:   make(map[pullKey]int64),
+		dirty:   make(map[string]struct{}),
+		decoded: make(map[string]decodedChain),
 	}
 }
 

@@ -72,7 +72,48 @@ func loadChain(s store.Store, key string) ([]link, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	d := wire.NewDecoder(rec.Value)
+	return decodeChain(key, rec.Value)
+}
+
+// decodedChain is a chain readChain decoded, the stored bytes it decoded
+// it from, and the key they are stored under (chainKey).
+type decodedChain struct {
+	stored string
+	raw    []byte
+	chain  []link
+}
+
+// readChain is loadChain for a caller that only reads the chain (a read
+// rechecked after every status): it reads the store as loadChain does, but
+// decodes the stored chain only when its bytes changed since the last
+// readChain of key. Stored bytes are never modified in place (saveChain
+// stores a fresh encoding), so bytes at the same address are the same
+// chain. The chain it returns is shared: the caller must not modify it or
+// its records' values.
+func (r *Replica) readChain(s store.Store, key string) ([]link, error) {
+	c, hit := r.decoded[key]
+	if !hit {
+		c.stored = chainKey(key)
+	}
+	rec, ok, err := s.Get(c.stored)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if hit && len(c.raw) == len(rec.Value) && len(c.raw) > 0 && &c.raw[0] == &rec.Value[0] {
+		return c.chain, nil
+	}
+	chain, err := decodeChain(key, rec.Value)
+	if err != nil {
+		return nil, err
+	}
+	c.raw, c.chain = rec.Value, chain
+	r.decoded[key] = c
+	return chain, nil
+}
+
+// decodeChain decodes key's stored chain.
+func decodeChain(key string, raw []byte) ([]link, error) {
+	d := wire.NewDecoder(raw)
 	n := d.Uvarint()
 	if n > maxChain || n > uint64(d.Len()) {
 		return nil, fmt.Errorf("meteor: stored chain of %q has %d versions", key, n)
