@@ -301,16 +301,40 @@ func newPortPicker() *portPicker {
 
 // listen listens on a free loopback port: below the ephemeral range if
 // there is room, else one the kernel picks.
+// Ports this process handed out are never handed out again (given): the
+// process a port was meant for may not have bound it yet, and a test that
+// picks a cluster's addresses one FreeAddr at a time (each listener closed
+// before the next pick) would otherwise get the same port twice now and
+// then (TestDirectoryFailoverOnRealServers failed so in CI: "bind: address
+// already in use").
+var given struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
 func (p *portPicker) listen() (net.Listener, error) {
+	given.Lock()
+	defer given.Unlock()
+	if given.ports == nil {
+		given.ports = map[int]bool{}
+	}
 	if p.limit-p.lowest >= 1000 {
 		for range 100 {
 			port := p.lowest + p.rng.IntN(p.limit-p.lowest)
+			if given.ports[port] {
+				continue
+			}
 			if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+				given.ports[port] = true
 				return l, nil
 			}
 		}
 	}
-	return net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err == nil {
+		given.ports[l.Addr().(*net.TCPAddr).Port] = true
+	}
+	return l, err
 }
 
 // FreeAddr returns a loopback address whose port was free a moment ago,

@@ -177,3 +177,19 @@ func TestOptionsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFreeAddrNeverRepeats: a process never gets one port twice from
+// FreeAddr, though each listener is closed before the next pick.
+func TestFreeAddrNeverRepeats(t *testing.T) {
+	seen := map[string]bool{}
+	for range 3000 {
+		a, err := FreeAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[a] {
+			t.Fatalf("FreeAddr returned %s twice", a)
+		}
+		seen[a] = true
+	}
+}
