@@ -232,7 +232,6 @@ func (s *serState) attribute() {
 	})
 	for changed := len(reads) > 0; changed; {
 		changed = false
-		dirty := map[int32]bool{}
 		for _, r := range reads {
 			if lookup(s.writes[r.k], r.a.ReadVersion) >= 0 {
 				continue
@@ -248,13 +247,14 @@ func (s *serState) attribute() {
 				if b := &x.Ops[i]; b.Write && !accessVersion(x, b).Set {
 					kb := s.kid[u][i]
 					s.writes[kb] = append(s.writes[kb], serWrite{v: r.a.ReadVersion, t: u, op: int32(i)})
-					dirty[kb] = true
+					// Sorted at once: a later read of this version in
+					// the same pass must find it (lookup searches a
+					// sorted list), or it would be attributed again, to
+					// another candidate.
+					s.sortWrites(kb)
 				}
 			}
 			changed = true
-		}
-		for k := range dirty {
-			s.sortWrites(k)
 		}
 	}
 }

@@ -140,6 +140,13 @@ func TestSerializableCases(t *testing.T) {
 			tx(3, 0, 4, 5, rA("x", "6", 7)),
 			tx(4, 0, 6, 7, rA("x", "9", 8)),
 		}, want: []string{"G1a"}},
+		{name: "two unknown adds placed one after the other (attribution sees its own placements at once)", h: []Txn{
+			unknownTx(tx(1, 0, 0, 0, unknownAdd("x"))),
+			unknownTx(tx(2, 0, 0, 0, unknownAdd("x"), unknownAdd("y"))),
+			tx(3, 3, 10, 11, wA("x", "9")),
+			tx(4, 0, 5, 6, rA("x", "1", 1)),
+			tx(5, 0, 7, 8, rA("y", "22", 2), rA("x", "19", 2)),
+		}},
 		{name: "stale read: serializable, not strict", h: []Txn{
 			tx(1, 1, 0, 1, wA("x", "1")),
 			tx(2, 0, 2, 3, rA("x", "", 0)),

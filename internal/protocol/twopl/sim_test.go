@@ -61,21 +61,16 @@ func swarmConfig(t testing.TB, seed uint64, proto string) scenario.Config {
 		Clock:         scenario.Clock{MaxOffset: 5 * time.Millisecond, MaxDriftPPM: 100},
 		Check:         "strict-serializable",
 	}
-	// An add whose outcome is unknown (its gateway crashed, a result was
-	// lost) records no written value, so the checker cannot tell which
-	// version it wrote (scenario.recordTxn): runs with adds have no
-	// message loss and no crashes, and a client timeout past every retry.
-	adds := spec.Update == workload.UpdateAdd
-	if adds {
-		c.ClientTimeout = 20 * time.Second
-	}
-	if !adds && r.IntN(3) > 0 {
+	// Runs with adds have the same faults: an add whose outcome is unknown
+	// records no written value (check.TxnAccess.WriteUnknown), and the
+	// checker places it by the version its readers saw.
+	if r.IntN(3) > 0 {
 		c.Net = scenario.Net{Loss: r.Float64() * 0.05, Duplicate: r.Float64() * 0.05, Reorder: r.Float64() * 0.1}
 	}
 	for range r.IntN(4) {
 		at := time.Duration(r.Int64N(int64(c.Duration)))
 		d := time.Duration(100+r.IntN(1500)) * time.Millisecond
-		if !adds && r.IntN(2) == 0 {
+		if r.IntN(2) == 0 {
 			c.Faults = append(c.Faults, scenario.Fault{At: at, For: d, Crash: nonCoordinators[r.IntN(3)]})
 			continue
 		}
