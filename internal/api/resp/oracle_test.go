@@ -26,33 +26,50 @@ func startRedis(t *testing.T) string {
 	if err != nil {
 		t.Skip("redis-server not installed (apt-get install redis-server to run this test)")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting redis-server: %v", err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	addr := "127.0.0.1:" + port
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		nc, err := net.Dial("tcp", addr)
-		if err == nil {
-			nc.Close()
-			return addr
+	// The port comes from bind(0), closed before redis-server binds it, so
+	// another process may take it first (an outgoing connection's source
+	// port, or another test's server): redis-server then exits, and we try
+	// again on a new port rather than talk to whoever holds it.
+	for range 5 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server on %s not accepting after 10s: %v", addr, err)
+		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+		cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("starting redis-server: %v", err)
 		}
-		time.Sleep(20 * time.Millisecond) // polling a bound, not waiting for state
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			<-exited
+		})
+		addr := "127.0.0.1:" + port
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			select {
+			case <-exited:
+				t.Logf("redis-server on %s exited at start (port taken?); trying another port", addr)
+			default:
+				nc, err := net.Dial("tcp", addr)
+				if err == nil {
+					nc.Close()
+					return addr
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("redis-server on %s not accepting after 10s: %v", addr, err)
+				}
+				time.Sleep(20 * time.Millisecond) // polling a bound, not waiting for state
+				continue
+			}
+			break
+		}
 	}
+	t.Fatal("redis-server failed to start on five ports")
+	return ""
 }
 
 // oracleConn sends commands as RESP arrays and reads replies as trees.
