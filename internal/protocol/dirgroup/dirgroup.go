@@ -389,3 +389,22 @@ func (s *SeenBy[K]) popOldest() {
 	}
 	s.byAt = h
 }
+
+// DecodeCommand splits a frontend's replicated command (a kind byte, then
+// the row's key, then the kind's fields) for Apply: it returns the kind,
+// the key and a decoder positioned at the fields. An empty or undecodable
+// command breaks an invariant (every member applies only what a member
+// encoded), named with the protocol and log index; ok is then false.
+func DecodeCommand(e env.Env, protocol string, index uint64, cmd []byte) (kind byte, key string, d *wire.Decoder, ok bool) {
+	if len(cmd) == 0 {
+		env.Invariant(e, false, "%s: frontend command %d is empty", protocol, index)
+		return 0, "", nil, false
+	}
+	d = wire.NewDecoder(cmd[1:])
+	key = d.String()
+	if d.Err() != nil {
+		env.Invariant(e, false, "%s: frontend command %d undecodable: %v", protocol, index, d.Err())
+		return 0, "", nil, false
+	}
+	return cmd[0], key, d, true
+}

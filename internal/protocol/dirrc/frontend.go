@@ -541,20 +541,14 @@ func (f *frontend) onSyncReq(e env.Env, from wire.NodeID, m *SyncReq) {
 // Apply implements rsm.StateMachine: one command, in log order, on every
 // member. Each re-checks its condition on the applied copy (rule F1).
 func (f *frontend) Apply(e env.Env, index uint64, cmd []byte) []byte {
-	if len(cmd) == 0 {
-		env.Invariant(e, false, "rc: frontend command %d is empty", index)
-		return nil
-	}
-	d := wire.NewDecoder(cmd[1:])
-	key := d.String()
-	if d.Err() != nil {
-		env.Invariant(e, false, "rc: frontend command %d undecodable: %v", index, d.Err())
+	kind, key, d, ok := dirgroup.DecodeCommand(e, "rc", index, cmd)
+	if !ok {
 		return nil
 	}
 	r := f.row(e, key)
 	f.st.Touch(key)
 	var res []byte
-	switch cmd[0] {
+	switch kind {
 	case cmdWrite:
 		epoch, rec := d.Uvarint(), store.DecodeWire(d)
 		if d.Err() == nil && epoch == r.cur {
@@ -576,7 +570,7 @@ func (f *frontend) Apply(e env.Env, index uint64, cmd []byte) []byte {
 			r.rec, r.found, r.cur, res = rec, found, epoch, []byte{1}
 		}
 	default:
-		env.Invariant(e, false, "rc: frontend command %d has unknown kind %d", index, cmd[0])
+		env.Invariant(e, false, "rc: frontend command %d has unknown kind %d", index, kind)
 	}
 	if d.Err() != nil {
 		env.Invariant(e, false, "rc: frontend command %d undecodable: %v", index, d.Err())

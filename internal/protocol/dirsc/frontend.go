@@ -525,20 +525,14 @@ func (f *frontend) onInval(e env.Env, from wire.NodeID, m *Inval) {
 // Apply implements rsm.StateMachine: one command, in log order, on every
 // member. The result says whether it took effect (and with what).
 func (f *frontend) Apply(e env.Env, index uint64, cmd []byte) []byte {
-	if len(cmd) == 0 {
-		env.Invariant(e, false, "sc: frontend command %d is empty", index)
-		return nil
-	}
-	d := wire.NewDecoder(cmd[1:])
-	key := d.String()
-	if d.Err() != nil {
-		env.Invariant(e, false, "sc: frontend command %d undecodable: %v", index, d.Err())
+	kind, key, d, ok := dirgroup.DecodeCommand(e, "sc", index, cmd)
+	if !ok {
 		return nil
 	}
 	r := f.row(e, key)
 	f.st.Touch(key)
 	var res []byte
-	switch cmd[0] {
+	switch kind {
 	case cmdWrite:
 		del, value := d.Bool(), d.Bytes()
 		if d.Err() == nil && r.state == Modified {
@@ -576,7 +570,7 @@ func (f *frontend) Apply(e env.Env, index uint64, cmd []byte) []byte {
 			res = f.applyInval(e, r, to, epoch)
 		}
 	default:
-		env.Invariant(e, false, "sc: frontend command %d has unknown kind %d", index, cmd[0])
+		env.Invariant(e, false, "sc: frontend command %d has unknown kind %d", index, kind)
 	}
 	if d.Err() != nil {
 		env.Invariant(e, false, "sc: frontend command %d undecodable: %v", index, d.Err())
