@@ -79,7 +79,9 @@
 //     Env.Rand, uniform in [0, b·2^min(attempt-1,3)) with b the larger of
 //     Backoff and half the failed phase's measured round trip (a fixed
 //     20 ms base against ~100 ms round trips only re-entered the duel).
-//     5a. The Accept to an acceptor whose promise is still unanswered
+//     5a. (Ours, on §5.2.1's conditional-PUT Accept, whose If-Match must
+//     name the acceptor's current ETag.) The Accept to an acceptor whose
+//     promise is still unanswered
 //     when the quorum of promises arrives waits for that answer and goes
 //     out on the ETag it returns (sent at once on the old ETag it fails
 //     whenever the promise lands first, leaving the acceptor a version
@@ -87,7 +89,8 @@
 //     round trip: cric-fig5.15-16 NOTES). A failed promise leaves the
 //     acceptor unknown. The same holds for a promise through a propose
 //     assistant: the Accept waits for the assistant's answer and its ETag.
-//     5b. If the promises show version n already chosen (a commit bit:
+//     5b. (Ours, from rule 2 and §5.2.2's commit bit.) If the promises
+//     show version n already chosen (a commit bit:
 //     typically a write planned on assumed or stale states whose promise
 //     at n still passed, as at a preloaded object's version 1), the
 //     Accept phase is skipped and the op plans again from what it now
