@@ -34,9 +34,14 @@ func (r *resolved) resolveTxns() error {
 		}
 		return nil
 	}
+	// Validate a copy with the defaults filled but keep the spec as
+	// given: NewTxnGenerator fills them, and filling twice would turn a
+	// -1 ("none") proportion, which the first fill makes 0, into the
+	// default.
 	spec := *c.Transactions
-	spec.EnsureDefaults()
-	if err := spec.Validate(); err != nil {
+	filled := spec
+	filled.EnsureDefaults()
+	if err := filled.Validate(); err != nil {
 		return err
 	}
 	switch {

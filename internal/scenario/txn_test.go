@@ -160,3 +160,27 @@ func TestTxnTPCC(t *testing.T) {
 		t.Errorf("rmw: %+v; want some NewOrders aborted on 20 districts (errors %v)", o, res.Errors)
 	}
 }
+
+// TestTxnNoneProportions: read_only_proportion -1 and tpcc's
+// new_order_proportion -1 mean none in a run, not the default (the
+// defaults were once filled twice, the second fill turning the first's 0
+// into 0.5).
+func TestTxnNoneProportions(t *testing.T) {
+	for _, tc := range []struct {
+		spec workload.TxnSpec
+		none string // the kind that must not run
+	}{
+		{workload.TxnSpec{Records: 100, ReadOnlyProportion: -1}, "read"},
+		{workload.TxnSpec{TPCC: &workload.TPCCSpec{NewOrderProportion: -1}}, "rmw"},
+	} {
+		spec := tc.spec
+		res, err := Run(Config{Seed: 1, World: "catenae3", Protocol: "twopl", Clients: 12, ClosedLoop: true,
+			Duration: 2 * time.Second, Transactions: &spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := res.TxnOutcomes[tc.none]; o.Total() != 0 || len(res.TxnOutcomes) != 1 {
+			t.Errorf("%+v: outcomes %+v; want no %s transactions", tc.spec, res.TxnOutcomes, tc.none)
+		}
+	}
+}
