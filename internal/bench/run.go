@@ -14,6 +14,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/scenario"
 )
 
@@ -197,6 +198,9 @@ func (e *Experiment) Validate(opts *Options) error {
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
+	if err := e.Unavailable(); err != nil {
+		return err
+	}
 	// Every point's config must resolve.
 	check := *opts
 	if opts.Runtime == "real" {
@@ -286,11 +290,25 @@ func (e *Experiment) xLabel(x float64) string {
 
 var errNoReal = errors.New("bench: real runtime not available")
 
+// Unavailable says why e cannot run in this build: a protocol it
+// requires (Experiment.Requires) is not registered. Nil: it can.
+func (e *Experiment) Unavailable() error {
+	for _, name := range e.Requires {
+		if _, err := protocol.Lookup(name); err != nil {
+			return fmt.Errorf("bench: %s needs protocol %s, which is not registered (not built yet?): %w", e.Name, name, err)
+		}
+	}
+	return nil
+}
+
 // Runtimes lists the runtimes e accepts (what `bench list` shows):
 // calibrations run only on the real runtime; other experiments in the
-// simulator, and on real processes too when they have a real scale.
+// simulator, and on real processes too when they have a real scale;
+// none while a protocol it requires is missing (Unavailable).
 func (e *Experiment) Runtimes() []string {
 	switch {
+	case e.Unavailable() != nil:
+		return nil
 	case e.Calibrate:
 		return []string{"real"}
 	case e.Real != nil:
