@@ -217,11 +217,11 @@ func withKeys(c *scenario.Config, n int) {
 // catenaeFig424 is Fig. 4.24: the success rate of speculative execution
 // against the transaction rate.
 func catenaeFig424() *Experiment {
+	// The microbenchmark's read-write transactions, on 10,000 records and
+	// 1–4 of them.
 	spec := func(zipf float64) workload.TxnSpec {
-		t := workload.TxnSpec{Records: 10_000, MinKeys: 1, MaxKeys: 4, Update: workload.UpdateWrite, ReadOnlyProportion: -1}
-		if zipf > 0 {
-			t.Distribution, t.ZipfExponent = workload.DistZipfian, zipf
-		}
+		t := catenaeMicro(false, zipf)
+		t.Records, t.MaxKeys = 10_000, 4
 		return t
 	}
 	var series []Series
