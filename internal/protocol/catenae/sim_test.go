@@ -1,0 +1,112 @@
+package catenae_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/lightcone/lightcone/internal/check"
+	"github.com/lightcone/lightcone/internal/protocol/catenae"
+	"github.com/lightcone/lightcone/internal/scenario"
+	"github.com/lightcone/lightcone/internal/simtest"
+	"github.com/lightcone/lightcone/internal/workload"
+)
+
+// swarmConfig draws one seeded run: few records (contention), one to
+// three keys per transaction, read-only share, add or write updates,
+// settings (epoch, execution speed, order), message loss, duplication and
+// reordering, crashes of any node (coordinators included: they recover
+// from their stores), partitions between regions and clock skew; checked
+// for strong session serializability (doc.go, "Guarantee").
+func swarmConfig(t testing.TB, seed uint64) scenario.Config {
+	r := rand.New(rand.NewPCG(seed, 0xca7e7a))
+	spec := &workload.TxnSpec{
+		Records: 2 + r.IntN(6), MinKeys: 1, MaxKeys: 1 + r.IntN(3),
+		ReadOnlyProportion: []float64{-1, 0.2, 0.5}[r.IntN(3)],
+		Update:             []string{workload.UpdateAdd, workload.UpdateWrite}[r.IntN(2)],
+	}
+	spec.MaxKeys = min(spec.MaxKeys, spec.Records)
+	cfg := &catenae.Config{
+		Epoch:        time.Duration(2+r.IntN(20)) * time.Millisecond,
+		ChainService: time.Duration(100+r.IntN(3000)) * time.Microsecond,
+	}
+	if r.IntN(5) == 0 {
+		cfg.Order = catenae.OrderCanonical
+	}
+	c := scenario.Config{
+		Seed:          seed,
+		WorldDef:      simtest.World3(t, 20, 35, 60, 5),
+		Protocol:      catenae.Name,
+		Settings:      cfg,
+		Transactions:  spec,
+		Clients:       2 + r.IntN(8),
+		ClosedLoop:    true,
+		Duration:      2*time.Second + time.Duration(r.IntN(2000))*time.Millisecond,
+		ClientTimeout: 3 * time.Second,
+		Clock:         scenario.Clock{MaxOffset: time.Duration(r.IntN(30)) * time.Millisecond, MaxDriftPPM: 100},
+		Check:         "strong-session-serializable",
+	}
+	if r.IntN(3) > 0 {
+		c.Net = scenario.Net{Loss: r.Float64() * 0.05, Duplicate: r.Float64() * 0.05, Reorder: r.Float64() * 0.1}
+	}
+	nodes := []string{"a-0", "a-1", "b-0", "b-1", "c-0", "c-1"}
+	for range r.IntN(4) {
+		at := time.Duration(r.Int64N(int64(c.Duration)))
+		d := time.Duration(100+r.IntN(1500)) * time.Millisecond
+		if r.IntN(2) == 0 {
+			c.Faults = append(c.Faults, scenario.Fault{At: at, For: d, Crash: nodes[r.IntN(len(nodes))]})
+			continue
+		}
+		regions := []string{"a", "b", "c"}
+		cut := r.IntN(3)
+		rest := append(append([]string{}, regions[:cut]...), regions[cut+1:]...)
+		c.Faults = append(c.Faults, scenario.Fault{At: at, For: d, Partition: [][]string{{regions[cut]}, rest}})
+	}
+	return c
+}
+
+// TestSwarm runs seeded simulations (simtest.Swarm: 100 in CI, -seeds N)
+// of the transactional workload on a few contended records under message
+// loss, duplication and reordering, partitions, crashes of any node and
+// clock offsets; every history must be strong-session serializable.
+func TestSwarm(t *testing.T) {
+	sum := simtest.Swarm{Seeds: 100, Short: 10, StoreFaults: -1, Config: swarmConfig}.Run(t)
+	t.Logf("client errors %v; epoch messages %d", sum.Errors, sum.Messages["catenae.epoch"])
+}
+
+// TestTeeth: deciding a conflicting component on a region's own order
+// (no majority validation), or ordering each key of a chain on its own,
+// lets regions or keys disagree on the order; the checker rejects the
+// histories.
+func TestTeeth(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		unsafe func(*catenae.Config)
+	}{{"skip-validation", catenae.UnsafeNoValidation}, {"reorder-chain", catenae.UnsafeReorderChain}} {
+		t.Run(tc.name, func(t *testing.T) {
+			failed := 0
+			for seed := uint64(1); seed <= 10; seed++ {
+				c := swarmConfig(t, seed)
+				c.Faults, c.Net = nil, scenario.Net{}
+				c.Clients, c.Duration = 8, time.Second
+				c.Transactions.Records, c.Transactions.MinKeys, c.Transactions.MaxKeys = 4, 2, 3
+				c.Transactions.ReadOnlyProportion, c.Transactions.Update = 0.3, workload.UpdateAdd
+				cfg := *c.Settings.(*catenae.Config)
+				cfg.Order = catenae.OrderSpeed
+				cfg.ChainService = 3 * time.Millisecond
+				tc.unsafe(&cfg)
+				c.Settings = &cfg
+				res, err := scenario.Run(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Check != nil && res.Check.Verdict == check.Violation.String() {
+					failed++
+				}
+			}
+			if failed < 5 {
+				t.Fatalf("%d of 10 runs rejected by the checker; want most", failed)
+			}
+		})
+	}
+}
