@@ -148,6 +148,10 @@ type pendingRead struct {
 	batch int64
 }
 
+// maxBatch bounds a batch's transactions (versions number components
+// within a batch in 20 bits); each region takes its share per epoch.
+const maxBatch = 1 << 20
+
 // maxRemembered bounds the Submits a coordinator remembers (doc.go,
 // "Limits").
 const maxRemembered = 1 << 15
@@ -320,6 +324,10 @@ func (c *coordinator) onSubmit(e env.Env, from wire.NodeID, m *Submit) {
 			return
 		}
 		c.serveRead(e, from, m)
+		return
+	}
+	if len(c.openTxns) >= maxBatch/c.n {
+		c.r.send(e, from, &Result{Seq: m.Seq, Code: wire.ErrUnavailable, Msg: "catenae: this epoch's batch is full; retry"})
 		return
 	}
 	off := e.Wall() - c.open*int64(c.cfg.Epoch)

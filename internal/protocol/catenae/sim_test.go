@@ -110,3 +110,82 @@ func TestTeeth(t *testing.T) {
 		})
 	}
 }
+
+// TestLatencyFloor: without contention or faults, a read-only transaction
+// is served in its region (its floor, 0, plus the client's hops), and a
+// read-write one waits for every region's epoch message, one way from the
+// farthest region (the floor), plus at most an epoch and a few
+// milliseconds of chain execution.
+func TestLatencyFloor(t *testing.T) {
+	c := scenario.Config{
+		Seed: 1, WorldDef: simtest.World3(t, 20, 35, 60, 0.01), Protocol: catenae.Name,
+		Transactions: &workload.TxnSpec{Records: 100000, MinKeys: 1, MaxKeys: 4},
+		Clients:      6, ClosedLoop: true, Duration: 20 * time.Second, ClientTimeout: 5 * time.Second,
+		Check: "strong-session-serializable",
+	}
+	res, err := scenario.Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Check == nil || res.Check.Verdict != check.Pass.String() {
+		t.Fatalf("check: %+v", res.Check)
+	}
+	far := map[string]float64{"a": 60, "b": 35, "c": 60} // one way from the farthest other region (ms)
+	seen := 0
+	for _, row := range res.Rows {
+		if row.Count == 0 || (row.Op != "read" && row.Op != "rmw") {
+			continue
+		}
+		seen++
+		t.Logf("%s %s: p50 %.1fms p99 %.1fms, floor %.1fms (%d ops)", row.Region, row.Op, row.P50, row.P99, row.Floor, row.Count)
+		f := 0.5 // the client's hops to its gateway and back
+		if row.Op == "rmw" {
+			f += far[row.Region]
+		}
+		if row.Floor != f {
+			t.Errorf("%s %s: floor %.1fms; want %.1fms", row.Region, row.Op, row.Floor, f)
+		}
+		// Above the floor: the wait for the epoch's end (at most 10ms),
+		// the chain (about 2ms per key, forward and back) and the
+		// intra-region hops to the coordinator.
+		if row.P50 < f || row.P50 > f+20 {
+			t.Errorf("%s %s: p50 %.1fms; want within 20ms above its floor %.1fms", row.Region, row.Op, row.P50, f)
+		}
+	}
+	if seen != 6 {
+		t.Errorf("%d rows measured; want read and rmw in each of three regions", seen)
+	}
+}
+
+// TestConflictsValidated: on a few contended records, conflicting
+// components are decided by majorities (and some, whose regions all
+// disagree, canonically); regions agree on most transactions' dependencies
+// (Fig. 4.24's success rate); the history is serializable.
+func TestConflictsValidated(t *testing.T) {
+	c := scenario.Config{
+		Seed: 1, WorldDef: simtest.World3(t, 20, 35, 60, 1), Protocol: catenae.Name,
+		Transactions: &workload.TxnSpec{Records: 20, MinKeys: 1, MaxKeys: 3, ReadOnlyProportion: -1},
+		Clients:      30, ClosedLoop: true, Duration: 10 * time.Second, ClientTimeout: 5 * time.Second,
+		Check: "strong-session-serializable",
+	}
+	res, err := scenario.Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Check == nil || res.Check.Verdict != check.Pass.String() {
+		t.Fatalf("check: %+v", res.Check)
+	}
+	n := res.Counters
+	t.Logf("counters %v", n)
+	for _, row := range res.Rows {
+		if row.Count > 0 {
+			t.Logf("%s %s: p50 %.1fms p99 %.1fms, floor %.1fms (%d ops)", row.Region, row.Op, row.P50, row.P99, row.Floor, row.Count)
+		}
+	}
+	if n["majority_total"] == 0 || n["components_total"] < n["majority_total"] {
+		t.Errorf("majority_total %v of components_total %v: want conflicting components decided by majorities", n["majority_total"], n["components_total"])
+	}
+	if agree := n["spec_agree_total"] / n["spec_compared_total"]; !(agree > 0.3 && agree < 1) {
+		t.Errorf("speculation success %.2f; want most but not all transactions alike in every region", agree)
+	}
+}
