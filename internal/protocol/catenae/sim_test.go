@@ -189,3 +189,16 @@ func TestConflictsValidated(t *testing.T) {
 		t.Errorf("speculation success %.2f; want most but not all transactions alike in every region", agree)
 	}
 }
+
+// TestClockSkewBeyondEpochs: coordinators' clocks up to two seconds apart
+// (two hundred epochs) cost latency, not correctness (doc.go, "Clocks"):
+// batches are whatever each region's payloads for an epoch number hold.
+func TestClockSkewBeyondEpochs(t *testing.T) {
+	simtest.Swarm{Seeds: 10, Short: 3, StoreFaults: -1, Config: func(tb testing.TB, seed uint64) scenario.Config {
+		c := swarmConfig(tb, seed)
+		c.Faults, c.Net = nil, scenario.Net{}
+		c.Duration = 5 * time.Second
+		c.Clock = scenario.Clock{MaxOffset: 2 * time.Second, MaxDriftPPM: 500}
+		return c
+	}}.Run(t)
+}
