@@ -11,6 +11,7 @@ import (
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/hlc"
+	"github.com/lightcone/lightcone/internal/protocol/txngw"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -313,7 +314,7 @@ func (c *coordinator) onSubmit(e env.Env, from wire.NodeID, m *Submit) {
 		return // a network duplicate: the first copy answers
 	}
 	if err := m.Txn.Check(); err != nil {
-		c.r.send(e, from, &Result{Seq: m.Seq, Code: wire.ErrInvalid, Msg: "catenae: " + err.Error()})
+		c.r.send(e, from, &Result{txngw.Result{Seq: m.Seq, Code: wire.ErrInvalid, Msg: "catenae: " + err.Error()}})
 		return
 	}
 	c.remember(k)
@@ -327,7 +328,7 @@ func (c *coordinator) onSubmit(e env.Env, from wire.NodeID, m *Submit) {
 		return
 	}
 	if len(c.openTxns) >= maxBatch/c.n {
-		c.r.send(e, from, &Result{Seq: m.Seq, Code: wire.ErrUnavailable, Msg: "catenae: this epoch's batch is full; retry"})
+		c.r.send(e, from, &Result{txngw.Result{Seq: m.Seq, Code: wire.ErrUnavailable, Msg: "catenae: this epoch's batch is full; retry"}})
 		return
 	}
 	off := e.Wall() - c.open*int64(c.cfg.Epoch)
@@ -345,7 +346,7 @@ func (c *coordinator) serveRead(e env.Env, from wire.NodeID, m *Submit) {
 		rec, ok, err := c.snapshot(e, op.Key)
 		if err != nil {
 			// A read that fails is refused; nothing depends on it.
-			c.r.send(e, from, &Result{Seq: m.Seq, Code: wire.ErrUnavailable, Msg: "catenae: store read failed: " + err.Error()})
+			c.r.send(e, from, &Result{txngw.Result{Seq: m.Seq, Code: wire.ErrUnavailable, Msg: "catenae: store read failed: " + err.Error()}})
 			return
 		}
 		if ok {
@@ -354,7 +355,7 @@ func (c *coordinator) serveRead(e env.Env, from wire.NodeID, m *Submit) {
 			res[i] = wire.TxnResult{Version: rec.Version}
 		}
 	}
-	c.r.send(e, from, &Result{Seq: m.Seq, Results: res})
+	c.r.send(e, from, &Result{txngw.Result{Seq: m.Seq, Results: res}})
 }
 
 // snapshot is key's record as of the applied mark, and whether it is live.
@@ -1088,9 +1089,9 @@ func (c *coordinator) apply(e env.Env, cp *comp, order []uint32, keyOrders [][]u
 			continue
 		}
 		delete(c.clients, tk)
-		res := &Result{Seq: w.Seq, Version: outs[pos].ver, Results: outs[pos].res}
+		res := &Result{txngw.Result{Seq: w.Seq, Version: outs[pos].ver, Results: outs[pos].res}}
 		if outs[pos].err != "" {
-			res = &Result{Seq: w.Seq, Code: wire.ErrInvalid, Msg: "catenae: aborted: " + outs[pos].err}
+			res = &Result{txngw.Result{Seq: w.Seq, Code: wire.ErrInvalid, Msg: "catenae: aborted: " + outs[pos].err}}
 		}
 		c.noteWrite(sessionKey{w.Gateway, w.Client}, b.eid)
 		c.r.send(e, w.Gateway, res)
