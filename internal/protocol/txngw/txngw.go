@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -147,4 +148,17 @@ func (g *Gateway) OnTimeout(e env.Env, p Timeout) {
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrTimeout,
 			Msg: g.proto + ": no answer from the region's coordinator; the transaction may or may not have committed"}})
 	}
+}
+
+// Coordinators is every region's first node, in region order: the
+// transactional protocols' coordinators, each holding every key.
+func Coordinators(t *topo.Topology, proto string) ([]wire.NodeID, error) {
+	var coords []wire.NodeID
+	for _, ns := range t.ByRegion {
+		if len(ns) == 0 {
+			return nil, fmt.Errorf("%s: every region needs a node (its coordinator)", proto)
+		}
+		coords = append(coords, ns[0])
+	}
+	return coords, nil
 }
