@@ -26,6 +26,7 @@ const (
 	metaStart   = metaPrefix + "start"
 	metaApplied = metaPrefix + "applied"
 	metaHave    = metaPrefix + "have" // this region's last closed epoch
+	metaRedo    = metaPrefix + "redo" // the last handler's committed records, written before them
 )
 
 func payloadKey(r int, eid int64) string { return fmt.Sprintf("%sp/%03d/%020d", metaPrefix, r, eid) }
@@ -122,6 +123,11 @@ type coordinator struct {
 	comps      map[compKey]*comp
 	votes      map[compKey]*ballot
 
+	// Committed records of this handler, written at its end after the redo
+	// record that holds them all (doc.go, "Persistence").
+	unsynced     map[string]store.Record
+	unsyncedKeys []string
+
 	stats stats
 }
 
@@ -162,7 +168,7 @@ func newCoordinator(r *Replica) *coordinator {
 	c := &coordinator{r: r, cfg: r.cfg, n: n, self: r.region,
 		starts: make([]int64, n), payloads: make([]map[int64]*Payload, n), byFrom: make([]map[int64]int64, n),
 		have: make([]int64, n), acked: make([]int64, n), appliedAt: make([]int64, n), seen: map[submitKey]bool{}, clients: map[txnKey]Entry{}, mv: map[string]*mvKey{}, lastWrite: map[sessionKey]int64{},
-		batches: map[int64]*batch{}, queues: map[string][]*comp{}, comps: map[compKey]*comp{}, votes: map[compKey]*ballot{}}
+		batches: map[int64]*batch{}, queues: map[string][]*comp{}, comps: map[compKey]*comp{}, votes: map[compKey]*ballot{}, unsynced: map[string]store.Record{}}
 	for i := range n {
 		c.starts[i], c.have[i], c.acked[i], c.appliedAt[i] = unknown, unknown, unknown, unknown
 		c.payloads[i], c.byFrom[i] = map[int64]*Payload{}, map[int64]int64{}
@@ -209,6 +215,7 @@ func putMeta(e env.Env, key string, v int64) {
 // the epoch clock.
 func (c *coordinator) start(e env.Env) {
 	cur := c.epochOf(e.Wall())
+	c.recoverRedo(e)
 	if s, ok := getMeta(e, metaStart); ok {
 		c.startEID = s
 	} else {
@@ -368,6 +375,9 @@ func (c *coordinator) snapshot(e env.Env, key string) (store.Record, bool, error
 		}
 		return v.base, v.baseFound, nil
 	}
+	if rec, ok := c.unsynced[key]; ok {
+		return rec, !rec.Tombstone, nil
+	}
 	rec, ok, err := e.Store().Get(key)
 	return rec, ok && !rec.Tombstone, err
 }
@@ -383,6 +393,9 @@ func readOnly(t *wire.Txn) bool {
 
 // get reads a user key from the committed copy.
 func (c *coordinator) get(e env.Env, key string) (store.Record, bool) {
+	if rec, ok := c.unsynced[key]; ok {
+		return rec, true
+	}
 	rec, ok, err := e.Store().Get(key)
 	if err != nil {
 		e.FailStop(err)
@@ -1067,10 +1080,10 @@ func (c *coordinator) apply(e env.Env, cp *comp, order []uint32, keyOrders [][]u
 		if !dirty[k] {
 			continue
 		}
-		if err := e.Store().Put(k, state[k]); err != nil {
-			e.FailStop(err)
-			return
+		if _, ok := c.unsynced[k]; !ok {
+			c.unsyncedKeys = append(c.unsyncedKeys, k)
 		}
+		c.unsynced[k] = state[k]
 		v := c.mv[k]
 		if v == nil {
 			v = &mvKey{base: orig[k], baseFound: origFound[k]}
@@ -1111,6 +1124,68 @@ func (c *coordinator) noteWrite(s sessionKey, eid int64) {
 	c.lastWrite[s] = max(c.lastWrite[s], eid)
 }
 
+// flush writes this handler's committed records: first one redo record
+// holding them all, then each. A crash keeps a prefix of a handler's
+// unsynced writes (a torn crash), so a restart finds either no record of
+// the handler, or its redo record and completes it (recoverRedo).
+func (c *coordinator) flush(e env.Env) {
+	if len(c.unsyncedKeys) == 0 {
+		return
+	}
+	redo := wire.AppendList(nil, c.unsyncedKeys, func(b []byte, k string) []byte {
+		return store.AppendWire(wire.AppendString(b, k), c.unsynced[k])
+	})
+	if err := e.Store().Put(metaRedo, store.Record{Value: redo}); err != nil {
+		e.FailStop(err)
+		return
+	}
+	for _, k := range c.unsyncedKeys {
+		if err := e.Store().Put(k, c.unsynced[k]); err != nil {
+			e.FailStop(err)
+			return
+		}
+	}
+	clear(c.unsynced)
+	c.unsyncedKeys = c.unsyncedKeys[:0]
+}
+
+// recoverRedo completes the last handler's committed records, if a crash
+// tore them.
+func (c *coordinator) recoverRedo(e env.Env) {
+	rec, ok, err := e.Store().Get(metaRedo)
+	if err != nil {
+		e.FailStop(err)
+		return
+	}
+	if !ok || rec.Tombstone {
+		return
+	}
+	type kv struct {
+		k string
+		r store.Record
+	}
+	d := wire.NewDecoder(rec.Value)
+	list := wire.DecodeList(d, func(d *wire.Decoder) kv { return kv{d.String(), store.DecodeWire(d)} })
+	if d.Err() != nil {
+		env.Invariant(e, false, "catenae: the redo record is corrupt")
+		return
+	}
+	for _, x := range list {
+		cur, ok, err := e.Store().Get(x.k)
+		if err != nil {
+			e.FailStop(err)
+			return
+		}
+		if ok && !cur.Version.Less(x.r.Version) {
+			continue
+		}
+		if err := e.Store().Put(x.k, x.r); err != nil {
+			e.FailStop(err)
+			return
+		}
+	}
+}
+
 // advanceApplied moves the applied mark past every fully decided batch,
 // persists it, and forgets what no region needs any more.
 func (c *coordinator) advanceApplied(e env.Env) {
@@ -1127,6 +1202,7 @@ func (c *coordinator) advanceApplied(e env.Env) {
 	if !moved {
 		return
 	}
+	c.flush(e) // the records before the mark that says they are there
 	putMeta(e, metaApplied, c.applied)
 	for k, v := range c.mv { // lint:order-independent: each key on its own, no output
 		i := 0
