@@ -250,11 +250,12 @@ func (c *coordinator) start(e env.Env) {
 	c.armTick(e)
 }
 
-// reload reads region r's payloads back from the store, newest first,
-// down to the last applied batch.
+// reload reads this region's payloads back from the store, newest first,
+// down to the oldest some region may still lack (the older ones are
+// tombstones: advanceApplied).
 func (c *coordinator) reload(e env.Env, r int) {
 	var got []*Payload
-	for eid := c.have[r]; eid > unknown && (!c.hasApplied || eid > c.applied); {
+	for eid := c.have[r]; eid > unknown; {
 		rec, ok, err := e.Store().Get(payloadKey(r, eid))
 		if err != nil {
 			e.FailStop(err)
@@ -280,7 +281,9 @@ func (c *coordinator) reload(e env.Env, r int) {
 			for i := range p.Txns {
 				k := submitKey{p.Txns[i].Gateway, p.Txns[i].Seq}
 				c.remember(k)
-				c.clients[txnKey{p.EID, i}] = p.Txns[i]
+				if !c.hasApplied || p.EID > c.applied {
+					c.clients[txnKey{p.EID, i}] = p.Txns[i]
+				}
 			}
 		}
 	}
@@ -496,6 +499,12 @@ func (c *coordinator) onEpoch(e env.Env, m *Epoch) {
 			continue
 		}
 		c.hold(x, p)
+		if p.From <= c.have[x] {
+			// After a restart this region holds x's epochs through its
+			// applied mark, which may fall inside one of x's payloads.
+			delete(c.byFrom[x], p.From)
+			c.byFrom[x][c.have[x]+1] = p.EID
+		}
 	}
 	for {
 		eid, ok := c.byFrom[x][c.have[x]+1]

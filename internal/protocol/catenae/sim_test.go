@@ -204,3 +204,46 @@ func TestClockSkewBeyondEpochs(t *testing.T) {
 		return c
 	}}.Run(t)
 }
+
+// TestRecoversAfterFaults: after a coordinator crash (its region's
+// read-write transactions, and every other region's, wait for it), a
+// partition, and a second coordinator's crash, every region commits again
+// once the faults end: every transaction a client starts a second after
+// the last fault ends (and early enough to finish) commits.
+func TestRecoversAfterFaults(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		c := swarmConfig(t, seed)
+		// No loss: a lost Submit or Result leaves its outcome unknown
+		// (doc.go, "Failures"); duplication and reordering only.
+		c.Net = scenario.Net{Duplicate: 0.02, Reorder: 0.05}
+		c.Duration, c.ClientTimeout = 12*time.Second, 3*time.Second
+		c.Faults = []scenario.Fault{
+			{At: 1 * time.Second, For: 1500 * time.Millisecond, Crash: "b-0"},
+			{At: 2 * time.Second, For: time.Second, Partition: [][]string{{"a"}, {"b", "c"}}},
+			{At: 3500 * time.Millisecond, For: 500 * time.Millisecond, Crash: "a-0"},
+		}
+		res, err := scenario.Run(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Check == nil || res.Check.Verdict != check.Pass.String() {
+			t.Fatalf("seed %d: check %+v", seed, res.Check)
+		}
+		after := int64(5 * time.Second) // a second after the last fault ends
+		ok, stuck := 0, 0
+		for _, x := range res.Txns {
+			if x.Call < after || x.Call > int64(c.Duration-c.ClientTimeout) {
+				continue
+			}
+			if x.Outcome == check.OK {
+				ok++
+			} else {
+				stuck++
+			}
+		}
+		t.Logf("seed %d: %d committed, %d not, after the faults", seed, ok, stuck)
+		if ok < 30 || stuck > 0 {
+			t.Errorf("seed %d: after the faults %d transactions committed and %d did not; want all of at least 30", seed, ok, stuck)
+		}
+	}
+}
