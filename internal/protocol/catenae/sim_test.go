@@ -16,7 +16,8 @@ import (
 // three keys per transaction, read-only share, add or write updates,
 // settings (epoch, execution speed, order), message loss, duplication and
 // reordering, crashes of any node (coordinators included: they recover
-// from their stores), partitions between regions and clock skew; checked
+// from their stores), regions' outages, partitions between regions and
+// clock skew; checked
 // for strong session serializability (doc.go, "Guarantee").
 func swarmConfig(t testing.TB, seed uint64) scenario.Config {
 	r := rand.New(rand.NewPCG(seed, 0xca7e7a))
@@ -53,8 +54,15 @@ func swarmConfig(t testing.TB, seed uint64) scenario.Config {
 	for range r.IntN(4) {
 		at := time.Duration(r.Int64N(int64(c.Duration)))
 		d := time.Duration(100+r.IntN(1500)) * time.Millisecond
-		if r.IntN(2) == 0 {
+		switch r.IntN(3) {
+		case 0:
 			c.Faults = append(c.Faults, scenario.Fault{At: at, For: d, Crash: nodes[r.IntN(len(nodes))]})
+			continue
+		case 1: // a region's outage: both its nodes down
+			reg := r.IntN(3)
+			for _, n := range nodes[2*reg : 2*reg+2] {
+				c.Faults = append(c.Faults, scenario.Fault{At: at, For: d, Crash: n})
+			}
 			continue
 		}
 		regions := []string{"a", "b", "c"}
@@ -67,8 +75,8 @@ func swarmConfig(t testing.TB, seed uint64) scenario.Config {
 
 // TestSwarm runs seeded simulations (simtest.Swarm: 100 in CI, -seeds N)
 // of the transactional workload on a few contended records under message
-// loss, duplication and reordering, partitions, crashes of any node and
-// clock offsets, and on a third of the seeds faulty stores (read and
+// loss, duplication and reordering, partitions, crashes of any node,
+// regions' outages and clock offsets, and on a third of the seeds faulty stores (read and
 // write errors, torn crashes: doc.go, "Persistence"); every history must
 // be strong-session serializable.
 func TestSwarm(t *testing.T) {
