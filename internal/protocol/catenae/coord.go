@@ -122,6 +122,7 @@ type coordinator struct {
 	queues     map[string][]*comp
 	comps      map[compKey]*comp
 	votes      map[compKey]*ballot
+	ballotsGC  int64 // the applied mark when ballots were last pruned
 
 	// Committed records of this handler, written at its end after the redo
 	// record that holds them all (doc.go, "Persistence").
@@ -522,9 +523,10 @@ func (c *coordinator) onEpoch(e env.Env, m *Epoch) {
 // whose last report never came (a region that re-ran them after a
 // restart reports them again; these only feed the counters).
 func (c *coordinator) gcBallots() {
-	if !c.hasApplied || c.applied%1024 != 0 {
+	if !c.hasApplied || c.applied < c.ballotsGC+1024 {
 		return
 	}
+	c.ballotsGC = c.applied
 	for k := range c.votes { // lint:order-independent: deletes only
 		if k.batch < c.applied-4096 {
 			delete(c.votes, k)
