@@ -291,8 +291,7 @@ type resolved struct {
 	proto    protocol.Keyspace
 	def      *protocol.Definition
 	workload workload.Spec
-	// txns is Config.Transactions, validated (defaults not filled:
-	// NewTxnGenerator fills them), or nil.
+	// txns is Config.Transactions with defaults filled, or nil.
 	txns   *workload.TxnSpec
 	faults []resolvedFault
 	vms    []cost.VM

@@ -34,14 +34,9 @@ func (r *resolved) resolveTxns() error {
 		}
 		return nil
 	}
-	// Validate a copy with the defaults filled but keep the spec as
-	// given: NewTxnGenerator fills them, and filling twice would turn a
-	// -1 ("none") proportion, which the first fill makes 0, into the
-	// default.
 	spec := *c.Transactions
-	filled := spec
-	filled.EnsureDefaults()
-	if err := filled.Validate(); err != nil {
+	spec.EnsureDefaults()
+	if err := spec.Validate(); err != nil {
 		return err
 	}
 	switch {

@@ -163,8 +163,8 @@ func TestTxnTPCC(t *testing.T) {
 
 // TestTxnNoneProportions: read_only_proportion -1 and tpcc's
 // new_order_proportion -1 mean none in a run, not the default (the
-// defaults were once filled twice, the second fill turning the first's 0
-// into 0.5).
+// scenario and the generator each fill the defaults: a -1 once became 0,
+// then 0.5).
 func TestTxnNoneProportions(t *testing.T) {
 	for _, tc := range []struct {
 		spec workload.TxnSpec

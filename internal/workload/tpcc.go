@@ -77,9 +77,7 @@ func (s *TPCCSpec) EnsureDefaults() {
 		s.Items = 1000
 	}
 	if s.NewOrderProportion == 0 {
-		s.NewOrderProportion = 0.5
-	} else if s.NewOrderProportion == -1 {
-		s.NewOrderProportion = 0
+		s.NewOrderProportion = 0.5 // -1 (none) stays: filling defaults twice must not undo it
 	}
 }
 
@@ -98,7 +96,7 @@ func (s TPCCSpec) Validate() error {
 		return bad("customers: %d; must be at least 1, and warehouses × districts × customers at most %d", s.Customers, limit)
 	case s.Items < tpccMaxLines || s.Items > limit:
 		return bad("items: %d; must be in %d..%d (an order has up to %d distinct items)", s.Items, tpccMaxLines, limit, tpccMaxLines)
-	case !(s.NewOrderProportion >= 0 && s.NewOrderProportion <= 1):
+	case !(s.NewOrderProportion == -1 || s.NewOrderProportion >= 0 && s.NewOrderProportion <= 1):
 		return bad("new_order_proportion: %g; must be in [0, 1] (-1: none, since 0 takes the default)", s.NewOrderProportion)
 	}
 	return nil
@@ -141,7 +139,7 @@ func (g *tpccGen) next(r *rand.Rand) Txn {
 	w, d, c := r.IntN(s.Warehouses), r.IntN(s.Districts), r.IntN(s.Customers)
 	cust := tpccCustomer(w, d, c)
 	idx := (w*s.Districts+d)*s.Customers + c
-	if r.Float64() >= s.NewOrderProportion {
+	if r.Float64() >= s.NewOrderProportion { // -1: always
 		t := Txn{ReadOnly: true, Name: TxnOrderStatus, Ops: []TxnOp{{Kind: TxnRead, Key: cust}}}
 		if o := g.last[idx]; o.lines > 0 {
 			t.Ops = append(t.Ops, TxnOp{Kind: TxnRead, Key: o.key})

@@ -62,6 +62,24 @@ func TestTxnGenerator(t *testing.T) {
 	}
 }
 
+// TestTxnNoReadOnlyKeptThroughDefaults: read_only_proportion -1 (none)
+// survives filling defaults twice (the scenario fills them, then the
+// generator does); it once became 0, then the default 0.5.
+func TestTxnNoReadOnlyKeptThroughDefaults(t *testing.T) {
+	s := TxnSpec{ReadOnlyProportion: -1}
+	s.EnsureDefaults()
+	g, err := NewTxnGenerator(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1000 {
+		if tx := g.Next(r); tx.ReadOnly {
+			t.Fatalf("a read-only transaction with read_only_proportion -1: %+v", tx)
+		}
+	}
+}
+
 // TestTxnZipfExponent: zipf_exponent draws record i+1 with probability
 // (i+1)^-s / H(n, s), for s = 1 and 2 (which zipf_theta cannot give), and
 // bad exponents are refused naming the field.
