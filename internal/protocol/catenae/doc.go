@@ -28,7 +28,10 @@
 // coordinator an epoch message with its newest three payloads (the
 // thesis's redundancy against loss: the current and the previous two) and,
 // when a region's acknowledgement is overdue (two of its round trips and
-// three epochs), up to `resend` older payloads it lacks. A message also
+// three epochs), up to `resend` older payloads it lacks, each epoch going on
+// from where the last resend stopped, with runs of empty payloads merged
+// into one (a region cut off for thousands of epochs catches up in a few
+// round trips: TestLongPartitionDrains). A message also
 // carries the sender's first epoch, per region the newest epoch through
 // which it holds every payload (what others resend), and its applied mark
 // (what others may forget). A payload after a restart or a clock jump
@@ -75,8 +78,9 @@
 //
 // A component of one transaction needs no validation: every region runs it
 // on the same committed state. A conflicting component (two or more) is
-// decided by the regions' reports, persisted before they count or leave
-// (persist before send) and carried in epoch messages: the order a majority
+// decided by the regions' reports, carried in epoch messages: a region's
+// report joins its open payload and counts, there as everywhere, only once
+// that payload is closed and persisted (persist before send): the order a majority
 // of regions reported alike ("when there are a majority of DCs that have
 // executed the transaction with the same dependency, then the transaction
 // will be committed with this dependency"); or, once every region reported
