@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,14 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/lightcone/lightcone/internal/api/grpcapi"
+	"github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
+	"github.com/lightcone/lightcone/internal/wire"
 )
 
 // catenaeRegions are the three regions of issue 16's experiments, named
@@ -362,4 +371,178 @@ func errClass(err error) (string, bool) {
 		}
 		return s, true
 	}
+}
+
+// TestCatenaeBadInputOnRealServers is issue 16's bad input on the real
+// server, for a catenae keyspace over three processes in three regions
+// with WAN emulation. What every protocol's front end refuses is in
+// TestTxnSingleNode (an empty LC.TXN, a key declared twice there, an
+// unknown operation, 65 operations in LC.TXN, a command MULTI cannot
+// queue, gRPC's kinds and unknown keyspace) and TestKeyspaces (LC.KEYSPACE
+// of an unknown keyspace); here are the rest, through the catenae
+// keyspace: a key declared twice in an order the chain model cannot run
+// (add then read in LC.TXN, write then read in MULTI; a read then an add
+// is one add, as GET then INCR in MULTI), more than wire.MaxTxnOps
+// operations in MULTI and over gRPC, more than wire.MaxTxnBytes in
+// LC.TXN, MULTI and gRPC, MULTI's SET with options and DEL of two keys, a
+// conditional write (catenae runs none: SET NX is refused by the front
+// end, naming the protocols that do), and an add to a non-integer,
+// which catenae aborts when it commits the transaction. Each gets a clear
+// error and writes nothing, as read-only transactions in every region
+// show. Then two clients disappear — one after sending LC.TXN, one in the
+// middle of MULTI — and the next transactions on their keys go through
+// promptly; every coordinator's pending_components gauge drains to 0 (no
+// component, catenae's chain entry, is held).
+func TestCatenaeBadInputOnRealServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	c, nodes := catenaeCluster(t, 1)
+	ctx := context.Background()
+	cl := catenaeClient(t, c, nodes[1], 10*time.Second)
+	if err := cl.Do(ctx, "LC.TXN", "WRITE", "x", "one").Err(); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("v", wire.MaxTxnBytes/2+1)
+	absent := []string{"b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11"}
+
+	// LC.TXN and single commands.
+	for _, cs := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"LC.TXN", "ADD", "b1", "1", "WRITE", "b2", "v", "READ", "b1"}, `key "b1" declared twice (add then read`},
+		{[]any{"LC.TXN", "WRITE", "b1", big, "WRITE", "b2", big}, fmt.Sprintf("(at most %d)", wire.MaxTxnBytes)},
+		{[]any{"SET", "b3", "v", "NX"}, "catenae: this keyspace cannot apply conditional writes"},
+		{[]any{"LC.TXN", "WRITE", "b4", "v", "ADD", "x", "1"}, `catenae: aborted: add to "x": its value "one" is not an integer`},
+	} {
+		if err := cl.Do(ctx, cs.args...).Err(); err == nil || !strings.Contains(err.Error(), cs.want) {
+			t.Errorf("%.60v: %v; want an error saying %q", cs.args, err, cs.want)
+		}
+	}
+	// MULTI/EXEC: refused at EXEC (the whole transaction's shape) or while
+	// queuing (EXEC then fails: EXECABORT).
+	for _, cs := range []struct {
+		what string
+		cmds func(redis.Pipeliner)
+		want string
+	}{
+		{"SET then GET of one key", func(p redis.Pipeliner) { p.Set(ctx, "b5", "v", 0); p.Get(ctx, "b5") }, `key "b5" declared twice (write then read`},
+		{"65 commands", func(p redis.Pipeliner) {
+			for i := range wire.MaxTxnOps + 1 {
+				p.Incr(ctx, "b6-"+strconv.Itoa(i))
+			}
+		}, "EXECABORT"},
+		{"two SETs of half the byte limit", func(p redis.Pipeliner) { p.Set(ctx, "b7", big, 0); p.Set(ctx, "b8", big, 0) }, "EXECABORT"},
+		{"SET with NX", func(p redis.Pipeliner) { p.Incr(ctx, "b9"); p.SetNX(ctx, "b9", "v", 0) }, "EXECABORT"},
+		{"DEL of two keys", func(p redis.Pipeliner) { p.Incr(ctx, "b10"); p.Del(ctx, "b10", "b11") }, "EXECABORT"},
+	} {
+		if _, err := cl.TxPipelined(ctx, func(p redis.Pipeliner) error { cs.cmds(p); return nil }); err == nil || !strings.Contains(err.Error(), cs.want) {
+			t.Errorf("MULTI with %s: %v; want an error saying %q", cs.what, err, cs.want)
+		}
+	}
+	// gRPC Txn in the catenae keyspace.
+	conn, err := grpc.NewClient(c.procs[nodes[2]].grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	kv := lightconev1.NewKVClient(conn)
+	var many []*lightconev1.TxnOp
+	for i := range wire.MaxTxnOps + 1 {
+		many = append(many, grpcapi.Add("b6-"+strconv.Itoa(i), 1))
+	}
+	for _, cs := range []struct {
+		what string
+		ops  []*lightconev1.TxnOp
+		want string
+	}{
+		{"65 adds", many, fmt.Sprintf("(at most %d)", wire.MaxTxnOps)},
+		{"two writes of half the byte limit", []*lightconev1.TxnOp{grpcapi.Write("b7", []byte(big)), grpcapi.Write("b8", []byte(big))}, fmt.Sprintf("(at most %d)", wire.MaxTxnBytes)},
+	} {
+		_, err := grpcapi.RunTxn(ctx, kv, "cat", cs.ops...)
+		if st := status.Convert(err); st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), cs.want) {
+			t.Errorf("gRPC Txn of %s: %v; want InvalidArgument saying %q", cs.what, err, cs.want)
+		}
+	}
+
+	// Clients that disappear: one closes its connection right after
+	// sending LC.TXN (its outcome is unknown: both adds or neither), one
+	// in the middle of MULTI (nothing queued is run).
+	rawSend(t, c.addrs[nodes[0]][1], []string{"LC.KEYSPACE", "cat"}, []string{"LC.TXN", "ADD", "d1", "1", "ADD", "d2", "1"})
+	rawSend(t, c.addrs[nodes[1]][1], []string{"LC.KEYSPACE", "cat"}, []string{"MULTI"}, []string{"INCR", "m1"}, []string{"SET", "m2", "gone"})
+	for _, n := range nodes {
+		other := catenaeClient(t, c, n, 10*time.Second)
+		began := time.Now()
+		if err := other.Do(ctx, "LC.TXN", "ADD", "d1", "10", "ADD", "d2", "10", "ADD", "m1", "1").Err(); err != nil {
+			t.Fatalf("transaction on the abandoned keys at %s: %v", n, err)
+		}
+		// One way from the farthest region, one round trip to validate a
+		// conflict, the epoch, and slack for a loaded machine.
+		if took := time.Since(began); took > 3*time.Second {
+			t.Errorf("transaction on the abandoned keys at %s took %v; want well under 3s", n, took)
+		} else {
+			t.Logf("transaction on the abandoned keys at %s: %v", n, took.Round(time.Millisecond))
+		}
+	}
+
+	keys := append([]string{"x", "d1", "d2", "m1", "m2"}, absent...)
+	for n, vals := range catenaeSettle(t, c, nodes, keys) {
+		d1, d2 := fmt.Sprint(vals[1]), fmt.Sprint(vals[2])
+		if vals[0] != "one" || d1 != d2 || d1 != "30" && d1 != "31" || vals[3] != "3" || vals[4] != nil {
+			t.Errorf("at %s x, d1, d2, m1, m2 = %v; want one, d1 = d2 = 30 or 31, m1 = 3, m2 absent", n, vals[:5])
+		}
+		for i, v := range vals[5:] {
+			if v != nil {
+				t.Errorf("at %s %s = %.20v; want absent: a refused transaction wrote it", n, absent[i], v)
+			}
+		}
+	}
+	for _, n := range nodes {
+		pollUntil(t, n+"'s components drain", 10*time.Second, func() error {
+			if p := keyspaceCountersAt(t, c, n, "cat")["pending_components"]; p != 0 {
+				return fmt.Errorf("pending_components %v", p)
+			}
+			return nil
+		})
+	}
+}
+
+// rawSend writes cmds to a new RESP connection and closes it without
+// reading an answer.
+func rawSend(t *testing.T, addr string, cmds ...[]string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range cmds {
+		fmt.Fprintf(conn, "*%d\r\n", len(cmd))
+		for _, a := range cmd {
+			fmt.Fprintf(conn, "$%d\r\n%s\r\n", len(a), a)
+		}
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// keyspaceCountersAt is node n's counters of keyspace ks on /status.
+func keyspaceCountersAt(t *testing.T, c *cluster, n, ks string) map[string]float64 {
+	t.Helper()
+	var st struct {
+		Keyspaces []struct {
+			Name     string
+			Counters map[string]float64
+		}
+	}
+	if err := json.Unmarshal([]byte(httpBody(t, "http://"+c.addrs[n][2]+"/status")), &st); err != nil {
+		t.Fatalf("%s /status: %v", n, err)
+	}
+	for _, k := range st.Keyspaces {
+		if k.Name == ks {
+			return k.Counters
+		}
+	}
+	return nil
 }
