@@ -149,34 +149,30 @@ type bankClient struct {
 	errs    map[string]int
 }
 
-// TestCatenaeBankTransferKillCoordinator is issue 16's "Must show" on
-// the real server: two `lightcone server` processes in each of three
-// regions (europe-west1, us-central1, asia-east1, WAN emulation), a
-// catenae keyspace, ten accounts of 1000 and twelve clients, two per
-// node, each looping transfers of a random amount between two random
-// accounts — half through LC.TXN, half through MULTI/EXEC — that also add
-// one to the client's own counter count/<c>. Midway us-central1's
-// coordinator is killed with -9 and, after a pause, restarted on its data
-// directory; clients go on throughout, giving up on an answer after
+// catenaeBank is the bank-transfer workload: accounts of initial each
+// and clients spread over the nodes, each looping transfers between two
+// random accounts that also add one to its counter count/<c>, half
+// through LC.TXN, half through MULTI/EXEC, giving up on an answer after
 // 2.5 s (a timeout or a closed connection is an outcome unknown; a
-// refused connection sent nothing). Read-write transactions stop everywhere while it is down
-// (doc.go, "Failures") but read-only ones go on. After the cluster
-// settles, a read-only transaction in every region reads the same
-// balances, totalling 10,000, and every counter lies between the
-// client's acknowledged transfers and those plus its unknown ones: no
-// acknowledged transfer was lost, none applied twice.
-func TestCatenaeBankTransferKillCoordinator(t *testing.T) {
-	if testing.Short() {
-		t.Skip("multi-process test; skipped in -short")
-	}
-	began := time.Now()
-	c, nodes := catenaeCluster(t, 2)
-	t.Logf("%d nodes serving catenae transactions after %v", len(nodes), time.Since(began).Round(time.Millisecond))
+// refused connection sent nothing).
+type catenaeBank struct {
+	t                 *testing.T
+	c                 *cluster
+	nodes             []string
+	accounts, initial int
+	start, end        time.Time
+	stop              atomic.Bool
+	wg                sync.WaitGroup
+	mu                sync.Mutex
+	clients           []*bankClient
+}
+
+func acct(i int) string  { return "acct:" + strconv.Itoa(i) }
+func count(i int) string { return "count/" + strconv.Itoa(i) }
+
+// newCatenaeBank opens the accounts and starts the clients.
+func newCatenaeBank(t *testing.T, c *cluster, nodes []string, accounts, initial, clients int) *catenaeBank {
 	ctx := context.Background()
-	const accounts, initial, clients = 10, 1000, 12
-	const victim = "us-central1-0"
-	acct := func(i int) string { return "acct:" + strconv.Itoa(i) }
-	count := func(i int) string { return "count/" + strconv.Itoa(i) }
 	open := []any{"LC.TXN"}
 	for i := range accounts {
 		open = append(open, "WRITE", acct(i), strconv.Itoa(initial))
@@ -184,19 +180,14 @@ func TestCatenaeBankTransferKillCoordinator(t *testing.T) {
 	if err := catenaeClient(t, c, nodes[0], 10*time.Second).Do(ctx, open...).Err(); err != nil {
 		t.Fatalf("opening the accounts: %v", err)
 	}
-
-	start := time.Now()
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	bank := make([]*bankClient, clients)
+	k := &catenaeBank{t: t, c: c, nodes: nodes, accounts: accounts, initial: initial, start: time.Now()}
 	for i := range clients {
 		b := &bankClient{node: nodes[i%len(nodes)], errs: map[string]int{}}
-		bank[i] = b
+		k.clients = append(k.clients, b)
 		cl := catenaeClient(t, c, b.node, 2500*time.Millisecond)
-		wg.Go(func() {
+		k.wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(i), 16))
-			for !stop.Load() {
+			for !k.stop.Load() {
 				from, to := r.IntN(accounts), r.IntN(accounts-1)
 				if to >= from {
 					to++
@@ -213,7 +204,7 @@ func TestCatenaeBankTransferKillCoordinator(t *testing.T) {
 						return nil
 					})
 				}
-				mu.Lock()
+				k.mu.Lock()
 				if err == nil {
 					b.acked++
 					b.ackAt = append(b.ackAt, time.Now())
@@ -224,85 +215,87 @@ func TestCatenaeBankTransferKillCoordinator(t *testing.T) {
 						b.unknown++
 					}
 				}
-				mu.Unlock()
+				k.mu.Unlock()
 				if err != nil {
 					time.Sleep(50 * time.Millisecond) // a dead node refuses at once
 				}
 			}
 		})
 	}
-	// acksSince counts the transfers acknowledged after t, in all and
-	// per region, and the first one's time per region.
-	acksSince := func(t0 time.Time) (int, map[string]int, map[string]time.Time) {
-		mu.Lock()
-		defer mu.Unlock()
-		total, per, first := 0, map[string]int{}, map[string]time.Time{}
-		for _, b := range bank {
-			reg := regionOf(b.node)
-			for _, at := range b.ackAt {
-				if at.After(t0) {
-					total++
-					per[reg]++
-					if f, ok := first[reg]; !ok || at.Before(f) {
-						first[reg] = at
-					}
-				}
-			}
-		}
-		return total, per, first
-	}
-	awaitAcks := func(what string, t0 time.Time, n int) {
-		t.Helper()
-		pollUntil(t, what, 40*time.Second, func() error {
-			total, per, _ := acksSince(t0)
-			for _, r := range catenaeRegions {
-				if per[r] == 0 {
-					return fmt.Errorf("%d transfers acknowledged, none in %s", total, r)
-				}
-			}
-			if total < n {
-				return fmt.Errorf("%d transfers acknowledged; want %d", total, n)
-			}
-			return nil
-		})
-	}
-	awaitAcks("transfers before the kill", start, 60)
-	before, _, _ := acksSince(start)
-	killAt := time.Now()
-	c.kill(victim)
-	t.Logf("killed %s (us-central1's coordinator) with -9 after %d acknowledged transfers in %v", victim, before, killAt.Sub(start).Round(time.Millisecond))
-	// Read-only transactions go on in the other regions while it is down.
-	for _, n := range []string{"europe-west1-1", "asia-east1-0"} {
-		cl := catenaeClient(t, c, n, 5*time.Second)
-		if err := cl.Do(ctx, "LC.TXN", "READONLY", "READ", acct(0), "READ", acct(1)).Err(); err != nil {
-			t.Errorf("read-only transaction at %s with %s down: %v; want it served from the applied snapshot", n, victim, err)
-		}
-	}
-	time.Sleep(2 * time.Second) // the outage: not a wait for state
-	during, _, _ := acksSince(killAt.Add(time.Second))
-	c.start(victim)
-	restartAt := time.Now()
-	t.Logf("restarted %s on its data directory: down %v; %d transfers acknowledged from 1 s after the kill to the restart", victim, restartAt.Sub(killAt).Round(time.Millisecond), during)
-	awaitAcks("transfers after the restart", restartAt, 60)
-	_, _, first := acksSince(restartAt)
-	var recovered time.Duration
-	for _, r := range catenaeRegions {
-		recovered = max(recovered, first[r].Sub(restartAt))
-		t.Logf("first transfer acknowledged in %s %v after the restart", r, first[r].Sub(restartAt).Round(time.Millisecond))
-	}
-	stop.Store(true)
-	wg.Wait()
-	end := time.Now()
+	return k
+}
 
+// acksSince counts the transfers acknowledged after t0, in all and per
+// region, and the first one's time per region.
+func (k *catenaeBank) acksSince(t0 time.Time) (int, map[string]int, map[string]time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	total, per, first := 0, map[string]int{}, map[string]time.Time{}
+	for _, b := range k.clients {
+		reg := regionOf(b.node)
+		for _, at := range b.ackAt {
+			if at.After(t0) {
+				total++
+				per[reg]++
+				if f, ok := first[reg]; !ok || at.Before(f) {
+					first[reg] = at
+				}
+			}
+		}
+	}
+	return total, per, first
+}
+
+// awaitAcks waits until n transfers, some in every region, were
+// acknowledged after t0.
+func (k *catenaeBank) awaitAcks(what string, t0 time.Time, n int) {
+	k.t.Helper()
+	pollUntil(k.t, what, 40*time.Second, func() error {
+		total, per, _ := k.acksSince(t0)
+		for _, r := range catenaeRegions {
+			if per[r] == 0 {
+				return fmt.Errorf("%d transfers acknowledged, none in %s", total, r)
+			}
+		}
+		if total < n {
+			return fmt.Errorf("%d transfers acknowledged; want %d", total, n)
+		}
+		return nil
+	})
+}
+
+// recovered logs, for each region, when its first transfer after t0 was
+// acknowledged, and returns the latest.
+func (k *catenaeBank) recovered(t0 time.Time) time.Duration {
+	_, _, first := k.acksSince(t0)
+	var out time.Duration
+	for _, r := range catenaeRegions {
+		out = max(out, first[r].Sub(t0))
+		k.t.Logf("first transfer acknowledged in %s %v after the restart", r, first[r].Sub(t0).Round(time.Millisecond))
+	}
+	return out
+}
+
+// finish stops the clients, settles the cluster, and checks that every
+// region reads the same balances, totalling accounts·initial, and that
+// every counter lies between the client's acknowledged transfers and
+// those plus its unknown ones: no acknowledged transfer lost, none
+// applied twice.
+func (k *catenaeBank) finish() {
+	t := k.t
+	t.Helper()
+	k.stop.Store(true)
+	k.wg.Wait()
+	k.end = time.Now()
 	keys := []string{}
-	for i := range accounts {
+	for i := range k.accounts {
 		keys = append(keys, acct(i))
 	}
-	for i := range clients {
+	for i := range k.clients {
 		keys = append(keys, count(i))
 	}
-	final := catenaeSettle(t, c, nodes, keys)
-	t.Logf("settled in %v", time.Since(end).Round(time.Millisecond))
+	final := catenaeSettle(t, k.c, k.nodes, keys)
+	t.Logf("settled in %v", time.Since(k.end).Round(time.Millisecond))
 	var ref []any
 	for _, n := range slices.Sorted(maps.Keys(final)) {
 		vals := final[n]
@@ -312,22 +305,22 @@ func TestCatenaeBankTransferKillCoordinator(t *testing.T) {
 			t.Errorf("read-only transaction at %s read %v; another region read %v", n, vals, ref)
 		}
 		total := 0
-		for i := range accounts {
+		for i := range k.accounts {
 			v, err := strconv.Atoi(fmt.Sprint(vals[i]))
 			if err != nil {
 				t.Fatalf("balance of %s at %s: %v", acct(i), n, vals[i])
 			}
 			total += v
 		}
-		if total != accounts*initial {
-			t.Errorf("balances at %s: %v total %d; want %d", n, vals[:accounts], total, accounts*initial)
+		if total != k.accounts*k.initial {
+			t.Errorf("balances at %s: %v total %d; want %d", n, vals[:k.accounts], total, k.accounts*k.initial)
 		}
 	}
 	var acked, unknown, applied int
 	errs := map[string]int{}
-	for i, b := range bank {
+	for i, b := range k.clients {
 		got := 0
-		if v := ref[accounts+i]; v != nil {
+		if v := ref[k.accounts+i]; v != nil {
 			n, err := strconv.Atoi(fmt.Sprint(v))
 			if err != nil {
 				t.Fatalf("%s = %v", count(i), v)
@@ -342,9 +335,50 @@ func TestCatenaeBankTransferKillCoordinator(t *testing.T) {
 			errs[e] += n
 		}
 	}
-	t.Logf("bank: %d clients, %v of transfers: %d acknowledged, %d of unknown outcome (%d of those applied), %d applied in all",
-		clients, end.Sub(start).Round(time.Millisecond), acked, unknown, applied-acked, applied)
-	t.Logf("errors by kind: %v", errs)
+	t.Logf("bank: %d clients, %v of transfers: %d acknowledged, %d of unknown outcome (%d of those applied), %d applied in all; errors by kind %v",
+		len(k.clients), k.end.Sub(k.start).Round(time.Millisecond), acked, unknown, applied-acked, applied, errs)
+}
+
+// TestCatenaeBankTransferKillCoordinator is issue 16's "Must show" on
+// the real server: two `lightcone server` processes in each of three
+// regions (europe-west1, us-central1, asia-east1, WAN emulation), a
+// catenae keyspace, and the bank (catenaeBank) of ten accounts of 1000
+// and twelve clients, two per node. Midway us-central1's coordinator is
+// killed with -9 and, after a pause, restarted on its data directory;
+// clients go on throughout. Read-write transactions stop everywhere while
+// it is down (doc.go, "Failures") but read-only ones go on. After the
+// cluster settles, every region reads the same balances, totalling
+// 10,000, and every counter shows no acknowledged transfer lost and none
+// applied twice.
+func TestCatenaeBankTransferKillCoordinator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	began := time.Now()
+	c, nodes := catenaeCluster(t, 2)
+	t.Logf("%d nodes serving catenae transactions after %v", len(nodes), time.Since(began).Round(time.Millisecond))
+	const victim = "us-central1-0"
+	k := newCatenaeBank(t, c, nodes, 10, 1000, 12)
+	k.awaitAcks("transfers before the kill", k.start, 60)
+	before, _, _ := k.acksSince(k.start)
+	killAt := time.Now()
+	c.kill(victim)
+	t.Logf("killed %s (us-central1's coordinator) with -9 after %d acknowledged transfers in %v", victim, before, killAt.Sub(k.start).Round(time.Millisecond))
+	// Read-only transactions go on in the other regions while it is down.
+	for _, n := range []string{"europe-west1-1", "asia-east1-0"} {
+		cl := catenaeClient(t, c, n, 5*time.Second)
+		if err := cl.Do(context.Background(), "LC.TXN", "READONLY", "READ", acct(0), "READ", acct(1)).Err(); err != nil {
+			t.Errorf("read-only transaction at %s with %s down: %v; want it served from the applied snapshot", n, victim, err)
+		}
+	}
+	time.Sleep(2 * time.Second) // the outage: not a wait for state
+	during, _, _ := k.acksSince(killAt.Add(time.Second))
+	c.start(victim)
+	restartAt := time.Now()
+	t.Logf("restarted %s on its data directory: down %v; %d transfers acknowledged from 1 s after the kill to the restart", victim, restartAt.Sub(killAt).Round(time.Millisecond), during)
+	k.awaitAcks("transfers after the restart", restartAt, 60)
+	recovered := k.recovered(restartAt)
+	k.finish()
 	t.Logf("outage of %s: down %v, every region's transfers acknowledged again %v after the restart",
 		victim, restartAt.Sub(killAt).Round(time.Millisecond), recovered.Round(time.Millisecond))
 }
@@ -545,4 +579,46 @@ func keyspaceCountersAt(t *testing.T, c *cluster, n, ks string) map[string]float
 		}
 	}
 	return nil
+}
+
+// TestCatenaeBankTransferKillEveryCoordinator: the bank of
+// TestCatenaeBankTransferKillCoordinator while every region's coordinator
+// is killed with -9 at once and restarted (other regions' payloads are
+// held in memory only, so each must be resent from its origin's store),
+// and then us-central1's again once transfers resumed. No acknowledged
+// transfer is lost, none applied twice, and the total is kept.
+//
+// Transfers never resume after the first restart: catenae's
+// TestCoordinatorsRestartTogether shows why in the simulator. With
+// reload going down to the first forgotten payload instead of the
+// applied mark, this test passes (every region acknowledging again
+// 0.3 s after the restart, 0.2 s after the second).
+func TestCatenaeBankTransferKillEveryCoordinator(t *testing.T) {
+	t.Skip("bug: catenae coordinators restarting together never schedule again (catenae TestCoordinatorsRestartTogether)")
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	c, nodes := catenaeCluster(t, 2)
+	coords := []string{"europe-west1-0", "us-central1-0", "asia-east1-0"}
+	k := newCatenaeBank(t, c, nodes, 10, 1000, 12)
+	k.awaitAcks("transfers before the kill", k.start, 60)
+	killAt := time.Now()
+	for _, n := range coords {
+		c.kill(n)
+	}
+	time.Sleep(time.Second) // the outage: not a wait for state
+	for _, n := range coords {
+		c.start(n)
+	}
+	restartAt := time.Now()
+	t.Logf("killed every coordinator with -9 and restarted them: down %v", restartAt.Sub(killAt).Round(time.Millisecond))
+	k.awaitAcks("transfers after the restart", restartAt, 30)
+	t.Logf("every region's transfers acknowledged again %v after the restart", k.recovered(restartAt).Round(time.Millisecond))
+	c.kill(coords[1])
+	c.start(coords[1])
+	again := time.Now()
+	t.Logf("killed %s again and restarted it: down %v", coords[1], again.Sub(restartAt).Round(time.Millisecond))
+	k.awaitAcks("transfers after the second restart", again, 30)
+	t.Logf("every region's transfers acknowledged again %v after the second restart", k.recovered(again).Round(time.Millisecond))
+	k.finish()
 }
