@@ -11,6 +11,7 @@ import (
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/hlc"
+	"github.com/lightcone/lightcone/internal/protocol/txngw"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -25,6 +26,7 @@ const (
 	metaStart   = metaPrefix + "start"
 	metaApplied = metaPrefix + "applied"
 	metaHave    = metaPrefix + "have" // this region's last closed epoch
+	metaRedo    = metaPrefix + "redo" // the last handler's committed records, written before them
 )
 
 func payloadKey(r int, eid int64) string { return fmt.Sprintf("%sp/%03d/%020d", metaPrefix, r, eid) }
@@ -120,6 +122,12 @@ type coordinator struct {
 	queues     map[string][]*comp
 	comps      map[compKey]*comp
 	votes      map[compKey]*ballot
+	ballotsGC  int64 // the applied mark when ballots were last pruned
+
+	// Committed records of this handler, written at its end after the redo
+	// record that holds them all (doc.go, "Persistence").
+	unsynced     map[string]store.Record
+	unsyncedKeys []string
 
 	stats stats
 }
@@ -161,7 +169,7 @@ func newCoordinator(r *Replica) *coordinator {
 	c := &coordinator{r: r, cfg: r.cfg, n: n, self: r.region,
 		starts: make([]int64, n), payloads: make([]map[int64]*Payload, n), byFrom: make([]map[int64]int64, n),
 		have: make([]int64, n), acked: make([]int64, n), appliedAt: make([]int64, n), seen: map[submitKey]bool{}, clients: map[txnKey]Entry{}, mv: map[string]*mvKey{}, lastWrite: map[sessionKey]int64{},
-		batches: map[int64]*batch{}, queues: map[string][]*comp{}, comps: map[compKey]*comp{}, votes: map[compKey]*ballot{}}
+		batches: map[int64]*batch{}, queues: map[string][]*comp{}, comps: map[compKey]*comp{}, votes: map[compKey]*ballot{}, unsynced: map[string]store.Record{}}
 	for i := range n {
 		c.starts[i], c.have[i], c.acked[i], c.appliedAt[i] = unknown, unknown, unknown, unknown
 		c.payloads[i], c.byFrom[i] = map[int64]*Payload{}, map[int64]int64{}
@@ -208,6 +216,7 @@ func putMeta(e env.Env, key string, v int64) {
 // the epoch clock.
 func (c *coordinator) start(e env.Env) {
 	cur := c.epochOf(e.Wall())
+	c.recoverRedo(e)
 	if s, ok := getMeta(e, metaStart); ok {
 		c.startEID = s
 	} else {
@@ -242,11 +251,12 @@ func (c *coordinator) start(e env.Env) {
 	c.armTick(e)
 }
 
-// reload reads region r's payloads back from the store, newest first,
-// down to the last applied batch.
+// reload reads this region's payloads back from the store, newest first,
+// down to the oldest some region may still lack (the older ones are
+// tombstones: advanceApplied).
 func (c *coordinator) reload(e env.Env, r int) {
 	var got []*Payload
-	for eid := c.have[r]; eid > unknown && (!c.hasApplied || eid > c.applied); {
+	for eid := c.have[r]; eid > unknown; {
 		rec, ok, err := e.Store().Get(payloadKey(r, eid))
 		if err != nil {
 			e.FailStop(err)
@@ -272,7 +282,9 @@ func (c *coordinator) reload(e env.Env, r int) {
 			for i := range p.Txns {
 				k := submitKey{p.Txns[i].Gateway, p.Txns[i].Seq}
 				c.remember(k)
-				c.clients[txnKey{p.EID, i}] = p.Txns[i]
+				if !c.hasApplied || p.EID > c.applied {
+					c.clients[txnKey{p.EID, i}] = p.Txns[i]
+				}
 			}
 		}
 	}
@@ -313,7 +325,7 @@ func (c *coordinator) onSubmit(e env.Env, from wire.NodeID, m *Submit) {
 		return // a network duplicate: the first copy answers
 	}
 	if err := m.Txn.Check(); err != nil {
-		c.r.send(e, from, &Result{Seq: m.Seq, Code: wire.ErrInvalid, Msg: "catenae: " + err.Error()})
+		c.r.send(e, from, &Result{txngw.Result{Seq: m.Seq, Code: wire.ErrInvalid, Msg: "catenae: " + err.Error()}})
 		return
 	}
 	c.remember(k)
@@ -327,7 +339,7 @@ func (c *coordinator) onSubmit(e env.Env, from wire.NodeID, m *Submit) {
 		return
 	}
 	if len(c.openTxns) >= maxBatch/c.n {
-		c.r.send(e, from, &Result{Seq: m.Seq, Code: wire.ErrUnavailable, Msg: "catenae: this epoch's batch is full; retry"})
+		c.r.send(e, from, &Result{txngw.Result{Seq: m.Seq, Code: wire.ErrUnavailable, Msg: "catenae: this epoch's batch is full; retry"}})
 		return
 	}
 	off := e.Wall() - c.open*int64(c.cfg.Epoch)
@@ -345,7 +357,7 @@ func (c *coordinator) serveRead(e env.Env, from wire.NodeID, m *Submit) {
 		rec, ok, err := c.snapshot(e, op.Key)
 		if err != nil {
 			// A read that fails is refused; nothing depends on it.
-			c.r.send(e, from, &Result{Seq: m.Seq, Code: wire.ErrUnavailable, Msg: "catenae: store read failed: " + err.Error()})
+			c.r.send(e, from, &Result{txngw.Result{Seq: m.Seq, Code: wire.ErrUnavailable, Msg: "catenae: store read failed: " + err.Error()}})
 			return
 		}
 		if ok {
@@ -354,7 +366,7 @@ func (c *coordinator) serveRead(e env.Env, from wire.NodeID, m *Submit) {
 			res[i] = wire.TxnResult{Version: rec.Version}
 		}
 	}
-	c.r.send(e, from, &Result{Seq: m.Seq, Results: res})
+	c.r.send(e, from, &Result{txngw.Result{Seq: m.Seq, Results: res}})
 }
 
 // snapshot is key's record as of the applied mark, and whether it is live.
@@ -366,6 +378,9 @@ func (c *coordinator) snapshot(e env.Env, key string) (store.Record, bool, error
 			}
 		}
 		return v.base, v.baseFound, nil
+	}
+	if rec, ok := c.unsynced[key]; ok {
+		return rec, !rec.Tombstone, nil
 	}
 	rec, ok, err := e.Store().Get(key)
 	return rec, ok && !rec.Tombstone, err
@@ -382,6 +397,9 @@ func readOnly(t *wire.Txn) bool {
 
 // get reads a user key from the committed copy.
 func (c *coordinator) get(e env.Env, key string) (store.Record, bool) {
+	if rec, ok := c.unsynced[key]; ok {
+		return rec, true
+	}
 	rec, ok, err := e.Store().Get(key)
 	if err != nil {
 		e.FailStop(err)
@@ -482,6 +500,12 @@ func (c *coordinator) onEpoch(e env.Env, m *Epoch) {
 			continue
 		}
 		c.hold(x, p)
+		if p.From <= c.have[x] {
+			// After a restart this region holds x's epochs through its
+			// applied mark, which may fall inside one of x's payloads.
+			delete(c.byFrom[x], p.From)
+			c.byFrom[x][c.have[x]+1] = p.EID
+		}
 	}
 	for {
 		eid, ok := c.byFrom[x][c.have[x]+1]
@@ -499,9 +523,10 @@ func (c *coordinator) onEpoch(e env.Env, m *Epoch) {
 // whose last report never came (a region that re-ran them after a
 // restart reports them again; these only feed the counters).
 func (c *coordinator) gcBallots() {
-	if !c.hasApplied || c.applied%1024 != 0 {
+	if !c.hasApplied || c.applied < c.ballotsGC+1024 {
 		return
 	}
+	c.ballotsGC = c.applied
 	for k := range c.votes { // lint:order-independent: deletes only
 		if k.batch < c.applied-4096 {
 			delete(c.votes, k)
@@ -1066,10 +1091,10 @@ func (c *coordinator) apply(e env.Env, cp *comp, order []uint32, keyOrders [][]u
 		if !dirty[k] {
 			continue
 		}
-		if err := e.Store().Put(k, state[k]); err != nil {
-			e.FailStop(err)
-			return
+		if _, ok := c.unsynced[k]; !ok {
+			c.unsyncedKeys = append(c.unsyncedKeys, k)
 		}
+		c.unsynced[k] = state[k]
 		v := c.mv[k]
 		if v == nil {
 			v = &mvKey{base: orig[k], baseFound: origFound[k]}
@@ -1088,9 +1113,9 @@ func (c *coordinator) apply(e env.Env, cp *comp, order []uint32, keyOrders [][]u
 			continue
 		}
 		delete(c.clients, tk)
-		res := &Result{Seq: w.Seq, Version: outs[pos].ver, Results: outs[pos].res}
+		res := &Result{txngw.Result{Seq: w.Seq, Version: outs[pos].ver, Results: outs[pos].res}}
 		if outs[pos].err != "" {
-			res = &Result{Seq: w.Seq, Code: wire.ErrInvalid, Msg: "catenae: aborted: " + outs[pos].err}
+			res = &Result{txngw.Result{Seq: w.Seq, Code: wire.ErrInvalid, Msg: "catenae: aborted: " + outs[pos].err}}
 		}
 		c.noteWrite(sessionKey{w.Gateway, w.Client}, b.eid)
 		c.r.send(e, w.Gateway, res)
@@ -1110,6 +1135,68 @@ func (c *coordinator) noteWrite(s sessionKey, eid int64) {
 	c.lastWrite[s] = max(c.lastWrite[s], eid)
 }
 
+// flush writes this handler's committed records: first one redo record
+// holding them all, then each. A crash keeps a prefix of a handler's
+// unsynced writes (a torn crash), so a restart finds either no record of
+// the handler, or its redo record and completes it (recoverRedo).
+func (c *coordinator) flush(e env.Env) {
+	if len(c.unsyncedKeys) == 0 {
+		return
+	}
+	redo := wire.AppendList(nil, c.unsyncedKeys, func(b []byte, k string) []byte {
+		return store.AppendWire(wire.AppendString(b, k), c.unsynced[k])
+	})
+	if err := e.Store().Put(metaRedo, store.Record{Value: redo}); err != nil {
+		e.FailStop(err)
+		return
+	}
+	for _, k := range c.unsyncedKeys {
+		if err := e.Store().Put(k, c.unsynced[k]); err != nil {
+			e.FailStop(err)
+			return
+		}
+	}
+	clear(c.unsynced)
+	c.unsyncedKeys = c.unsyncedKeys[:0]
+}
+
+// recoverRedo completes the last handler's committed records, if a crash
+// tore them.
+func (c *coordinator) recoverRedo(e env.Env) {
+	rec, ok, err := e.Store().Get(metaRedo)
+	if err != nil {
+		e.FailStop(err)
+		return
+	}
+	if !ok || rec.Tombstone {
+		return
+	}
+	type kv struct {
+		k string
+		r store.Record
+	}
+	d := wire.NewDecoder(rec.Value)
+	list := wire.DecodeList(d, func(d *wire.Decoder) kv { return kv{d.String(), store.DecodeWire(d)} })
+	if d.Err() != nil {
+		env.Invariant(e, false, "catenae: the redo record is corrupt")
+		return
+	}
+	for _, x := range list {
+		cur, ok, err := e.Store().Get(x.k)
+		if err != nil {
+			e.FailStop(err)
+			return
+		}
+		if ok && !cur.Version.Less(x.r.Version) {
+			continue
+		}
+		if err := e.Store().Put(x.k, x.r); err != nil {
+			e.FailStop(err)
+			return
+		}
+	}
+}
+
 // advanceApplied moves the applied mark past every fully decided batch,
 // persists it, and forgets what no region needs any more.
 func (c *coordinator) advanceApplied(e env.Env) {
@@ -1126,6 +1213,7 @@ func (c *coordinator) advanceApplied(e env.Env) {
 	if !moved {
 		return
 	}
+	c.flush(e) // the records before the mark that says they are there
 	putMeta(e, metaApplied, c.applied)
 	for k, v := range c.mv { // lint:order-independent: each key on its own, no output
 		i := 0

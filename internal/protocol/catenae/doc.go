@@ -140,8 +140,13 @@
 //
 // A coordinator persists its first epoch, each of its payloads (before it
 // is sent), each report (before it counts or is sent), its last closed
-// epoch, its applied mark, and the committed records. Other regions'
-// payloads are held in memory only: a restarted coordinator reloads its own
+// epoch, its applied mark, and the committed records. A handler's
+// committed records are written at its end, after one redo record that
+// holds them all, and before the applied mark that covers them: a crash
+// keeps a prefix of a handler's unsynced writes (a torn crash: in the
+// simulator, and Pebble's log on a real node), and a restart completes the
+// records the redo record holds, so a component is never half applied.
+// Other regions' payloads are held in memory only: a restarted coordinator reloads its own
 // payloads above its applied mark, reports holding only what it applied,
 // and the others resend the rest. It re-decides the batches above its
 // mark; a component whose keys already hold its (or a later) version was

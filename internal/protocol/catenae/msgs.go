@@ -1,25 +1,17 @@
 package catenae
 
 import (
+	"github.com/lightcone/lightcone/internal/protocol/txngw"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
 // Submit carries a client's transaction from the node that received it
-// to its region's coordinator.
-type Submit struct {
-	Seq    uint64        // the gateway's request number
-	Client wire.ClientID // the session, for read-your-writes (doc.go, "Read-only transactions")
-	Txn    wire.Txn
-}
+// to its region's coordinator (Client: the session, for read-your-writes:
+// doc.go, "Read-only transactions").
+type Submit struct{ txngw.Submit }
 
 // Result is a coordinator's answer to a Submit.
-type Result struct {
-	Seq     uint64
-	Code    wire.ErrorCode // 0: committed
-	Msg     string
-	Version wire.Version
-	Results []wire.TxnResult
-}
+type Result struct{ txngw.Result }
 
 // Entry is one transaction of a batch: what every region needs to run it,
 // and who submitted it (the origin's duplicate filter survives a restart).
@@ -78,32 +70,6 @@ func MessageTypes() []wire.MsgType {
 		{Kind: "catenae.result", New: func() wire.Encodable { return new(Result) }},
 		{Kind: "catenae.epoch", New: func() wire.Encodable { return new(Epoch) }},
 	}
-}
-
-// AppendPayload implements wire.Encodable.
-func (m *Submit) AppendPayload(b []byte) []byte {
-	return wire.AppendTxn(wire.AppendUvarint(wire.AppendUvarint(b, m.Seq), uint64(m.Client)), m.Txn)
-}
-
-// DecodePayload implements wire.Encodable.
-func (m *Submit) DecodePayload(d *wire.Decoder) {
-	m.Seq, m.Client = d.Uvarint(), wire.ClientID(d.Uvarint())
-	m.Txn = wire.DecodeTxn(d)
-}
-
-// AppendPayload implements wire.Encodable.
-func (m *Result) AppendPayload(b []byte) []byte {
-	b = wire.AppendUvarint(b, m.Seq)
-	b = wire.AppendUvarint(b, uint64(m.Code))
-	b = wire.AppendString(b, m.Msg)
-	b = wire.AppendVersion(b, m.Version)
-	return wire.AppendTxnResults(b, m.Results)
-}
-
-// DecodePayload implements wire.Encodable.
-func (m *Result) DecodePayload(d *wire.Decoder) {
-	m.Seq, m.Code, m.Msg, m.Version = d.Uvarint(), wire.ErrorCode(d.Uvarint()), d.String(), d.Version()
-	m.Results = wire.DecodeTxnResults(d)
 }
 
 func appendOrder(b []byte, o []uint32) []byte {

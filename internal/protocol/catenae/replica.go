@@ -1,11 +1,9 @@
 package catenae
 
 import (
-	"fmt"
-	"time"
-
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/protocol"
+	"github.com/lightcone/lightcone/internal/protocol/txngw"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -21,9 +19,7 @@ type Replica struct {
 	coord  wire.NodeID   // this region's coordinator
 	coords []wire.NodeID // every region's coordinator, in region order
 
-	// Gateway.
-	seq     uint64
-	waiting map[uint64]*wire.Request // forwarded, by Submit.Seq
+	gw *txngw.Gateway
 
 	// Coordinator (coord.go).
 	c *coordinator
@@ -36,13 +32,12 @@ type submitKey struct {
 
 // Timer payloads.
 type (
-	gatewayTimeout struct{ seq uint64 }
-	epochTick      struct{}
-	executed       struct{ key compKey }
+	epochTick struct{}
+	executed  struct{ key compKey }
 )
 
 func newReplica(cfg Config, id wire.NodeID) *Replica {
-	return &Replica{cfg: cfg, id: id, waiting: map[uint64]*wire.Request{}}
+	return &Replica{cfg: cfg, id: id, gw: txngw.NewGateway(Name)}
 }
 
 // Start implements env.Replica.
@@ -54,70 +49,17 @@ func (r *Replica) Start(e env.Env) {
 	for _, ns := range t.ByRegion {
 		r.coords = append(r.coords, ns[0])
 	}
-	// Request numbers from the clock, so a restarted gateway's are new to
-	// its coordinator's duplicate filter.
-	r.seq = uint64(max(e.Wall(), 0))
+	r.gw.Start(e)
 	if r.id == r.coord {
 		r.c = newCoordinator(r)
 		r.c.start(e)
 	}
 }
 
-// Request implements env.Replica: a single-key get runs as a read-only
-// transaction of one read, a put or delete as a transaction of one write;
-// a transaction is checked and forwarded to the region's coordinator.
+// Request implements env.Replica: the request goes to the region's
+// coordinator as a transaction (txngw).
 func (r *Replica) Request(e env.Env, req *wire.Request) {
-	t, err := asTxn(req)
-	if err != nil {
-		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: "catenae: " + err.Error()}})
-		return
-	}
-	r.seq++
-	r.waiting[r.seq] = req
-	e.SetTimer(time.Minute, gatewayTimeout{r.seq})
-	r.send(e, r.coord, &Submit{Seq: r.seq, Client: req.Client, Txn: *t})
-}
-
-// asTxn is req as a transaction.
-func asTxn(req *wire.Request) (*wire.Txn, error) {
-	var t *wire.Txn
-	switch req.Op {
-	case wire.OpTxn:
-		t = req.Txn
-	case wire.OpGet:
-		t = &wire.Txn{ReadOnly: true, Ops: []wire.TxnOp{{Kind: wire.TxnRead, Key: req.Key}}}
-	case wire.OpPut, wire.OpDelete:
-		t = &wire.Txn{Ops: []wire.TxnOp{{Kind: wire.TxnWrite, Key: req.Key, Value: req.Value, Delete: req.Op == wire.OpDelete}}}
-	default:
-		return nil, fmt.Errorf("operation %v not supported: gets, puts, deletes and transactions only", req.Op)
-	}
-	if req.Cond {
-		return nil, fmt.Errorf("conditional writes not supported; use a transaction")
-	}
-	if err := t.Check(); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-// onResult answers the client of a forwarded request.
-func (r *Replica) onResult(e env.Env, m *Result) {
-	req, ok := r.waiting[m.Seq]
-	if !ok {
-		return // answered already (timeout or a duplicate)
-	}
-	delete(r.waiting, m.Seq)
-	rep := &wire.Reply{ID: req.ID, Client: req.Client, Version: m.Version}
-	switch {
-	case m.Code != 0:
-		rep.Err = &wire.Error{Code: m.Code, Msg: m.Msg}
-	case req.Op == wire.OpTxn:
-		rep.Txn = m.Results
-	case req.Op == wire.OpGet && len(m.Results) == 1:
-		res := m.Results[0]
-		rep.Found, rep.Value, rep.Version = res.Found, res.Value, res.Version
-	}
-	e.Reply(rep)
+	r.gw.Forward(e, req, func(m *txngw.Submit) { r.send(e, r.coord, &Submit{*m}) })
 }
 
 // send delivers m to a node, in place when it is this one.
@@ -132,7 +74,7 @@ func (r *Replica) send(e env.Env, to wire.NodeID, m wire.Msg) {
 // Step implements env.Replica.
 func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	if m, ok := m.(*Result); ok {
-		r.onResult(e, m)
+		r.gw.OnResult(e, &m.Result)
 		return
 	}
 	if r.c == nil {
@@ -144,16 +86,14 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *Epoch:
 		r.c.onEpoch(e, m)
 	}
+	r.c.flush(e)
 }
 
 // Timer implements env.Replica.
 func (r *Replica) Timer(e env.Env, p any) {
 	switch p := p.(type) {
-	case gatewayTimeout:
-		if req, ok := r.waiting[p.seq]; ok {
-			delete(r.waiting, p.seq)
-			e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrTimeout, Msg: "catenae: no answer from the region's coordinator; the transaction may or may not have committed"}})
-		}
+	case txngw.Timeout:
+		r.gw.OnTimeout(e, p)
 	case epochTick:
 		if r.c != nil {
 			r.c.onTick(e)
@@ -162,6 +102,9 @@ func (r *Replica) Timer(e env.Env, p any) {
 		if r.c != nil {
 			r.c.onExecuted(e, p.key)
 		}
+	}
+	if r.c != nil {
+		r.c.flush(e)
 	}
 }
 

@@ -1,6 +1,7 @@
 package twopl
 
 import (
+	"github.com/lightcone/lightcone/internal/protocol/txngw"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -34,19 +35,10 @@ func (a txnID) less(b txnID) bool {
 
 // Submit carries a client's transaction from the node that received it
 // to its region's coordinator, the transaction's manager.
-type Submit struct {
-	Seq uint64 // the gateway's request number
-	Txn wire.Txn
-}
+type Submit struct{ txngw.Submit }
 
 // Result is a manager's answer to a Submit.
-type Result struct {
-	Seq     uint64
-	Code    wire.ErrorCode // 0: committed
-	Msg     string
-	Version wire.Version
-	Results []wire.TxnResult
-}
+type Result struct{ txngw.Result }
 
 // Prepare asks a region's coordinator to lock Keys (Excl: exclusively)
 // for Txn and answer with their records (Paxos commit's first phase).
@@ -119,32 +111,6 @@ func appendID(b []byte, t txnID) []byte {
 
 func decodeID(d *wire.Decoder) txnID {
 	return txnID{TS: d.Varint(), Node: wire.NodeID(d.Varint()), Attempt: uint32(d.Uvarint())}
-}
-
-// AppendPayload implements wire.Encodable.
-func (m *Submit) AppendPayload(b []byte) []byte {
-	return wire.AppendTxn(wire.AppendUvarint(b, m.Seq), m.Txn)
-}
-
-// DecodePayload implements wire.Encodable.
-func (m *Submit) DecodePayload(d *wire.Decoder) {
-	m.Seq = d.Uvarint()
-	m.Txn = wire.DecodeTxn(d)
-}
-
-// AppendPayload implements wire.Encodable.
-func (m *Result) AppendPayload(b []byte) []byte {
-	b = wire.AppendUvarint(b, m.Seq)
-	b = wire.AppendUvarint(b, uint64(m.Code))
-	b = wire.AppendString(b, m.Msg)
-	b = wire.AppendVersion(b, m.Version)
-	return wire.AppendTxnResults(b, m.Results)
-}
-
-// DecodePayload implements wire.Encodable.
-func (m *Result) DecodePayload(d *wire.Decoder) {
-	m.Seq, m.Code, m.Msg, m.Version = d.Uvarint(), wire.ErrorCode(d.Uvarint()), d.String(), d.Version()
-	m.Results = wire.DecodeTxnResults(d)
 }
 
 // Parallel slices (Keys and Excl, Found and Recs) are encoded each with
