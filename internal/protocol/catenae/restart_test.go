@@ -15,19 +15,14 @@ import (
 // TestCoordinatorsRestartTogether: one, two or every region's coordinator
 // crashes at 2 s and restarts at 2.5 s, under a read-write workload of
 // twelve clients; from 4 s on transactions must commit again (doc.go,
-// "Persistence": a restarted coordinator reloads its payloads and the
-// others resend the rest). The swarm checks safety only, so a run that
-// stops committing passes it; this checks liveness.
-//
+// "Persistence"). The swarm checks safety only; this checks liveness.
 // Found on the real server (server's
-// TestCatenaeBankTransferKillEveryCoordinator). A restarted coordinator
-// reloads its own payloads only above its own applied mark (reload); a
-// region whose applied mark is lower and that lost its in-memory copies
-// of them (it restarted too) needs them, nobody resends them, and every
-// region's scheduling stops for good. Reloading down to the first payload
-// not yet forgotten (tombstoned) makes every seed below commit again.
+// TestCatenaeBankTransferKillEveryCoordinator) when a restarted
+// coordinator reloaded its own payloads only above its applied mark: a
+// region with a lower mark that had restarted too still needed them and
+// every region stopped scheduling for good (8 of these 10 seeds with two
+// or three crashed). TestRecoversAfterFaults crashes one at a time.
 func TestCoordinatorsRestartTogether(t *testing.T) {
-	t.Skip("bug: coordinators restarting together never schedule again: a restarted coordinator reloads only its own payloads above its applied mark, which a region with a lower mark that restarted too still needs (see the comment)")
 	for _, crash := range [][]string{{"b-0"}, {"a-0", "b-0"}, {"a-0", "b-0", "c-0"}} {
 		for seed := uint64(1); seed <= 5; seed++ {
 			t.Run(fmt.Sprintf("%v/seed=%d", crash, seed), func(t *testing.T) {
@@ -62,20 +57,16 @@ func TestCoordinatorsRestartTogether(t *testing.T) {
 	}
 }
 
-// TestCoordinatorRestartAfterLoss: the same bug with one coordinator down
-// at a time. Under 40% message loss, each region's coordinator in turn
+// TestCoordinatorRestartAfterLoss: the same with one coordinator down at
+// a time, under 40% message loss: each region's coordinator in turn
 // crashes for 200 ms (four crashes, none overlapping); from 6 s on
-// transactions must commit. A coordinator that crashes after applying a
-// batch whose own payload a far region has not received (every copy
-// lost) never sends it again (it reloads only what is above its applied
-// mark), and the far region waits for it for good: seeds 5, 7, 15 and 17
-// stop; the same runs without crashes, or with reload going down to the
-// first forgotten payload, do not. On the real server, WAN emulation
-// holds each message at its sender for the one-way delay, and a kill -9
-// loses what it holds, so a kill can lose a payload without any loss on
-// the wire.
+// transactions must commit. A coordinator that crashed after applying a
+// batch whose own payload a far region had not received (every copy
+// lost) never sent it again while reload stopped at its applied mark:
+// seeds 5, 7, 15 and 17 stopped. On the real server a kill -9 loses the
+// messages WAN emulation holds at the killed sender, so a kill alone can
+// lose a payload's copies.
 func TestCoordinatorRestartAfterLoss(t *testing.T) {
-	t.Skip("bug: a coordinator restarted after applying a batch whose payload another region lacks never resends it (reload stops at its applied mark); every region stops scheduling")
 	for seed := uint64(1); seed <= 20; seed++ {
 		c := scenario.Config{
 			Seed: seed, WorldDef: simtest.World3(t, 20, 35, 60, 1), Protocol: catenae.Name,
