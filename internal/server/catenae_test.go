@@ -20,9 +20,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/lightcone/lightcone/internal/api/grpcapi"
@@ -188,11 +186,7 @@ func newCatenaeBank(t *testing.T, c *cluster, nodes []string, accounts, initial,
 		k.wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(i), 16))
 			for !k.stop.Load() {
-				from, to := r.IntN(accounts), r.IntN(accounts-1)
-				if to >= from {
-					to++
-				}
-				amt := int64(1 + r.IntN(100))
+				from, to, amt := randomTransfer(r, accounts)
 				var err error
 				if i%2 == 0 {
 					err = cl.Do(ctx, "LC.TXN", "ADD", acct(from), -amt, "ADD", acct(to), amt, "ADD", count(i), 1).Err()
@@ -476,12 +470,7 @@ func TestCatenaeBadInputOnRealServers(t *testing.T) {
 		}
 	}
 	// gRPC Txn in the catenae keyspace.
-	conn, err := grpc.NewClient(c.procs[nodes[2]].grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	kv := lightconev1.NewKVClient(conn)
+	kv := kvClient(t, c.procs[nodes[2]].grpc)
 	var many []*lightconev1.TxnOp
 	for i := range wire.MaxTxnOps + 1 {
 		many = append(many, grpcapi.Add("b6-"+strconv.Itoa(i), 1))
@@ -589,7 +578,7 @@ func keyspaceCountersAt(t *testing.T, c *cluster, n, ks string) map[string]float
 // transfer is lost, none applied twice, and the total is kept.
 // (Before catenae's restarted coordinators reloaded every own payload
 // some region may lack, transfers never resumed after the first
-// restart: catenae's TestCoordinatorsRestartTogether.)
+// restart: catenae's TestRestartsResume.)
 func TestCatenaeBankTransferKillEveryCoordinator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test; skipped in -short")
@@ -625,7 +614,7 @@ func TestCatenaeBankTransferKillEveryCoordinator(t *testing.T) {
 // acknowledges transfers again after each restart (0.15 to 0.4 s in 30
 // restarts), and at the end the bank's checks hold. (A kill loses the
 // messages WAN emulation holds at the killed sender; catenae's
-// TestCoordinatorRestartAfterLoss shows a restart after such a loss can
+// TestRestartsResume (after loss) shows a restart after such a loss can
 // stop the cluster. Not seen here in 30 restarts.)
 func TestCatenaeBankTransferKillCoordinatorsInTurn(t *testing.T) {
 	if testing.Short() {
