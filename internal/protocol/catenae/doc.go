@@ -168,8 +168,10 @@
 // off stops every region's read-write transactions until it is back (as in
 // the thesis, §4.3.5; the thesis's mode that proceeds on a majority of
 // epoch messages is not built). Read-only transactions continue in every
-// region from the applied snapshot, except a session's whose own write is
-// in a batch not yet applied there: it waits. There is no secondary coordinator: a
+// region whose coordinator is up, from the applied snapshot, except a
+// session's whose own write is in a batch not yet applied there: it waits.
+// In a region whose coordinator is down they wait for it (the client's
+// timeout, or the gateway's minute, comes first). There is no secondary coordinator: a
 // coordinator's crash is survived by its restart from its store.
 //
 // # Limits
