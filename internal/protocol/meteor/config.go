@@ -123,6 +123,7 @@ type Config struct {
 	Horizon time.Duration `yaml:"horizon"`
 
 	acceptLate bool // teeth tests: apply writes the closure has passed (export_test.go)
+	clockOnly  bool // teeth tests: refuse only writes the clock has passed, not the promised closure
 }
 
 // DefaultMaxClockSkew is MaxClockSkew's default.

@@ -119,7 +119,9 @@
 // at once, and the median M2 read no longer waits for the next status; the
 // price is that a write copy reaching a replica less than ClosureLead
 // ahead of its stamp is refused there (kept as a copy), and restamped with
-// twice the lead if n − w + 1 replicas refuse it. Writes are stamped
+// twice the lead if n − w + 1 replicas refuse it (TestTeethClosureLead: a
+// replica that refuses only what its clock has passed breaks the promise,
+// and the checker rejects the runs). Writes are stamped
 // ε + WriteLead ahead of their w nearest replicas' arrival, so ClosureLead
 // must stay below that (Config.Validate), and its default, ε + 3/5 of
 // min(DispatchInterval, WriteLead) = 8 ms, keeps 2/5 of WriteLead for

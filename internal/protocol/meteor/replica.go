@@ -493,7 +493,11 @@ func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (writeOutc
 	if rec.Version.TS.WallNanos <= r.gcMark {
 		return forgotten, nil
 	}
-	ok := rec.Version.TS.WallNanos > r.closure(e) || r.ks.cfg.acceptLate
+	closed := r.closure(e)
+	if r.ks.cfg.clockOnly {
+		closed = e.Now() // teeth: the promise ahead of the clock is not kept
+	}
+	ok := rec.Version.TS.WallNanos > closed || r.ks.cfg.acceptLate
 	chain = chainInsert(chain, link{Record: rec, Applied: ok})
 	if err := saveChain(e, key, chain); err != nil {
 		return 0, err
