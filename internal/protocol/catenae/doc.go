@@ -140,13 +140,21 @@
 //
 // A coordinator persists its first epoch, each of its payloads (before it
 // is sent), each report (before it counts or is sent), its last closed
-// epoch, its applied mark, and the committed records. Other regions'
-// payloads are held in memory only: a restarted coordinator reloads its own
-// payloads above its applied mark, reports holding only what it applied,
-// and the others resend the rest. It re-decides the batches above its
+// epoch, its applied mark, and the committed records. A handler's
+// committed records are written at its end, after one redo record that
+// holds them all, and before the applied mark that covers them: a crash
+// keeps a prefix of a handler's unsynced writes (a torn crash: in the
+// simulator, and Pebble's log on a real node), and a restart completes the
+// records the redo record holds, so a component is never half applied.
+// Other regions' payloads are held in memory only: a restarted coordinator reloads its own
+// payloads some region may still lack (those every region applied are
+// tombstones), tells the others it holds theirs only through its applied
+// mark, and they resend the rest. It re-decides the batches above its
 // mark; a component whose keys already hold its (or a later) version was
 // applied before the crash and is skipped. Its gateways' clients are
-// answered after a restart when their transactions are decided. Read-only
+// answered after a restart when their transactions are decided; those of a
+// skipped component get ErrTimeout (it committed; its results were not
+// kept). Read-only
 // transactions wait after a restart until every batch scheduled before it
 // is applied (the store may hold writes above the mark).
 //
@@ -156,12 +164,21 @@
 // off stops every region's read-write transactions until it is back (as in
 // the thesis, §4.3.5; the thesis's mode that proceeds on a majority of
 // epoch messages is not built). Read-only transactions continue in every
-// region from the applied snapshot. There is no secondary coordinator: a
+// region from the applied snapshot, except a session's whose own write is
+// in a batch not yet applied there: it waits. There is no secondary coordinator: a
 // coordinator's crash is survived by its restart from its store.
 //
 // # Limits
 //
-// A coordinator remembers the last 32,768 Submits (duplicate filter) and
-// sessions (read-your-writes). A batch holds at most 2^20 transactions.
+// A coordinator remembers the last 32,768 Submits (duplicate filter: a
+// network duplicate delayed beyond them would run again) and sessions
+// (read-your-writes: a forgotten session's reads wait for the newest
+// forgotten write's batch), and holds at most 32,768 waiting read-only
+// transactions (beyond: ErrUnavailable). A session is a client of one
+// gateway node: a client that moves to another node of its region keeps
+// read-your-writes only once its write's batch is applied. A batch holds at
+// most 2^20 transactions, a region's payload at most 24 MiB of keys and
+// values (beyond: ErrUnavailable, retry), and an epoch message resends at
+// most 32 MiB of older payloads.
 // The chain servers are modelled, not separate processes.
 package catenae

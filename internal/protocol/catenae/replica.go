@@ -86,6 +86,7 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *Epoch:
 		r.c.onEpoch(e, m)
 	}
+	r.c.finish(e)
 }
 
 // Timer implements env.Replica.
@@ -101,6 +102,9 @@ func (r *Replica) Timer(e env.Env, p any) {
 		if r.c != nil {
 			r.c.onExecuted(e, p.key)
 		}
+	}
+	if r.c != nil {
+		r.c.finish(e)
 	}
 }
 

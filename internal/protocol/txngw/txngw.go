@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -102,9 +103,10 @@ func NewGateway(proto string) *Gateway {
 	return &Gateway{proto: proto, waiting: map[uint64]*wire.Request{}}
 }
 
-// Start numbers requests from the clock, so a restarted gateway's are new
-// to its coordinator's duplicate filter.
-func (g *Gateway) Start(e env.Env) { g.seq = uint64(max(e.Wall(), 0)) }
+// Start numbers requests from a random point, so a restarted gateway's
+// are new to its coordinator's duplicate filter (a wall clock could step
+// back across the restart).
+func (g *Gateway) Start(e env.Env) { g.seq = e.Rand().Uint64() >> 1 }
 
 // Forward checks req and hands it, as a Submit, to send; a request that
 // is not a valid transaction is answered ErrInvalid at once.
@@ -147,4 +149,17 @@ func (g *Gateway) OnTimeout(e env.Env, p Timeout) {
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrTimeout,
 			Msg: g.proto + ": no answer from the region's coordinator; the transaction may or may not have committed"}})
 	}
+}
+
+// Coordinators is every region's first node, in region order: the
+// transactional protocols' coordinators, each holding every key.
+func Coordinators(t *topo.Topology, proto string) ([]wire.NodeID, error) {
+	var coords []wire.NodeID
+	for _, ns := range t.ByRegion {
+		if len(ns) == 0 {
+			return nil, fmt.Errorf("%s: every region needs a node (its coordinator)", proto)
+		}
+		coords = append(coords, ns[0])
+	}
+	return coords, nil
 }
