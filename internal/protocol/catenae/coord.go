@@ -60,6 +60,7 @@ type comp struct {
 	key      compKey
 	members  []int    // positions in the batch, canonical order
 	keys     []string // distinct keys, sorted
+	blocked  int      // keys where an earlier component is queued
 	executed bool     // this region's chains ran it
 	report   *Report  // this region's execution (its order)
 	decided  bool
@@ -127,7 +128,8 @@ type coordinator struct {
 	queues     map[string][]*comp
 	comps      map[compKey]*comp
 	votes      map[compKey]*ballot
-	ballotsGC  int64 // the applied mark when ballots were last pruned
+	dirty      []*comp // got a report since decideReady last ran
+	ballotsGC  int64   // the applied mark when ballots were last pruned
 
 	// Committed records of this handler, written at its end after the redo
 	// record that holds them all (doc.go, "Persistence").
@@ -709,6 +711,9 @@ func (c *coordinator) buildBatch(e env.Env, eid int64) {
 		slices.Sort(cp.keys)
 		cp.keys = slices.Compact(cp.keys)
 		for _, k := range cp.keys {
+			if len(c.queues[k]) > 0 {
+				cp.blocked++
+			}
 			c.queues[k] = append(c.queues[k], cp)
 		}
 		c.comps[cp.key] = cp
@@ -721,6 +726,7 @@ func (c *coordinator) buildBatch(e env.Env, eid int64) {
 			}
 			v.cp, v.b = cp, b
 			c.countSpeculation(cp.key)
+			c.dirty = append(c.dirty, cp)
 		}
 	}
 	for _, cp := range order {
@@ -737,6 +743,7 @@ func (c *coordinator) execute(e env.Env, b *batch, cp *comp) {
 	if v := c.votes[cp.key]; v != nil && v.reps[c.self] != nil {
 		// Reported before a restart: the report is in a payload of its own.
 		cp.executed, cp.report = true, v.reps[c.self]
+		c.dirty = append(c.dirty, cp)
 		return
 	}
 	type run struct {
@@ -829,6 +836,9 @@ func (c *coordinator) addVote(r int, rep *Report) {
 	if v.reps[r] == nil {
 		v.reps[r] = rep
 		c.countSpeculation(k)
+		if v.cp != nil && !v.cp.decided {
+			c.dirty = append(c.dirty, v.cp)
+		}
 	}
 }
 
@@ -844,47 +854,50 @@ func (c *coordinator) countSpeculation(k compKey) {
 	}
 	v.counted = true
 	b, cp := v.b, v.cp
-	deps := func(rep *Report, pos uint32) []uint32 {
-		var out []uint32
-		for _, q := range rep.Order {
-			if q == pos {
-				break
-			}
-			if shareKey(b.members[cp.members[q]].entry, b.members[cp.members[pos]].entry) {
-				out = append(out, q)
+	// A transaction's dependencies are the same in every report iff, for
+	// every transaction it shares a key with, every report puts the two in
+	// the same order.
+	ranks := make([][]int, len(v.reps))
+	for i, rep := range v.reps {
+		ranks[i] = make([]int, len(cp.members))
+		for r, pos := range rep.Order {
+			if int(pos) < len(cp.members) {
+				ranks[i][pos] = r
 			}
 		}
-		slices.Sort(out)
-		return out
 	}
-	for pos := range uint32(len(cp.members)) {
-		c.stats.specCompared++
-		same := true
-		d0 := deps(v.reps[0], pos)
-		for _, rep := range v.reps[1:] {
-			if !slices.Equal(d0, deps(rep, pos)) {
-				same = false
-				break
+	onKey := map[string][]int{}
+	for pos, mi := range cp.members {
+		for _, op := range b.members[mi].entry.Txn.Ops {
+			if l := onKey[op.Key]; len(l) == 0 || l[len(l)-1] != pos {
+				onKey[op.Key] = append(l, pos)
 			}
 		}
-		if same {
+	}
+	differ := make([]bool, len(cp.members))
+	for _, key := range cp.keys {
+		l := onKey[key]
+		for i, p := range l {
+			for _, q := range l[i+1:] {
+				first := ranks[0][p] < ranks[0][q]
+				for _, rk := range ranks[1:] {
+					if (rk[p] < rk[q]) != first {
+						differ[p], differ[q] = true, true
+						break
+					}
+				}
+			}
+		}
+	}
+	for _, d := range differ {
+		c.stats.specCompared++
+		if !d {
 			c.stats.specAgree++
 		}
 	}
 	if cp.decided {
 		delete(c.votes, k)
 	}
-}
-
-func shareKey(a, b *Entry) bool {
-	for _, x := range a.Txn.Ops {
-		for _, y := range b.Txn.Ops {
-			if x.Key == y.Key {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func sameReport(a, b *Report) bool {
@@ -935,20 +948,17 @@ func (c *coordinator) vote(k compKey) (*Report, bool) {
 	return nil, false
 }
 
-// decideReady tries every component at the head of a key queue.
+// decideReady tries the components that may have become decidable since
+// the last call: those that got a report, or a report of their own back
+// after a restart. (Those whose predecessors were decided, or whose
+// chains finished, are tried by decideFrom directly.)
 func (c *coordinator) decideReady(e env.Env) {
-	var heads []*comp
-	for _, q := range c.queues { // lint:order-independent: sorted below
-		heads = append(heads, q[0])
-	}
-	slices.SortFunc(heads, func(a, b *comp) int {
-		if a.key.batch != b.key.batch {
-			return cmp.Compare(a.key.batch, b.key.batch)
+	for len(c.dirty) > 0 {
+		d := c.dirty
+		c.dirty = nil
+		for _, cp := range d {
+			c.decideFrom(e, cp)
 		}
-		return cmp.Compare(a.key.comp, b.key.comp)
-	})
-	for _, h := range heads {
-		c.decideFrom(e, h)
 	}
 }
 
@@ -974,6 +984,7 @@ func (c *coordinator) decideFrom(e env.Env, cp *comp) {
 				continue
 			}
 			c.queues[k] = q
+			q[0].blocked--
 			work = append(work, q[0])
 		}
 	}
@@ -982,14 +993,7 @@ func (c *coordinator) decideFrom(e env.Env, cp *comp) {
 // ready: every earlier component on cp's keys is decided (§4.3.3,
 // "Commit Conflicting Transactions": a transaction waits for the
 // transactions it depends on).
-func (c *coordinator) ready(cp *comp) bool {
-	for _, k := range cp.keys {
-		if c.queues[k][0] != cp {
-			return false
-		}
-	}
-	return true
-}
+func (c *coordinator) ready(cp *comp) bool { return cp.blocked == 0 }
 
 // decision is the order cp commits in, if it is decided.
 func (c *coordinator) decision(cp *comp) ([]uint32, [][]uint32, bool) {
