@@ -114,6 +114,9 @@ start() {
 	die "$target did not start"
 }
 
+# server_cpu: the server's user+system CPU time so far, in clock ticks.
+server_cpu() { sed 's/.*) //' "/proc/$SERVER_PID/stat" | awk '{ print $12 + $13 }'; }
+
 # --- build ---
 TARGETS=(redis tree)
 log "building the work tree"
@@ -130,7 +133,7 @@ if [[ -n "$BASE" ]]; then
 	TARGETS=(redis base tree)
 fi
 
-RESULTS="$WORK/results.tsv" # round target pipeline op rps p50 p99
+RESULTS="$WORK/results.tsv" # round target pipeline op rps p50 p99 cpu-µs/request
 : >"$RESULTS"
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 nt=${#TARGETS[@]}
@@ -139,9 +142,15 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		target="${TARGETS[$(((k + r - 1) % nt))]}"
 		start "$target"
 		for p in $PIPELINES; do
-			log "round $r: $target -P $p"
-			redis-benchmark -p "$PORT" -t "$TESTS" -n "$N" -c "$CLIENTS" -P "$p" --csv |
-				awk -F, -v r="$r" -v t="$target" -v p="$p" 'NR > 1 { gsub(/"/, ""); print r "\t" t "\t" p "\t" $1 "\t" $2 "\t" $5 "\t" $7 }' >>"$RESULTS"
+			for test in ${TESTS//,/ }; do
+				log "round $r: $target -P $p -t $test"
+				cpu0="$(server_cpu)"
+				redis-benchmark -p "$PORT" -t "$test" -n "$N" -c "$CLIENTS" -P "$p" --csv |
+					awk -F, -v r="$r" -v t="$target" -v p="$p" 'NR > 1 { gsub(/"/, ""); printf "%s\t%s\t%s\t%s\t%s\t%s\t%s", r, t, p, $1, $2, $5, $7 }' >>"$RESULTS"
+				# The server's CPU time per request, in µs: unlike requests/s,
+				# it barely moves when other work shares the machine.
+				awk -v a="$cpu0" -v b="$(server_cpu)" -v n="$N" 'BEGIN { printf "\t%.2f\n", (b - a) * 1e6 / 100 / n }' >>"$RESULTS"
+			done
 		done
 		stop_server
 	done
@@ -152,45 +161,62 @@ echo
 echo "redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') (appendfsync everysec); lightcone --sync everysec:" \
 	"tree $TREE_REV${BASE_REV:+, base $BASE ($BASE_REV)}; $(nproc) CPUs; load average before $LOAD_BEFORE, after $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
-echo "| round | target | P | op | req/s | p50 ms | p99 ms |"
-echo "| ---: | --- | ---: | --- | ---: | ---: | ---: |"
-sort -t$'\t' -k3,3n -k4,4 -k1,1n -k2,2 "$RESULTS" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }'
+echo "| round | target | P | op | req/s | p50 ms | p99 ms | server CPU µs/req |"
+echo "| ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |"
+sort -t$'\t' -k3,3n -k4,4 -k1,1n -k2,2 "$RESULTS" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8 }'
 echo
-echo "Medians (min–max) over rounds; ratios are per round, then the median."
+echo "Medians (min–max) over rounds; a ratio is taken per round, then its median (min–max) given."
 echo
-echo "| P | op | target | req/s | p99 ms | ratio | ratio min–max |"
-echo "| ---: | --- | --- | ---: | ---: | ---: | --- |"
-awk -F'\t' '
+echo "| P | op | target | req/s | p99 ms | server CPU µs/req |"
+echo "| ---: | --- | --- | ---: | ---: | ---: |"
+summary() {
+	awk -F'\t' -v mode="$1" '
 	function med(s,   a, n, i, j, t) {
 		n = split(s, a, " ")
 		for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
 		lo = a[1]; hi = a[n]
 		return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 	}
-	{ k = $3 "\t" $4; keys[k] = 1; rps[k, $2] = rps[k, $2] " " $5; p99[k, $2] = p99[k, $2] " " $7; v[$1, k, $2] = $5; q[$1, k, $2] = $7; if ($1 > R) R = $1 }
+	{
+		k = $3 "\t" $4; keys[k] = 1; if ($1 > R) R = $1
+		rps[k, $2] = rps[k, $2] " " $5; p99[k, $2] = p99[k, $2] " " $7; cpu[k, $2] = cpu[k, $2] " " $8
+		v[$1, k, $2] = $5; q[$1, k, $2] = $7; c[$1, k, $2] = $8
+	}
 	END {
 		for (k in keys) {
 			split(k, kk, "\t")
-			for (ti = 1; ti <= 3; ti++) {
-				t = (ti == 1) ? "redis" : (ti == 2) ? "base" : "tree"
-				if (rps[k, t] == "") continue
-				m = med(rps[k, t]); l = lo; h = hi
-				m99 = med(p99[k, t]); l99 = lo; h99 = hi
-				printf "%s\t%s\t%d\t%s\t%.0f (%.0f–%.0f)\t%.3f (%.3f–%.3f)\t\t\n", kk[1], kk[2], ti, t, m, l, h, m99, l99, h99
+			if (mode == "targets") {
+				for (ti = 1; ti <= 3; ti++) {
+					t = (ti == 1) ? "redis" : (ti == 2) ? "base" : "tree"
+					if (rps[k, t] == "") continue
+					m = med(rps[k, t]); l = lo; h = hi
+					m99 = med(p99[k, t]); l99 = lo; h99 = hi
+					mc = med(cpu[k, t]); lc = lo; hc = hi
+					printf "%s\t%s\t%d\t| %s | %s | %s | %.0f (%.0f–%.0f) | %.3f (%.3f–%.3f) | %.2f (%.2f–%.2f) |\n", kk[1], kk[2], ti, kk[1], kk[2], t, m, l, h, m99, l99, h99, mc, lc, hc
+				}
+				continue
 			}
 			split("tree/redis base/redis tree/base", pairs, " ")
 			for (pi = 1; pi <= 3; pi++) {
 				split(pairs[pi], ab, "/")
-				s = ""; s99 = ""
+				s = ""; s99 = ""; sc = ""
 				for (r = 1; r <= R; r++) if (v[r, k, ab[1]] > 0 && v[r, k, ab[2]] > 0) {
 					s = s " " v[r, k, ab[1]] / v[r, k, ab[2]]
 					if (q[r, k, ab[2]] > 0) s99 = s99 " " q[r, k, ab[1]] / q[r, k, ab[2]]
+					if (c[r, k, ab[2]] > 0) sc = sc " " c[r, k, ab[1]] / c[r, k, ab[2]]
 				}
 				if (s == "") continue
 				m = med(s); l = lo; h = hi
 				m99 = med(s99); l99 = lo; h99 = hi
-				printf "%s\t%s\t%d\t%s req/s\t\t\t%.2f\t%.2f–%.2f\n", kk[1], kk[2], 3 + 2 * pi - 1, pairs[pi], m, l, h
-				printf "%s\t%s\t%d\t%s p99\t\t\t%.2f\t%.2f–%.2f\n", kk[1], kk[2], 3 + 2 * pi, pairs[pi], m99, l99, h99
+				line = sprintf("| %s | %s | %s | %.2f (%.2f–%.2f) | %.2f (%.2f–%.2f) |", kk[1], kk[2], pairs[pi], m, l, h, m99, l99, h99)
+				if (sc != "") { mc = med(sc); line = line sprintf(" %.2f (%.2f–%.2f) |", mc, lo, hi) } else line = line " |"
+				printf "%s\t%s\t%d\t%s\n", kk[1], kk[2], pi, line
 			}
 		}
-	}' "$RESULTS" | sort -t$'\t' -k1,1n -k2,2 -k3,3n | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $4, $5, $6, $7, $8 }'
+	}' "$RESULTS" | sort -t$'\t' -k1,1n -k2,2 -k3,3n | cut -f4
+}
+summary targets
+echo
+echo "| P | op | ratio | req/s | p99 | server CPU/req |"
+echo "| ---: | --- | --- | ---: | ---: | ---: |"
+summary ratios
