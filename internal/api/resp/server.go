@@ -480,6 +480,10 @@ type conn struct {
 
 	// pending holds, in command order, the replies not yet written.
 	pending []pending
+	// reps and one are awaitPending's scratch for one command's calls'
+	// replies, and for the call of a command that made one (await1).
+	reps []*wire.Reply
+	one  [1]wire.RequestID
 
 	// Backend replies arrive on the backend's goroutine into arrived, and
 	// signal wakes the connection (one channel for all its requests, so a
@@ -515,10 +519,16 @@ type conn struct {
 type hold struct{ keyspace, key string }
 
 // pending is one command's reply: awaiting the backend replies of calls,
-// then written by write.
+// then written by write. A read of one key (readKind), the commonest
+// command, needs neither a slice nor a closure: it awaits one and
+// writes with show (when show is set).
 type pending struct {
 	calls []wire.RequestID
 	write func(w *Writer, reps []*wire.Reply)
+
+	one  wire.RequestID
+	kind byte
+	show func(w *Writer, v value, found bool)
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -532,6 +542,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	rd.MaxMultibulkLen = s.cfg.MaxMultibulkLen
 	rd.MaxArgBytes = int64(max(s.cfg.MaxValueBytes, s.cfg.MaxKeyBytes))
 	rd.Budget = c.budget
+	rd.Borrow = true // exec hands commands that keep arguments copies
 	*c = conn{
 		arrived:  make(map[wire.RequestID]*wire.Reply),
 		signal:   make(chan struct{}, 1),
@@ -729,16 +740,35 @@ func (c *conn) awaitPending() {
 	c.sendUnsent()
 	for i := range c.pending {
 		p := &c.pending[i]
-		reps := make([]*wire.Reply, len(p.calls))
-		for j, id := range p.calls {
-			r, ok := c.wait(id)
+		if p.show != nil {
+			r, ok := c.wait(p.one)
 			if !ok {
 				c.pending = c.pending[:0]
 				return
 			}
-			reps[j] = r
+			c.writeRead(r, p.kind, p.show)
+			c.pending[i] = pending{}
+			continue
+		}
+		// The write functions only read their replies: one slice serves
+		// them all.
+		reps, calls := c.reps[:0], p.calls
+		if p.one != 0 {
+			c.one[0] = p.one
+			calls = c.one[:]
+		}
+		for _, id := range calls {
+			r, ok := c.wait(id)
+			if !ok {
+				clear(reps)
+				c.pending = c.pending[:0]
+				return
+			}
+			reps = append(reps, r)
 		}
 		p.write(c.w, reps)
+		clear(reps)
+		c.reps = reps[:0]
 		c.pending[i] = pending{}
 	}
 	c.pending = c.pending[:0]
@@ -817,6 +847,11 @@ func (c *conn) await(reqs []*wire.Request, write func(w *Writer, reps []*wire.Re
 		p.calls[i] = c.submit(r)
 	}
 	c.pending = append(c.pending, p)
+}
+
+// await1 is await for a command that makes one call.
+func (c *conn) await1(req *wire.Request, write func(w *Writer, reps []*wire.Reply)) {
+	c.pending = append(c.pending, pending{one: c.submit(req), write: write})
 }
 
 // call submits reqs and waits for their replies. Multi-step commands use
