@@ -487,13 +487,21 @@ type conn struct {
 
 	// Backend replies arrive on the backend's goroutine into arrived, and
 	// signal wakes the connection (one channel for all its requests, so a
-	// request costs no channel of its own).
+	// request costs no channel of its own) when the reply it sleeps for,
+	// waitFor, has come: one wake-up for a pipeline's replies, not one
+	// per reply.
 	mu         sync.Mutex
-	arrived    map[wire.RequestID]*wire.Reply
-	replyBytes int64 // of replies arrived since the last release, against OutputBufferLimit
-	gone       bool  // serve has returned: replies are dropped, not counted
+	arrived    []*wire.Reply  // in arrival order
+	waitFor    wire.RequestID // 0: the connection is not asleep
+	replyBytes int64          // of replies arrived since the last release, against OutputBufferLimit
+	gone       bool           // serve has returned: replies are dropped, not counted
 	signal     chan struct{}
 	done       func(*wire.Reply) // c.onReply, bound once
+
+	// got holds the replies the connection took from arrived and has not
+	// yet waited for, from gotHead on (nil: waited for).
+	got     []*wire.Reply
+	gotHead int
 
 	// held is the bytes of arguments of the commands read since the last
 	// release, against QueryBufferLimit (and, with replyBytes, the
@@ -544,7 +552,6 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	rd.Budget = c.budget
 	rd.Borrow = true // exec hands commands that keep arguments copies
 	*c = conn{
-		arrived:  make(map[wire.RequestID]*wire.Reply),
 		signal:   make(chan struct{}, 1),
 		s:        s,
 		nc:       nc,
@@ -581,14 +588,20 @@ func (c *conn) onReply(r *wire.Reply) {
 		c.mu.Unlock()
 		return
 	}
-	c.arrived[r.ID] = r
+	c.arrived = append(c.arrived, r)
 	n := replySize(r)
 	c.replyBytes += n
 	c.s.buffered.Add(n)
+	wake := r.ID == c.waitFor
+	if wake {
+		c.waitFor = 0
+	}
 	c.mu.Unlock()
-	select {
-	case c.signal <- struct{}{}:
-	default:
+	if wake {
+		select {
+		case c.signal <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -738,6 +751,22 @@ func (c *conn) flush() error {
 // without flushing. It is the barrier before a multi-step command.
 func (c *conn) awaitPending() {
 	c.sendUnsent()
+	// Sleep once, for the last call's reply: replies mostly come in
+	// order, and then the others are in by then.
+	for i := len(c.pending) - 1; i >= 0; i-- {
+		p := &c.pending[i]
+		last := p.one
+		if n := len(p.calls); n > 0 {
+			last = p.calls[n-1]
+		}
+		if last != 0 {
+			if !c.until(last) {
+				c.pending = c.pending[:0]
+				return
+			}
+			break
+		}
+	}
 	for i := range c.pending {
 		p := &c.pending[i]
 		if p.show != nil {
@@ -777,24 +806,48 @@ func (c *conn) awaitPending() {
 // wait returns the reply to request id, or false if the server closes
 // first.
 func (c *conn) wait(id wire.RequestID) (*wire.Reply, bool) {
-	for {
-		c.mu.Lock()
-		r, ok := c.arrived[id]
-		if ok {
-			delete(c.arrived, id)
-		}
-		c.mu.Unlock()
-		if ok {
-			if r == nil {
-				r = &wire.Reply{Err: &wire.Error{Code: wire.ErrUnavailable, Msg: "backend returned no reply"}}
+	if !c.until(id) {
+		return nil, false
+	}
+	for i := c.gotHead; i < len(c.got); i++ {
+		if r := c.got[i]; r != nil && r.ID == id {
+			c.got[i] = nil
+			for c.gotHead < len(c.got) && c.got[c.gotHead] == nil {
+				c.gotHead++
+			}
+			if c.gotHead == len(c.got) {
+				c.got, c.gotHead = c.got[:0], 0
 			}
 			return r, true
 		}
+	}
+	panic("resp: awaited reply not found") // until returned true: it is in got
+}
+
+// until sleeps until the reply to request id is in got, or returns false
+// if the server closes first.
+func (c *conn) until(id wire.RequestID) bool {
+	for {
+		for _, r := range c.got[c.gotHead:] {
+			if r != nil && r.ID == id {
+				return true
+			}
+		}
+		c.mu.Lock()
+		if len(c.arrived) > 0 {
+			c.got = append(c.got, c.arrived...)
+			clear(c.arrived)
+			c.arrived = c.arrived[:0]
+			c.mu.Unlock()
+			continue
+		}
+		c.waitFor = id
+		c.mu.Unlock()
 		select {
 		case <-c.signal:
 		case <-c.s.quit:
 			c.quit = true
-			return nil, false
+			return false
 		}
 	}
 }
