@@ -201,8 +201,8 @@ type Node struct {
 	fresh     []freshReq
 	freshNext int
 	self      []event // messages to self, handled before the batch's flush
-	outMsgs []outMsg
-	outReps []*wire.Reply
+	outMsgs   []outMsg
+	outReps   []*wire.Reply
 }
 
 type outMsg struct {

@@ -73,13 +73,8 @@ func FuzzReader(f *testing.F) {
 			if err != nil {
 				t.Fatalf("re-reading %q: %v", buf.Bytes(), err)
 			}
-			if len(again) != len(args) {
+			if !equalArgs(again, args) {
 				t.Fatalf("re-read %q as %q", args, again)
-			}
-			for i := range args {
-				if !bytes.Equal(args[i], again[i]) {
-					t.Fatalf("re-read %q as %q", args, again)
-				}
 			}
 		}
 	})
@@ -145,13 +140,8 @@ func FuzzReaderLimits(f *testing.F) {
 			if werr != nil {
 				return
 			}
-			if len(got) != len(want) {
+			if !equalArgs(got, want) {
 				t.Fatalf("limited reader read %q; unlimited %q", got, want)
-			}
-			for i := range got {
-				if !bytes.Equal(got[i], want[i]) {
-					t.Fatalf("limited reader read %q; unlimited %q", got, want)
-				}
 			}
 		}
 	})
