@@ -20,6 +20,7 @@
 #   CLIENTS=50
 #   PIPELINES="1 16"
 #   TESTS=get,set     redis-benchmark -t
+#   LC_ENV="K=V ..."  environment of both Lightcone targets (e.g. GOMAXPROCS=1)
 #   KEEP=1            keep the temp dir
 set -euo pipefail
 
@@ -30,6 +31,7 @@ CLIENTS="${CLIENTS:-50}"
 PIPELINES="${PIPELINES:-1 16}"
 TESTS="${TESTS:-get,set}"
 KEEP="${KEEP:-0}"
+LC_ENV="${LC_ENV:-}"
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 log() { printf '[bench-resp-ab] %s\n' "$*" >&2; }
@@ -103,7 +105,8 @@ start() {
 		else
 			free_port
 			http="$PORT"
-			"$WORK/lightcone-$target" server --data-dir "$dir/data" --resp-addr "127.0.0.1:$port" \
+			# shellcheck disable=SC2086 # LC_ENV is a list of words
+			env $LC_ENV "$WORK/lightcone-$target" server --data-dir "$dir/data" --resp-addr "127.0.0.1:$port" \
 				--http-addr "127.0.0.1:$http" --grpc-addr off --sync everysec 2>"$dir/log" &
 		fi
 		SERVER_PID=$!
@@ -159,7 +162,7 @@ done
 echo "## RESP A/B: redis-benchmark -t $TESTS -n $N -c $CLIENTS -P {$PIPELINES}, $ROUNDS interleaved rounds"
 echo
 echo "redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') (appendfsync everysec); lightcone --sync everysec:" \
-	"tree $TREE_REV${BASE_REV:+, base $BASE ($BASE_REV)}; $(nproc) CPUs; load average before $LOAD_BEFORE, after $(cut -d' ' -f1-3 /proc/loadavg)."
+	"tree $TREE_REV${BASE_REV:+, base $BASE ($BASE_REV)}${LC_ENV:+ (env $LC_ENV)}; $(nproc) CPUs; load average before $LOAD_BEFORE, after $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
 echo "| round | target | P | op | req/s | p50 ms | p99 ms | server CPU µs/req |"
 echo "| ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |"
