@@ -24,12 +24,12 @@ type ledger struct {
 	mem     *store.Mem // loop only
 	written []string   // loop only: values put since the last commit
 
-	mu       sync.Mutex
-	commits  int            // commits so far, numbered from 1
-	durable  int            // commits 1..durable are durable
-	in       map[string]int // value → the commit holding it
-	puts     int            // Puts so far
-	overlap  int            // Puts made while a commit was syncing
+	mu      sync.Mutex
+	commits int            // commits so far, numbered from 1
+	durable int            // commits 1..durable are durable
+	in      map[string]int // value → the commit holding it
+	puts    int            // Puts so far
+	overlap int            // Puts made while a commit was syncing
 	// gate, if set, is received from by each durable func before it
 	// reports (a test holds the fsync); fail makes it report this error.
 	gate chan error
