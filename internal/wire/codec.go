@@ -269,3 +269,33 @@ func (d *Decoder) Version() Version {
 	}
 	return Version{TS: hlc.Timestamp{WallNanos: wall, Logical: uint32(logical)}, Node: NodeID(node)}
 }
+
+// Count reads a slice length, refusing one longer than the rest of the
+// payload (every element takes at least a byte), so a corrupt length
+// cannot make a decoder allocate.
+func (d *Decoder) Count() int {
+	n := d.Uvarint()
+	if n > uint64(d.Len()) {
+		d.Fail(ErrTruncated)
+		return 0
+	}
+	return int(n)
+}
+
+// AppendList appends xs, its length first, each element with one.
+func AppendList[T any](b []byte, xs []T, one func([]byte, T) []byte) []byte {
+	b = AppendUvarint(b, uint64(len(xs)))
+	for _, x := range xs {
+		b = one(b, x)
+	}
+	return b
+}
+
+// DecodeList reads a list AppendList wrote.
+func DecodeList[T any](d *Decoder, one func(*Decoder) T) []T {
+	var out []T
+	for n := d.Count(); n > 0 && d.Err() == nil; n-- {
+		out = append(out, one(d))
+	}
+	return out
+}

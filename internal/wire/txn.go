@@ -125,3 +125,40 @@ func (t *Txn) String() string {
 	}
 	return b.String()
 }
+
+// AppendTxn appends t in the message encoding protocols share, for
+// transactions carried in protocol messages.
+func AppendTxn(b []byte, t Txn) []byte {
+	b = AppendBool(b, t.ReadOnly)
+	return AppendList(b, t.Ops, func(b []byte, op TxnOp) []byte {
+		b = AppendUvarint(b, uint64(op.Kind))
+		b = AppendString(b, op.Key)
+		b = AppendBytes(b, op.Value)
+		b = AppendBool(b, op.Delete)
+		return AppendVarint(b, op.Delta)
+	})
+}
+
+// DecodeTxn reads a transaction AppendTxn wrote.
+func DecodeTxn(d *Decoder) Txn {
+	var t Txn
+	t.ReadOnly = d.Bool()
+	t.Ops = DecodeList(d, func(d *Decoder) TxnOp {
+		return TxnOp{Kind: TxnKind(d.Uvarint()), Key: d.String(), Value: d.Bytes(), Delete: d.Bool(), Delta: d.Varint()}
+	})
+	return t
+}
+
+// AppendTxnResults appends rs in the message encoding protocols share.
+func AppendTxnResults(b []byte, rs []TxnResult) []byte {
+	return AppendList(b, rs, func(b []byte, r TxnResult) []byte {
+		return AppendVersion(AppendBytes(AppendBool(b, r.Found), r.Value), r.Version)
+	})
+}
+
+// DecodeTxnResults reads results AppendTxnResults wrote.
+func DecodeTxnResults(d *Decoder) []TxnResult {
+	return DecodeList(d, func(d *Decoder) TxnResult {
+		return TxnResult{Found: d.Bool(), Value: d.Bytes(), Version: d.Version()}
+	})
+}

@@ -47,9 +47,7 @@ func (s *TxnSpec) EnsureDefaults() {
 		s.MaxKeys = max(4, s.MinKeys)
 	}
 	if s.ReadOnlyProportion == 0 {
-		s.ReadOnlyProportion = 0.5
-	} else if s.ReadOnlyProportion == -1 {
-		s.ReadOnlyProportion = 0
+		s.ReadOnlyProportion = 0.5 // -1 (none) stays: filling defaults twice must not undo it
 	}
 	if s.Update == "" {
 		s.Update = UpdateAdd
@@ -77,7 +75,7 @@ func (s TxnSpec) Validate() error {
 		return bad("max_keys: %d; at most records (%d): a transaction's keys are distinct", s.MaxKeys, s.Records)
 	case s.MaxKeys > 32:
 		return bad("max_keys: %d; at most 32 (a read-write transaction declares up to two operations a key, and a transaction at most 64)", s.MaxKeys)
-	case !(s.ReadOnlyProportion >= 0 && s.ReadOnlyProportion <= 1):
+	case !(s.ReadOnlyProportion == -1 || s.ReadOnlyProportion >= 0 && s.ReadOnlyProportion <= 1):
 		return bad("read_only_proportion: %g; must be in [0, 1] (-1: none, since 0 takes the default)", s.ReadOnlyProportion)
 	case s.Update != UpdateAdd && s.Update != UpdateWrite:
 		return bad("update: %q; valid: %s, %s", s.Update, UpdateAdd, UpdateWrite)
@@ -132,7 +130,7 @@ func (g *TxnGenerator) Spec() TxnSpec { return g.spec }
 // Next returns the next transaction.
 func (g *TxnGenerator) Next(r *rand.Rand) Txn {
 	s := g.spec
-	t := Txn{ReadOnly: r.Float64() < s.ReadOnlyProportion}
+	t := Txn{ReadOnly: r.Float64() < s.ReadOnlyProportion} // -1: never
 	n := s.MinKeys + r.IntN(s.MaxKeys-s.MinKeys+1)
 	for len(t.Keys) < n {
 		var i int64

@@ -58,3 +58,21 @@ func TestTxnGenerator(t *testing.T) {
 		}
 	}
 }
+
+// TestTxnNoReadOnlyKeptThroughDefaults: read_only_proportion -1 (none)
+// survives filling defaults twice (the scenario fills them, then the
+// generator does); it once became 0, then the default 0.5.
+func TestTxnNoReadOnlyKeptThroughDefaults(t *testing.T) {
+	s := TxnSpec{ReadOnlyProportion: -1}
+	s.EnsureDefaults()
+	g, err := NewTxnGenerator(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1000 {
+		if tx := g.Next(r); tx.ReadOnly {
+			t.Fatalf("a read-only transaction with read_only_proportion -1: %+v", tx)
+		}
+	}
+}

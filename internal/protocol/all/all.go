@@ -4,6 +4,7 @@
 package all
 
 import (
+	_ "github.com/lightcone/lightcone/internal/protocol/catenae"   // Catenae: epoch messages, transaction chains
 	_ "github.com/lightcone/lightcone/internal/protocol/cric"      // CRIC: CPaxos on storage services
 	_ "github.com/lightcone/lightcone/internal/protocol/dirrc"     // directory-based release consistency
 	_ "github.com/lightcone/lightcone/internal/protocol/dirsc"     // directory-based SC

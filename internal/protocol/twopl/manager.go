@@ -1,6 +1,7 @@
 package twopl
 
 import (
+	"github.com/lightcone/lightcone/internal/protocol/txngw"
 	"slices"
 	"strconv"
 
@@ -143,7 +144,7 @@ func (r *Replica) onVote(e env.Env, from wire.NodeID, m *Vote) {
 // to every region (rule 4).
 func (r *Replica) execute(e env.Env, t *txn, votes map[wire.NodeID]*Vote) {
 	cur, found := r.newest(e, t, votes)
-	res := &Result{Seq: t.seq, Results: make([]wire.TxnResult, len(t.ops))}
+	res := &Result{txngw.Result{Seq: t.seq, Results: make([]wire.TxnResult, len(t.ops))}}
 	var writes []int // indexes into keys
 	next := slices.Clone(cur)
 	for i, op := range t.ops {
@@ -277,13 +278,13 @@ func (r *Replica) abort(e env.Env, t *txn, why string) {
 		r.begin(e, n)
 		return
 	}
-	r.answer(e, t, &Result{Seq: t.seq, Code: wire.ErrUnavailable, Msg: "twopl: transaction aborted (" + why + "); it took no effect"})
+	r.answer(e, t, &Result{txngw.Result{Seq: t.seq, Code: wire.ErrUnavailable, Msg: "twopl: transaction aborted (" + why + "); it took no effect"}})
 }
 
 // fail ends t without effect and without retry.
 func (r *Replica) fail(e env.Env, t *txn, code wire.ErrorCode, msg string) {
 	r.decide(e, t, &Decide{Txn: t.id})
-	r.answer(e, t, &Result{Seq: t.seq, Code: code, Msg: msg})
+	r.answer(e, t, &Result{txngw.Result{Seq: t.seq, Code: code, Msg: msg}})
 }
 
 // answer sends t's result to its gateway, once.

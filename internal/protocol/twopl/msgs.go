@@ -1,6 +1,7 @@
 package twopl
 
 import (
+	"github.com/lightcone/lightcone/internal/protocol/txngw"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
 )
@@ -34,19 +35,10 @@ func (a txnID) less(b txnID) bool {
 
 // Submit carries a client's transaction from the node that received it
 // to its region's coordinator, the transaction's manager.
-type Submit struct {
-	Seq uint64 // the gateway's request number
-	Txn wire.Txn
-}
+type Submit struct{ txngw.Submit }
 
 // Result is a manager's answer to a Submit.
-type Result struct {
-	Seq     uint64
-	Code    wire.ErrorCode // 0: committed
-	Msg     string
-	Version wire.Version
-	Results []wire.TxnResult
-}
+type Result struct{ txngw.Result }
 
 // Prepare asks a region's coordinator to lock Keys (Excl: exclusively)
 // for Txn and answer with their records (Paxos commit's first phase).
@@ -121,100 +113,25 @@ func decodeID(d *wire.Decoder) txnID {
 	return txnID{TS: d.Varint(), Node: wire.NodeID(d.Varint()), Attempt: uint32(d.Uvarint())}
 }
 
-// count reads a slice length, refusing one longer than the payload.
-func count(d *wire.Decoder) int {
-	n := d.Uvarint()
-	if n > uint64(d.Len()) {
-		d.Fail(wire.ErrTruncated)
-		return 0
-	}
-	return int(n)
-}
-
-// AppendPayload implements wire.Encodable.
-func (m *Submit) AppendPayload(b []byte) []byte {
-	b = wire.AppendUvarint(b, m.Seq)
-	b = wire.AppendBool(b, m.Txn.ReadOnly)
-	b = wire.AppendUvarint(b, uint64(len(m.Txn.Ops)))
-	for _, op := range m.Txn.Ops {
-		b = wire.AppendUvarint(b, uint64(op.Kind))
-		b = wire.AppendString(b, op.Key)
-		b = wire.AppendBytes(b, op.Value)
-		b = wire.AppendBool(b, op.Delete)
-		b = wire.AppendVarint(b, op.Delta)
-	}
-	return b
-}
-
-// DecodePayload implements wire.Encodable.
-func (m *Submit) DecodePayload(d *wire.Decoder) {
-	m.Seq = d.Uvarint()
-	m.Txn.ReadOnly = d.Bool()
-	for n := count(d); n > 0 && d.Err() == nil; n-- {
-		m.Txn.Ops = append(m.Txn.Ops, wire.TxnOp{Kind: wire.TxnKind(d.Uvarint()), Key: d.String(), Value: d.Bytes(), Delete: d.Bool(), Delta: d.Varint()})
-	}
-}
-
-// AppendPayload implements wire.Encodable.
-func (m *Result) AppendPayload(b []byte) []byte {
-	b = wire.AppendUvarint(b, m.Seq)
-	b = wire.AppendUvarint(b, uint64(m.Code))
-	b = wire.AppendString(b, m.Msg)
-	b = wire.AppendVersion(b, m.Version)
-	b = wire.AppendUvarint(b, uint64(len(m.Results)))
-	for _, r := range m.Results {
-		b = wire.AppendBool(b, r.Found)
-		b = wire.AppendBytes(b, r.Value)
-		b = wire.AppendVersion(b, r.Version)
-	}
-	return b
-}
-
-// DecodePayload implements wire.Encodable.
-func (m *Result) DecodePayload(d *wire.Decoder) {
-	m.Seq, m.Code, m.Msg, m.Version = d.Uvarint(), wire.ErrorCode(d.Uvarint()), d.String(), d.Version()
-	for n := count(d); n > 0 && d.Err() == nil; n-- {
-		m.Results = append(m.Results, wire.TxnResult{Found: d.Bool(), Value: d.Bytes(), Version: d.Version()})
-	}
-}
-
 // Parallel slices (Keys and Excl, Found and Recs) are encoded each with
 // its own length: a handler checks that they match.
 
-// appendList appends xs, its length first.
-func appendList[T any](b []byte, xs []T, one func([]byte, T) []byte) []byte {
-	b = wire.AppendUvarint(b, uint64(len(xs)))
-	for _, x := range xs {
-		b = one(b, x)
-	}
-	return b
-}
-
-// decodeList reads a list appendList wrote.
-func decodeList[T any](d *wire.Decoder, one func(*wire.Decoder) T) []T {
-	var out []T
-	for n := count(d); n > 0 && d.Err() == nil; n-- {
-		out = append(out, one(d))
-	}
-	return out
-}
-
-func appendStrings(b []byte, ss []string) []byte { return appendList(b, ss, wire.AppendString) }
-func appendBools(b []byte, vs []bool) []byte     { return appendList(b, vs, wire.AppendBool) }
+func appendStrings(b []byte, ss []string) []byte { return wire.AppendList(b, ss, wire.AppendString) }
+func appendBools(b []byte, vs []bool) []byte     { return wire.AppendList(b, vs, wire.AppendBool) }
 func appendRecords(b []byte, rs []store.Record) []byte {
-	return appendList(b, rs, store.AppendWire)
+	return wire.AppendList(b, rs, store.AppendWire)
 }
 func decodeStrings(d *wire.Decoder) []string {
-	return decodeList(d, (*wire.Decoder).String)
+	return wire.DecodeList(d, (*wire.Decoder).String)
 }
-func decodeBools(d *wire.Decoder) []bool           { return decodeList(d, (*wire.Decoder).Bool) }
-func decodeRecords(d *wire.Decoder) []store.Record { return decodeList(d, store.DecodeWire) }
+func decodeBools(d *wire.Decoder) []bool           { return wire.DecodeList(d, (*wire.Decoder).Bool) }
+func decodeRecords(d *wire.Decoder) []store.Record { return wire.DecodeList(d, store.DecodeWire) }
 
 // AppendPayload implements wire.Encodable.
 func (m *Prepare) AppendPayload(b []byte) []byte {
 	b = appendBools(appendStrings(appendID(b, m.Txn), m.Keys), m.Excl)
 	b = wire.AppendBool(wire.AppendBool(b, m.Read), m.NoWait)
-	return appendList(b, m.Expect, wire.AppendVersion)
+	return wire.AppendList(b, m.Expect, wire.AppendVersion)
 }
 
 // DecodePayload implements wire.Encodable.
@@ -223,7 +140,7 @@ func (m *Prepare) DecodePayload(d *wire.Decoder) {
 	m.Keys = decodeStrings(d)
 	m.Excl = decodeBools(d)
 	m.Read, m.NoWait = d.Bool(), d.Bool()
-	m.Expect = decodeList(d, (*wire.Decoder).Version)
+	m.Expect = wire.DecodeList(d, (*wire.Decoder).Version)
 }
 
 // AppendPayload implements wire.Encodable.

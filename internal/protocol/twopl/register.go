@@ -2,6 +2,7 @@ package twopl
 
 import (
 	"fmt"
+	"github.com/lightcone/lightcone/internal/protocol/txngw"
 	"slices"
 	"time"
 
@@ -62,12 +63,11 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 		return nil, err
 	}
 	k := &Keyspace{cfg: cfg, topo: t}
-	for _, ns := range t.ByRegion {
-		if len(ns) == 0 {
-			return nil, fmt.Errorf("twopl: every region needs a node (its coordinator)")
-		}
-		k.coords = append(k.coords, ns[0])
+	coords, err := txngw.Coordinators(t, Name)
+	if err != nil {
+		return nil, err
 	}
+	k.coords = coords
 	return k, nil
 }
 

@@ -1,9 +1,8 @@
 package twopl
 
 import (
-	"fmt"
+	"github.com/lightcone/lightcone/internal/protocol/txngw"
 	"slices"
-	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/hlc"
@@ -23,8 +22,7 @@ type Replica struct {
 	clock  hlc.Clock
 
 	// Gateway.
-	seq     uint64
-	waiting map[uint64]*wire.Request // forwarded, by Submit.Seq
+	gw *txngw.Gateway
 
 	// Manager (coordinators only).
 	lastTS int64
@@ -48,10 +46,9 @@ type submitKey struct {
 
 // Timer payloads.
 type (
-	gatewayTimeout struct{ seq uint64 }
-	tick           struct{ id txnID } // a manager's resend and lock timeout
-	queueTimeout   struct{ id txnID } // a queued lock request's lock timeout
-	grantInquiry   struct{ id txnID } // a grant undecided for long
+	tick         struct{ id txnID } // a manager's resend and lock timeout
+	queueTimeout struct{ id txnID } // a queued lock request's lock timeout
+	grantInquiry struct{ id txnID } // a grant undecided for long
 )
 
 // maxRemembered bounds the Submits and ended attempts a coordinator
@@ -59,7 +56,7 @@ type (
 const maxRemembered = 1 << 15
 
 func newReplica(cfg Config, id wire.NodeID) *Replica {
-	return &Replica{cfg: cfg, id: id, waiting: map[uint64]*wire.Request{}, txns: map[txnID]*txn{},
+	return &Replica{cfg: cfg, id: id, gw: txngw.NewGateway(Name), txns: map[txnID]*txn{},
 		seen: map[submitKey]bool{}, locks: map[string][]holder{}, held: map[txnID]*lockReq{}, ended: map[txnID]bool{}}
 }
 
@@ -71,9 +68,7 @@ func (r *Replica) Start(e env.Env) {
 	for _, ns := range t.ByRegion {
 		r.coords = append(r.coords, ns[0])
 	}
-	// Request numbers from the clock, so a restarted gateway's are new to
-	// its coordinator's duplicate filter.
-	r.seq = uint64(max(e.Wall(), 0))
+	r.gw.Start(e)
 }
 
 func (r *Replica) isCoord() bool { return r.id == r.coord }
@@ -88,66 +83,9 @@ func (r *Replica) majority() int {
 
 // Request implements env.Replica: a single-key get, put or delete runs
 // as a one-operation transaction; a transaction is checked and forwarded
-// to the region's coordinator.
+// to the region's coordinator (txngw).
 func (r *Replica) Request(e env.Env, req *wire.Request) {
-	t, err := asTxn(req)
-	if err != nil {
-		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: "twopl: " + err.Error()}})
-		return
-	}
-	r.seq++
-	r.waiting[r.seq] = req
-	e.SetTimer(r.gatewayWait(), gatewayTimeout{r.seq})
-	r.send(e, r.coord, &Submit{Seq: r.seq, Txn: *t})
-}
-
-// gatewayWait is how long a gateway waits for its coordinator before
-// answering ErrTimeout: long, since a committed transaction waits for a
-// majority to apply it, through partitions (the client's own timeout
-// comes first); it bounds the requests a gateway holds when results are
-// lost.
-func (r *Replica) gatewayWait() time.Duration { return time.Minute }
-
-// asTxn is req as a transaction.
-func asTxn(req *wire.Request) (*wire.Txn, error) {
-	var t *wire.Txn
-	switch req.Op {
-	case wire.OpTxn:
-		t = req.Txn
-	case wire.OpGet:
-		t = &wire.Txn{ReadOnly: true, Ops: []wire.TxnOp{{Kind: wire.TxnRead, Key: req.Key}}}
-	case wire.OpPut, wire.OpDelete:
-		t = &wire.Txn{Ops: []wire.TxnOp{{Kind: wire.TxnWrite, Key: req.Key, Value: req.Value, Delete: req.Op == wire.OpDelete}}}
-	default:
-		return nil, fmt.Errorf("operation %v not supported: gets, puts, deletes and transactions only", req.Op)
-	}
-	if req.Cond {
-		return nil, fmt.Errorf("conditional writes not supported; use a transaction")
-	}
-	if err := t.Check(); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-// onResult answers the client of a forwarded request.
-func (r *Replica) onResult(e env.Env, m *Result) {
-	req, ok := r.waiting[m.Seq]
-	if !ok {
-		return // answered already (timeout or a duplicate)
-	}
-	delete(r.waiting, m.Seq)
-	rep := &wire.Reply{ID: req.ID, Client: req.Client, Version: m.Version}
-	switch {
-	case m.Code != 0:
-		rep.Err = &wire.Error{Code: m.Code, Msg: m.Msg}
-	case req.Op == wire.OpTxn:
-		rep.Txn = m.Results
-	case req.Op == wire.OpGet && len(m.Results) == 1:
-		res := m.Results[0]
-		rep.Found, rep.Value, rep.Version = res.Found, res.Value, res.Version
-	}
-	e.Reply(rep)
+	r.gw.Forward(e, req, func(m *txngw.Submit) { r.send(e, r.coord, &Submit{*m}) })
 }
 
 // send delivers m to a node, in place when it is this one.
@@ -163,7 +101,7 @@ func (r *Replica) send(e env.Env, to wire.NodeID, m wire.Msg) {
 func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	switch m := m.(type) {
 	case *Result:
-		r.onResult(e, m)
+		r.gw.OnResult(e, &m.Result)
 		return
 	}
 	if !r.isCoord() {
@@ -188,11 +126,8 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 // Timer implements env.Replica.
 func (r *Replica) Timer(e env.Env, p any) {
 	switch p := p.(type) {
-	case gatewayTimeout:
-		if req, ok := r.waiting[p.seq]; ok {
-			delete(r.waiting, p.seq)
-			e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrTimeout, Msg: "twopl: no answer from the region's coordinator; the transaction may or may not have committed"}})
-		}
+	case txngw.Timeout:
+		r.gw.OnTimeout(e, p)
 	case tick:
 		r.onTick(e, p.id)
 	case queueTimeout:
