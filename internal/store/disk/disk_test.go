@@ -134,6 +134,12 @@ func TestPebbleCommitDurableWhenWaited(t *testing.T) {
 		if _, ok, err := p.Get(key); !ok || err != nil {
 			t.Fatalf("Get(%s) after Commit = %v, %v; want it visible before it is durable", key, ok, err)
 		}
+		// Past the row cache too: a key it evicted is read from Pebble.
+		_, closer, err := p.db.Get([]byte(dataPrefix + key))
+		if err != nil {
+			t.Fatalf("Pebble Get(%s) after Commit: %v; want it visible before it is durable", key, err)
+		}
+		closer.Close()
 		waits = append(waits, wait)
 	}
 	if wait, err := p.Commit(); wait != nil || err != nil {
