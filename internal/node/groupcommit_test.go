@@ -161,7 +161,9 @@ func (c *checkingTransport) report(t *testing.T) int {
 	return c.sent
 }
 
-func startLedgerNode(t *testing.T, l *ledger) (*Node, *checkingTransport, context.CancelFunc, chan error) {
+// startLedgerNode runs a node of writeReaders on l; unsafe switches the
+// persist-before-send rule off (teeth).
+func startLedgerNode(t *testing.T, l *ledger, unsafe bool) (*Node, *checkingTransport, context.CancelFunc, chan error) {
 	t.Helper()
 	w, err := topo.Parse([]byte("name: two\nnodes_per_region: 2\nregions: [{name: r}]\n"))
 	if err != nil {
@@ -174,6 +176,7 @@ func startLedgerNode(t *testing.T, l *ledger) (*Node, *checkingTransport, contex
 	if err != nil {
 		t.Fatal(err)
 	}
+	n.unsafeReleaseEarly = unsafe
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
@@ -188,8 +191,35 @@ func startLedgerNode(t *testing.T, l *ledger) (*Node, *checkingTransport, contex
 // fsync), which the next commit took together: fewer commits than writes.
 func TestGroupCommitPersistsBeforeSend(t *testing.T) {
 	l := newLedger()
+	bad := ledgerClients(t, l, false)
+	for _, b := range bad {
+		t.Error(b)
+	}
+	commits, puts, overlap := l.stats()
+	if overlap == 0 || commits >= puts {
+		t.Errorf("%d puts in %d commits, %d made while one was syncing; want the loop to go on while a commit syncs and the next commit to take what it did", puts, commits, overlap)
+	}
+}
+
+// TestTeethGroupCommitReleaseEarly: with the rule off (a batch's output
+// leaves when it is committed, before its fsync returns), the same run
+// shows replies and messages that a crash at that moment would orphan.
+func TestTeethGroupCommitReleaseEarly(t *testing.T) {
+	bad := ledgerClients(t, newLedger(), true)
+	if len(bad) == 0 {
+		t.Fatal("no reply or message left before its write was durable; want the check to catch the broken rule")
+	}
+	t.Logf("%d caught, e.g. %s", len(bad), bad[0])
+}
+
+// ledgerClients runs 8 clients of 150 random puts and gets on 4 keys
+// against a node on l, whose commits take 300µs to become durable, and
+// returns every reply or message that left before the value it carries
+// was durable.
+func ledgerClients(t *testing.T, l *ledger, unsafe bool) []string {
+	t.Helper()
 	l.delay = 300 * time.Microsecond
-	n, tr, cancel, done := startLedgerNode(t, l)
+	n, tr, cancel, done := startLedgerNode(t, l, unsafe)
 	const clients, each = 8, 150
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -233,18 +263,16 @@ func TestGroupCommitPersistsBeforeSend(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range bad {
-		t.Error(b)
-	}
-	sent := tr.report(t)
+	tr.mu.Lock()
+	bad = append(bad, tr.bad...)
+	sent := tr.sent
+	tr.mu.Unlock()
 	commits, puts, overlap := l.stats()
 	t.Logf("%d replies, %d messages, %d puts in %d commits, %d puts made while a commit was syncing", replies, sent, puts, commits, overlap)
 	if replies != clients*each {
 		t.Errorf("%d replies; want %d", replies, clients*each)
 	}
-	if overlap == 0 || commits >= puts {
-		t.Errorf("%d puts in %d commits, %d made while one was syncing; want the loop to go on while a commit syncs and the next commit to take what it did", puts, commits, overlap)
-	}
+	return bad
 }
 
 // submitAndWait submits req and waits until the loop has handled it.
@@ -276,7 +304,7 @@ func nothingLeaves(t *testing.T, got chan *wire.Reply, why string) {
 func TestGroupCommitHoldsUntilDurable(t *testing.T) {
 	l := newLedger()
 	l.gate = make(chan error)
-	n, tr, cancel, done := startLedgerNode(t, l)
+	n, tr, cancel, done := startLedgerNode(t, l, false)
 	defer func() {
 		cancel()
 		close(l.gate) // an open gate reports success
@@ -318,7 +346,7 @@ func TestGroupCommitHoldsUntilDurable(t *testing.T) {
 func TestGroupCommitFailedSyncReleasesNothing(t *testing.T) {
 	l := newLedger()
 	l.gate = make(chan error, 1)
-	n, tr, cancel, done := startLedgerNode(t, l)
+	n, tr, cancel, done := startLedgerNode(t, l, false)
 	got := make(chan *wire.Reply, 3)
 	submitAndWait(t, n, &wire.Request{ID: 1, Client: 1, Op: wire.OpPut, Key: "a"}, got)
 	submitAndWait(t, n, &wire.Request{ID: 2, Client: 1, Op: wire.OpPut, Key: "b"}, got)

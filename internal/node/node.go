@@ -213,6 +213,9 @@ type Node struct {
 	toSyncer chan func() error
 	synced   chan error
 	engine   store.Committer
+	// unsafeReleaseEarly breaks persist-before-send for the teeth test: a
+	// batch's output leaves when it is committed, not when it is durable.
+	unsafeReleaseEarly bool
 }
 
 // held is the output of the batches one commit covers: it leaves once
@@ -566,6 +569,10 @@ func (n *Node) flush() error {
 		n.release(&held{n.outMsgs, n.outReps})
 		n.outMsgs, n.outReps = n.outMsgs[:0], n.outReps[:0]
 		return nil
+	}
+	if n.unsafeReleaseEarly {
+		n.release(&held{n.outMsgs, n.outReps})
+		n.outMsgs, n.outReps = n.outMsgs[:0], n.outReps[:0]
 	}
 	// The output waits for the fsync; the emptied buffers of the last
 	// commit's collect the next batches'.
