@@ -60,19 +60,15 @@
 // encoded bytes of those messages.
 //
 // lightcone_fsync_duration_seconds (histogram; identity labels): how long
-// one commit of the node's store took to become durable, i.e. its fsync
-// (under --sync always, one commit is in flight at a time, holding every
-// write the loop handled while the previous one synced). Buckets run from
-// 50 µs to 1 s.
+// one fsync of the node's store took. Buckets run from 50 µs to 1 s.
 //
 // lightcone_loop_batch_events (histogram; identity labels): events the
-// node's event loop handled in one batch. Buckets are powers of two from 1
-// to 4096.
+// node's event loop handled in one group commit, i.e. how many handlers
+// shared one fsync. Buckets are powers of two from 1 to 4096.
 //
 // lightcone_loop_batch_duration_seconds (histogram; identity labels): how
-// long one such batch took to handle and commit, from its first event; the
-// fsync is not included (the loop goes on while it runs). Buckets run from
-// 10 µs to 1 s.
+// long one such batch took, from its first event to the release of its
+// messages and replies (fsync included). Buckets run from 10 µs to 1 s.
 //
 // # Protocol statistics
 //

@@ -160,19 +160,19 @@ func New(l Labels) *Metrics {
 	}
 	fsync := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:        "lightcone_fsync_duration_seconds",
-		Help:        "Time one commit of the node's store took to become durable (its fsync).",
+		Help:        "Duration of one fsync of the node's store.",
 		ConstLabels: constLabels,
 		Buckets:     fsyncBucketsSec,
 	})
 	batchEvents := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:        "lightcone_loop_batch_events",
-		Help:        "Events the event loop handled in one batch.",
+		Help:        "Events the event loop handled in one group commit.",
 		ConstLabels: constLabels,
 		Buckets:     batchBucketsEvents,
 	})
 	batchDur := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:        "lightcone_loop_batch_duration_seconds",
-		Help:        "Duration of one event-loop batch, handled and committed (the fsync runs beside the loop).",
+		Help:        "Duration of one event-loop group commit, fsync included.",
 		ConstLabels: constLabels,
 		Buckets:     batchBucketsSec,
 	})
@@ -292,8 +292,8 @@ func (m *Metrics) InflightAdd(delta int) {
 	m.inflight.Add(float64(delta))
 }
 
-// LoopBatch records one batch of the node's event loop: the number
-// of events it handled and how long handling and committing them took.
+// LoopBatch records one group commit of the node's event loop: the number
+// of events it handled and how long it took.
 func (m *Metrics) LoopBatch(events int, d time.Duration) {
 	if m == nil {
 		return

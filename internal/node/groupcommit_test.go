@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -15,26 +14,21 @@ import (
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
-// ledger is a store.Committer that records which commit holds every value
-// written and which commits are durable, so a test can check, whenever a
-// reply or message leaves, that the write it depends on would survive a
-// crash at that moment. Get and Put run on the loop; the durable funcs on
-// the syncer; everything the two share is under mu.
+// ledger is an engine whose Sync takes a while (an fsync) and that
+// records which sync made every value written durable, so a test can
+// check, whenever a reply or message leaves, that the write it depends on
+// would survive a crash at that moment. Everything but the sync counters
+// runs on the loop; the counters are read by the test too, under mu.
 type ledger struct {
-	mem     *store.Mem // loop only
-	written []string   // loop only: values put since the last commit
+	mem     *store.Mem
+	written []string // values put since the last Sync
+	in      map[string]int
+	delay   time.Duration // how long each Sync takes
 
 	mu      sync.Mutex
-	commits int            // commits so far, numbered from 1
-	durable int            // commits 1..durable are durable
-	in      map[string]int // value → the commit holding it
-	puts    int            // Puts so far
-	overlap int            // Puts made while a commit was syncing
-	// gate, if set, is received from by each durable func before it
-	// reports (a test holds the fsync); fail makes it report this error.
-	gate chan error
-	// delay is how long each durable func takes otherwise.
-	delay time.Duration
+	syncs   int // syncs begun, numbered from 1
+	durable int // syncs 1..durable have returned
+	puts    int // Puts so far
 }
 
 func newLedger() *ledger { return &ledger{mem: store.NewMem(), in: map[string]int{}} }
@@ -44,45 +38,26 @@ func (l *ledger) Put(key string, rec store.Record) error {
 	l.written = append(l.written, string(rec.Value))
 	l.mu.Lock()
 	l.puts++
-	if l.commits > l.durable {
-		l.overlap++
-	}
 	l.mu.Unlock()
 	return l.mem.Put(key, rec)
 }
-func (l *ledger) Sync() error  { return errors.New("ledger: the node must use Commit") }
 func (l *ledger) Close() error { return nil }
 
-func (l *ledger) Commit() (func() error, error) {
-	if len(l.written) == 0 {
-		return nil, nil
-	}
-	_ = l.mem.Sync() // visible either way; the ledger decides what is durable
+func (l *ledger) Sync() error {
 	l.mu.Lock()
-	l.commits++
-	c := l.commits
+	l.syncs++
+	c := l.syncs
 	for _, v := range l.written {
 		l.in[v] = c
 	}
-	gate, delay := l.gate, l.delay
 	l.mu.Unlock()
 	l.written = l.written[:0]
-	return func() error {
-		if gate != nil {
-			if err := <-gate; err != nil {
-				return err
-			}
-		} else {
-			time.Sleep(delay)
-		}
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if c != l.durable+1 {
-			return fmt.Errorf("ledger: commit %d reported durable after %d", c, l.durable)
-		}
-		l.durable = c
-		return nil
-	}, nil
+	time.Sleep(l.delay) // the fsync
+	_ = l.mem.Sync()
+	l.mu.Lock()
+	l.durable = c
+	l.mu.Unlock()
+	return nil
 }
 
 // check returns why value v is not durable, or "".
@@ -92,17 +67,17 @@ func (l *ledger) check(v string) string {
 	c, ok := l.in[v]
 	switch {
 	case !ok:
-		return fmt.Sprintf("%q is not even committed", v)
+		return fmt.Sprintf("%q is not even being synced", v)
 	case c > l.durable:
-		return fmt.Sprintf("%q is in commit %d, but only 1..%d are durable", v, c, l.durable)
+		return fmt.Sprintf("%q is in sync %d, but only 1..%d have returned", v, c, l.durable)
 	}
 	return ""
 }
 
-func (l *ledger) stats() (commits, puts, overlap int) {
+func (l *ledger) stats() (syncs, puts int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.commits, l.puts, l.overlap
+	return l.syncs, l.puts
 }
 
 // echoMsg carries the value a handler wrote or read to node 1.
@@ -151,16 +126,6 @@ func (c *checkingTransport) Send(_ wire.NodeID, m wire.Msg) {
 	}
 }
 
-func (c *checkingTransport) report(t *testing.T) int {
-	t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, b := range c.bad {
-		t.Error(b)
-	}
-	return c.sent
-}
-
 // startLedgerNode runs a node of writeReaders on l; unsafe switches the
 // persist-before-send rule off (teeth).
 func startLedgerNode(t *testing.T, l *ledger, unsafe bool) (*Node, *checkingTransport, context.CancelFunc, chan error) {
@@ -184,26 +149,22 @@ func startLedgerNode(t *testing.T, l *ledger, unsafe bool) (*Node, *checkingTran
 }
 
 // TestGroupCommitPersistsBeforeSend: many clients write and read a few
-// keys while every commit takes a while to become durable. Whenever a
-// reply or a message leaves, the value it carries (written, or read) is in
-// a durable commit, so a crash at that moment would keep it. And the
-// loop handled writes while a commit was syncing (it does not wait for the
-// fsync), which the next commit took together: fewer commits than writes.
+// keys while every sync takes a while. Whenever a reply or a message
+// leaves, the value it carries (written, or read) is durable, so a crash
+// at that moment would keep it; and the writes share syncs (group commit).
 func TestGroupCommitPersistsBeforeSend(t *testing.T) {
 	l := newLedger()
-	bad := ledgerClients(t, l, false)
-	for _, b := range bad {
+	for _, b := range ledgerClients(t, l, false) {
 		t.Error(b)
 	}
-	commits, puts, overlap := l.stats()
-	if overlap == 0 || commits >= puts {
-		t.Errorf("%d puts in %d commits, %d made while one was syncing; want the loop to go on while a commit syncs and the next commit to take what it did", puts, commits, overlap)
+	if syncs, puts := l.stats(); syncs >= puts {
+		t.Errorf("%d puts in %d syncs; want writes to share syncs", puts, syncs)
 	}
 }
 
 // TestTeethGroupCommitReleaseEarly: with the rule off (a batch's output
-// leaves when it is committed, before its fsync returns), the same run
-// shows replies and messages that a crash at that moment would orphan.
+// leaves before its sync), the same run shows replies and messages that a
+// crash at that moment would orphan.
 func TestTeethGroupCommitReleaseEarly(t *testing.T) {
 	bad := ledgerClients(t, newLedger(), true)
 	if len(bad) == 0 {
@@ -213,7 +174,7 @@ func TestTeethGroupCommitReleaseEarly(t *testing.T) {
 }
 
 // ledgerClients runs 8 clients of 150 random puts and gets on 4 keys
-// against a node on l, whose commits take 300µs to become durable, and
+// against a node on l, whose syncs take 300µs, and
 // returns every reply or message that left before the value it carries
 // was durable.
 func ledgerClients(t *testing.T, l *ledger, unsafe bool) []string {
@@ -267,107 +228,10 @@ func ledgerClients(t *testing.T, l *ledger, unsafe bool) []string {
 	bad = append(bad, tr.bad...)
 	sent := tr.sent
 	tr.mu.Unlock()
-	commits, puts, overlap := l.stats()
-	t.Logf("%d replies, %d messages, %d puts in %d commits, %d puts made while a commit was syncing", replies, sent, puts, commits, overlap)
+	syncs, puts := l.stats()
+	t.Logf("%d replies, %d messages, %d puts in %d syncs", replies, sent, puts, syncs)
 	if replies != clients*each {
 		t.Errorf("%d replies; want %d", replies, clients*each)
 	}
 	return bad
-}
-
-// submitAndWait submits req and waits until the loop has handled it.
-func submitAndWait(t *testing.T, n *Node, req *wire.Request, got chan *wire.Reply) {
-	t.Helper()
-	n.Submit(req, func(r *wire.Reply) { got <- r })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := n.Do(ctx, func() {}); err != nil { // the loop is FIFO
-		t.Fatal(err)
-	}
-}
-
-// nothingLeaves fails if a reply arrives within 20 ms.
-func nothingLeaves(t *testing.T, got chan *wire.Reply, why string) {
-	t.Helper()
-	select {
-	case r := <-got:
-		t.Fatalf("reply %d (%q) left %s", r.ID, r.Value, why)
-	case <-time.After(20 * time.Millisecond):
-	}
-}
-
-// TestGroupCommitHoldsUntilDurable, step by step: while the first
-// commit's fsync is held, the loop handles a second write and a read;
-// nothing leaves. When the fsync returns, the first write's reply leaves,
-// and the second write and the read are committed together; their replies
-// leave, in order, when that fsync returns.
-func TestGroupCommitHoldsUntilDurable(t *testing.T) {
-	l := newLedger()
-	l.gate = make(chan error)
-	n, tr, cancel, done := startLedgerNode(t, l, false)
-	defer func() {
-		cancel()
-		close(l.gate) // an open gate reports success
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	got := make(chan *wire.Reply, 3)
-	submitAndWait(t, n, &wire.Request{ID: 1, Client: 1, Op: wire.OpPut, Key: "a"}, got)
-	submitAndWait(t, n, &wire.Request{ID: 2, Client: 1, Op: wire.OpPut, Key: "b"}, got)
-	submitAndWait(t, n, &wire.Request{ID: 3, Client: 1, Op: wire.OpGet, Key: "a"}, got)
-	nothingLeaves(t, got, "before any fsync returned")
-	if c, puts, _ := l.stats(); c != 1 || puts != 2 {
-		t.Fatalf("%d commits of %d puts while the first fsync runs; want 1 of 2", c, puts)
-	}
-	l.gate <- nil // the first commit is durable
-	if r := <-got; r.ID != 1 {
-		t.Fatalf("reply %d (%q); want 1", r.ID, r.Value)
-	}
-	nothingLeaves(t, got, "before the second fsync returned")
-	l.gate <- nil
-	for _, want := range []wire.RequestID{2, 3} {
-		if r := <-got; r.ID != want {
-			t.Fatalf("reply %d (%q); want %d", r.ID, r.Value, want)
-		}
-	}
-	if c, _, _ := l.stats(); c != 2 {
-		t.Errorf("%d commits; want 2", c)
-	}
-	if sent := tr.report(t); sent != 3 {
-		t.Errorf("%d messages sent; want 3", sent)
-	}
-}
-
-// TestGroupCommitFailedSyncReleasesNothing: when a commit's fsync fails,
-// neither its replies and messages nor those of the batches handled
-// while it ran leave; their requests get ErrTimeout (outcome unknown),
-// later ones ErrUnavailable, and nothing is committed any more.
-func TestGroupCommitFailedSyncReleasesNothing(t *testing.T) {
-	l := newLedger()
-	l.gate = make(chan error, 1)
-	n, tr, cancel, done := startLedgerNode(t, l, false)
-	got := make(chan *wire.Reply, 3)
-	submitAndWait(t, n, &wire.Request{ID: 1, Client: 1, Op: wire.OpPut, Key: "a"}, got)
-	submitAndWait(t, n, &wire.Request{ID: 2, Client: 1, Op: wire.OpPut, Key: "b"}, got)
-	l.gate <- errors.New("disk on fire")
-	for range 2 {
-		if r := <-got; r.Err == nil || r.Err.Code != wire.ErrTimeout {
-			t.Fatalf("reply %d: %+v; want ErrTimeout", r.ID, r)
-		}
-	}
-	n.Submit(&wire.Request{ID: 3, Client: 1, Op: wire.OpGet, Key: "a"}, func(r *wire.Reply) { got <- r })
-	if r := <-got; r.Err == nil || r.Err.Code != wire.ErrUnavailable {
-		t.Fatalf("reply after the failure: %+v; want ErrUnavailable", r)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if sent := tr.report(t); sent != 0 {
-		t.Errorf("%d messages left after the failed fsync; want 0", sent)
-	}
-	if c, _, _ := l.stats(); c != 1 {
-		t.Errorf("%d commits; want 1 (none after the failure)", c)
-	}
 }

@@ -5,21 +5,10 @@
 // and a network transport.
 //
 // Persist before send: the loop handles a batch of queued events (up to
-// MaxBatch), commits the store once for the whole batch, and releases the
-// batch's messages and replies only once that commit is durable. A reply a
-// client sees therefore never depends on a write a crash could lose (under
-// the store's SyncAlways policy).
-//
-// Group commit across batches: with an engine that can commit without
-// waiting for the disk (store.Committer, as Pebble under SyncAlways), the
-// loop does not wait for the fsync. A syncer goroutine waits for it, while
-// the loop goes on handling events; their writes collect in the engine
-// (visible to reads) and their messages and replies are held. When the
-// fsync returns, the committed batch's output leaves, and everything
-// handled meanwhile is committed at once and shares the next fsync: one
-// fsync for every write that arrived while the previous one ran, and the
-// loop's work overlaps the disk's. A batch that wrote nothing still waits
-// for the commit in flight (it may have read those writes).
+// MaxBatch), syncs the store once for the whole batch (group commit), and
+// only then releases the batch's messages and replies. A reply a client sees
+// therefore never depends on a write a crash could lose (under the store's
+// SyncAlways policy).
 package node
 
 import (
@@ -78,10 +67,6 @@ type Config struct {
 	InboxSize int
 	// MaxBatch bounds the events handled per group commit. Default 1,024.
 	MaxBatch int
-	// MaxHeld bounds the messages and replies held while an fsync runs;
-	// at the bound the loop waits for the fsync before it takes more
-	// events. Default 65,536.
-	MaxHeld int
 	// Seed seeds the node's Rand; 0 draws one from crypto/rand.
 	Seed uint64
 	// Clock is the node's time source; nil: the system's (a test seam).
@@ -205,31 +190,10 @@ type Node struct {
 	self    []event // messages to self, handled before the batch's flush
 	outMsgs []outMsg
 	outReps []*wire.Reply
-	// While the syncer waits for a commit (syncing), inflight holds the
-	// messages and replies that wait for it; outMsgs and outReps collect
-	// those of the batches handled meanwhile, for the next commit.
-	syncing  bool
-	inflight held
-	toSyncer chan func() error
-	synced   chan error
-	engine   store.Committer
-	// unsafeReleaseEarly breaks persist-before-send for the teeth test: a
-	// batch's output leaves when it is committed, not when it is durable.
+	// unsafeReleaseEarly breaks persist-before-send for the teeth test:
+	// flush releases the batch's output before it syncs.
 	unsafeReleaseEarly bool
 }
-
-// held is the output of the batches one commit covers: it leaves once
-// the commit is durable.
-type held struct {
-	msgs []outMsg
-	reps []*wire.Reply
-}
-
-// syncOnCommit is a store.Committer for an engine that is not one: its
-// Commit is a Sync, so nothing is left to wait for.
-type syncOnCommit struct{ store.Engine }
-
-func (e syncOnCommit) Commit() (func() error, error) { return nil, e.Sync() }
 
 type outMsg struct {
 	to  wire.NodeID
@@ -251,9 +215,6 @@ func New(cfg Config) (*Node, error) {
 	}
 	if cfg.MaxBatch == 0 {
 		cfg.MaxBatch = 1024
-	}
-	if cfg.MaxHeld == 0 {
-		cfg.MaxHeld = 1 << 16
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -279,13 +240,6 @@ func New(cfg Config) (*Node, error) {
 		wake:     time.NewTimer(time.Hour),
 		reqs:     make(map[pendingKey]pending),
 		closing:  make(chan struct{}),
-		toSyncer: make(chan func() error, 1),
-		synced:   make(chan error, 1),
-	}
-	if c, ok := cfg.Engine.(store.Committer); ok {
-		n.engine = c
-	} else {
-		n.engine = syncOnCommit{cfg.Engine}
 	}
 	return n, nil
 }
@@ -386,7 +340,6 @@ func (n *Node) Inspect(ctx context.Context, fn func(r env.Replica, now int64)) e
 // with ErrUnavailable naming the failure, until it is restarted. Its
 // /readyz says why (the engine's Writable).
 func (n *Node) Run(ctx context.Context) error {
-	go n.syncer()
 	defer n.shutdown()
 	n.replica = n.cfg.Factory(n.cfg.ID)
 	n.replica.Start(n)
@@ -402,22 +355,14 @@ func (n *Node) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		n.reap(len(n.outMsgs)+len(n.outReps) >= n.cfg.MaxHeld)
 		batch = n.dueTimers(batch[:0], time.Now())
 		if len(batch) == 0 {
 			n.armWake()
-			var synced <-chan error // nil, never ready, with no commit in flight
-			if n.syncing {
-				synced = n.synced
-			}
 			select {
 			case <-ctx.Done():
 				return nil
 			case ev := <-n.inbox:
 				batch = append(batch, ev)
-			case err := <-synced:
-				n.durable(err)
-				continue
 			case <-n.wake.C:
 				continue
 			}
@@ -545,101 +490,36 @@ func (n *Node) stop() error {
 	return fmt.Errorf("node: fail-stop: %w", n.halt)
 }
 
-// flush commits the batch's writes and releases its messages and replies
-// once they are durable (persist before send): at once if the commit was
-// durable on return, else when the syncer reports it (durable). While a
-// commit is in flight it does nothing: the batch waits for the next
-// commit, which durable makes.
+// flush persists the batch's writes, then releases its messages and
+// replies (persist before send).
 func (n *Node) flush() error {
-	if n.syncing || len(n.outMsgs) == 0 && len(n.outReps) == 0 {
-		// Nothing leaves yet: the writes can wait for the next commit.
+	if len(n.outMsgs) == 0 && len(n.outReps) == 0 {
+		// Nothing leaves: the writes can wait for the next sync.
 		return nil
 	}
 	if n.failed {
 		return errors.New("node: store failed earlier")
 	}
-	wait, err := n.engine.Commit()
-	if err != nil {
+	if n.unsafeReleaseEarly {
+		n.release()
+	}
+	if err := n.cfg.Engine.Sync(); err != nil {
 		// Nothing that depends on the unsynced writes may leave, now or
 		// during shutdown: drop it all.
-		n.dropUnsent()
+		n.failed = true
+		clear(n.outMsgs)
+		n.outMsgs = n.outMsgs[:0]
+		clear(n.outReps)
+		n.outReps = n.outReps[:0]
 		return fmt.Errorf("node: sync: %w", err)
 	}
-	if wait == nil {
-		n.release(&held{n.outMsgs, n.outReps})
-		n.outMsgs, n.outReps = n.outMsgs[:0], n.outReps[:0]
-		return nil
-	}
-	if n.unsafeReleaseEarly {
-		n.release(&held{n.outMsgs, n.outReps})
-		n.outMsgs, n.outReps = n.outMsgs[:0], n.outReps[:0]
-	}
-	// The output waits for the fsync; the emptied buffers of the last
-	// commit's collect the next batches'.
-	n.inflight, n.outMsgs, n.outReps = held{n.outMsgs, n.outReps}, n.inflight.msgs[:0], n.inflight.reps[:0]
-	n.syncing = true
-	n.toSyncer <- wait // never blocks: one commit at a time
+	n.release()
 	return nil
 }
 
-// syncer waits for each commit the loop hands it to be durable, and
-// reports the outcome back. It runs until shutdown closes toSyncer.
-func (n *Node) syncer() {
-	for wait := range n.toSyncer {
-		n.synced <- wait()
-	}
-}
-
-// reap handles the syncer's report if there is one; with block, it waits
-// for the commit in flight.
-func (n *Node) reap(block bool) {
-	if !n.syncing {
-		return
-	}
-	if block {
-		n.durable(<-n.synced)
-		return
-	}
-	select {
-	case err := <-n.synced:
-		n.durable(err)
-	default:
-	}
-}
-
-// durable handles the syncer's report on the commit in flight: its
-// output leaves and what was handled meanwhile is committed, or, if it
-// failed, nothing unsent ever leaves and the node breaks down.
-func (n *Node) durable(err error) {
-	n.syncing = false
-	if err != nil {
-		n.dropUnsent()
-	} else {
-		n.release(&n.inflight)
-		n.inflight.msgs, n.inflight.reps = n.inflight.msgs[:0], n.inflight.reps[:0]
-		err = n.flush()
-	}
-	if err != nil && n.broken == nil {
-		n.breakDown(fmt.Errorf("node: sync: %w", err))
-	}
-}
-
-// dropUnsent drops every message and reply not yet released, after a
-// store failure: they may depend on writes that are lost. The requests
-// whose replies are dropped stay pending (breakDown times them out).
-func (n *Node) dropUnsent() {
-	n.failed = true
-	for _, g := range []*held{{n.outMsgs, n.outReps}, &n.inflight} {
-		clear(g.msgs)
-		clear(g.reps)
-	}
-	n.outMsgs, n.outReps = n.outMsgs[:0], n.outReps[:0]
-	n.inflight = held{}
-}
-
-// release sends g's messages and completes its replies, emptying g.
-func (n *Node) release(g *held) {
-	for i, o := range g.msgs {
+// release sends the batch's messages and completes its replies.
+func (n *Node) release() {
+	for i, o := range n.outMsgs {
 		if _, svc := o.to.StorageRegion(); svc {
 			if n.cfg.Services != nil {
 				n.cfg.Services.Send(o.to, o.msg)
@@ -647,13 +527,15 @@ func (n *Node) release(g *held) {
 		} else if n.cfg.Transport != nil {
 			n.cfg.Transport.Send(o.to, o.msg)
 		}
-		g.msgs[i] = outMsg{}
+		n.outMsgs[i] = outMsg{}
 	}
+	n.outMsgs = n.outMsgs[:0]
 	now := time.Now() // one clock read for the batch's latencies
-	for i, r := range g.reps {
+	for i, r := range n.outReps {
 		n.completeAt(r, now)
-		g.reps[i] = nil
+		n.outReps[i] = nil
 	}
+	n.outReps = n.outReps[:0]
 }
 
 // breakDown turns the node into one that refuses every request with the
@@ -715,14 +597,9 @@ func (n *Node) shutdown() {
 	n.wake.Stop()
 	n.timers = nil
 	clear(n.payload)
-	// Answers the protocol already produced: the commit in flight, then
-	// one for the batches handled meanwhile (durable makes it).
-	n.reap(true)
 	if !n.failed {
-		_ = n.flush()
+		_ = n.flush() // answers the protocol already produced
 	}
-	n.reap(true)
-	close(n.toSyncer)
 	for {
 		select {
 		case ev := <-n.inbox:

@@ -55,22 +55,6 @@ type Engine interface {
 	Close() error
 }
 
-// Committer is an Engine whose Sync comes apart in two halves, so that the
-// runtime can go on handling events while the disk syncs: the writes of
-// every batch handled during one fsync share the next one (group commit
-// across batches, not only within one).
-type Committer interface {
-	Engine
-	// Commit ends the writes made since the last Commit or Sync: they stay
-	// visible to Get, their place in the engine's log is fixed, and making
-	// them durable has begun. It returns durable, which blocks until they
-	// are durable and returns the failure if they cannot be, or nil if
-	// there is nothing to wait for (no writes, or a policy that does not
-	// fsync). durable is called exactly once, from any goroutine. An
-	// error, from either, fails the engine as a failed Sync does.
-	Commit() (durable func() error, err error)
-}
-
 // AppendWire appends r in the message encoding protocols share (value,
 // tombstone, version), for records carried in protocol messages.
 func AppendWire(b []byte, r Record) []byte {

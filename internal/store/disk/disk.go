@@ -29,8 +29,7 @@ type SyncPolicy string
 const (
 	// SyncAlways fsyncs the WAL before any reply or message that depends on
 	// the write leaves (etcd's behaviour; Redis appendfsync always). Writes
-	// committed while an fsync runs share the next one (group commit: see
-	// Commit). The default: an
+	// handled together share one fsync (group commit). The default: an
 	// acknowledged write survives a crash of the process or the machine.
 	SyncAlways SyncPolicy = "always"
 	// SyncEverySec fsyncs the WAL once a second (Redis appendfsync
@@ -57,17 +56,13 @@ func ParseSyncPolicy(s string) (SyncPolicy, error) {
 	return "", fmt.Errorf("disk: unknown sync policy %q (valid: always, everysec, never)", s)
 }
 
-var _ store.Committer = (*Pebble)(nil)
-
 // dataPrefix namespaces user keys; protocol metadata will use other prefixes.
 const dataPrefix = "d/"
 
 // Pebble is the durable Engine: a Pebble LSM with its write-ahead log.
 // Puts collect in an indexed batch (visible to Gets at once); Sync commits
-// the batch, fsyncing the WAL under SyncAlways, and Commit commits it
-// without waiting for the fsync (store.Committer). It is used by one event
-// loop; only the free-space monitor, the everysec flusher and the
-// goroutine waiting on Commit's durable run beside it.
+// the batch, fsyncing the WAL under SyncAlways. It is used by one event
+// loop; only the free-space monitor and the everysec flusher run beside it.
 // Writable says whether client writes should be taken (see Options and the
 // disk-full notes in space.go).
 type Pebble struct {
@@ -302,73 +297,22 @@ func (p *Pebble) Sync() error {
 		p.SyncLatency(time.Since(start))
 	}
 	if err != nil {
-		return p.failCommit(err)
+		// The batch's writes are gone; so must be their cached copies, and
+		// the failure sticks: a store that lost writes must not pretend
+		// later ones are safe. The batch is dropped, not closed: Pebble
+		// may still hold it.
+		p.cache = newRowCache(DefaultCacheRows, DefaultCacheBytes)
+		p.batch = p.db.NewIndexedBatch()
+		p.space.fail(fmt.Errorf("disk: commit failed; the store takes no more writes until the node restarts: %w", err))
+		return *p.space.failure.Load()
 	}
 	p.batch.Close()
-	p.committed(n)
-	return nil
-}
-
-// Commit implements store.Committer. Under SyncAlways it applies the batch
-// with Pebble's ApplyNoSyncWait (the call CockroachDB pipelines its Raft
-// log writes with): the writes are visible at once, and Pebble's WAL writer
-// fsyncs them together with every other commit queued meanwhile; durable
-// waits for that fsync. Under the other policies it is Sync.
-func (p *Pebble) Commit() (durable func() error, err error) {
-	if p.policy != SyncAlways {
-		return nil, p.Sync()
-	}
-	if f := p.space.failure.Load(); f != nil {
-		return nil, *f
-	}
-	if p.batch.Empty() {
-		return nil, nil
-	}
-	b, n, start := p.batch, len(p.batch.Repr()), time.Now()
-	if err := p.applyNoSyncWait(b); err != nil {
-		return nil, p.failCommit(err)
-	}
-	p.committed(n)
-	return func() error {
-		if err := b.SyncWait(); err != nil {
-			// Pebble may still hold the batch: it is dropped, not closed.
-			// The row cache may hold its writes; nothing reads them, as the
-			// runtime serves nothing on a failed engine.
-			p.space.fail(fmt.Errorf("disk: WAL fsync failed; the store takes no more writes until the node restarts: %w", err))
-			return *p.space.failure.Load()
-		}
-		b.Close()
-		if p.SyncLatency != nil {
-			p.SyncLatency(time.Since(start))
-		}
-		return nil
-	}, nil
-}
-
-// failCommit fails the engine after a commit of the batch failed: the
-// batch's writes are gone; so must be their cached copies, and the failure
-// sticks: a store that lost writes must not pretend later ones are safe.
-// The batch is dropped, not closed: Pebble may still hold it.
-func (p *Pebble) failCommit(err error) error {
-	p.cache = newRowCache(DefaultCacheRows, DefaultCacheBytes)
-	p.batch = p.db.NewIndexedBatch()
-	p.space.fail(fmt.Errorf("disk: commit failed; the store takes no more writes until the node restarts: %w", err))
-	return *p.space.failure.Load()
-}
-
-// committed starts a new batch after one of n bytes was committed, and
-// reads the free space again every checkBytes.
-func (p *Pebble) committed(n int) {
 	p.batch = p.db.NewIndexedBatch()
 	if p.sinceCheck += n; p.sinceCheck >= p.checkBytes {
 		p.sinceCheck = 0
 		p.space.check()
 	}
-}
-
-func (p *Pebble) applyNoSyncWait(b *pebble.Batch) (err error) {
-	defer recoverFatal(&err)
-	return p.db.ApplyNoSyncWait(b, pebble.Sync)
+	return nil
 }
 
 // commit commits the batch, turning Pebble's fatal errors (a panic, with

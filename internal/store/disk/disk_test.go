@@ -1,11 +1,7 @@
 package disk
 
 import (
-	"errors"
-	"fmt"
 	"testing"
-
-	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/lightcone/lightcone/internal/hlc"
 	"github.com/lightcone/lightcone/internal/store"
@@ -92,78 +88,5 @@ func TestPebbleDurableAcrossReopen(t *testing.T) {
 	}
 	if _, err := OpenPebble(t.TempDir(), "sometimes"); err == nil {
 		t.Fatal("OpenPebble with an unknown policy: no error")
-	}
-}
-
-// TestPebbleCommitDurableWhenWaited: under SyncAlways, Commit's writes are
-// visible at once, and once its durable func returns they survive a crash
-// (Pebble's strict in-memory filesystem keeps only what was synced), even
-// while later commits are still in flight.
-func TestPebbleCommitDurableWhenWaited(t *testing.T) {
-	mem := vfs.NewStrictMem()
-	open := func() *Pebble {
-		t.Helper()
-		p, err := Open("/data", Options{Sync: SyncAlways, FS: NewFillingFS(mem, 1<<30)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	// The data directory's own entry must survive the crash too.
-	if err := mem.MkdirAll("/data", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	root, err := mem.OpenDir("/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := errors.Join(root.Sync(), root.Close()); err != nil {
-		t.Fatal(err)
-	}
-	p := open()
-	var waits []func() error
-	for i := range 3 {
-		key := fmt.Sprint("k", i)
-		if err := p.Put(key, store.Record{Value: []byte("v")}); err != nil {
-			t.Fatal(err)
-		}
-		wait, err := p.Commit()
-		if err != nil || wait == nil {
-			t.Fatalf("Commit = %v, %v; want a durable func", wait != nil, err)
-		}
-		if _, ok, err := p.Get(key); !ok || err != nil {
-			t.Fatalf("Get(%s) after Commit = %v, %v; want it visible before it is durable", key, ok, err)
-		}
-		// Past the row cache too: a key it evicted is read from Pebble.
-		_, closer, err := p.db.Get([]byte(dataPrefix + key))
-		if err != nil {
-			t.Fatalf("Pebble Get(%s) after Commit: %v; want it visible before it is durable", key, err)
-		}
-		closer.Close()
-		waits = append(waits, wait)
-	}
-	if wait, err := p.Commit(); wait != nil || err != nil {
-		t.Fatalf("Commit with no writes = %v, %v; want nil, nil", wait != nil, err)
-	}
-	for _, wait := range waits[:2] {
-		if err := wait(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mem.SetIgnoreSyncs(true) // the crash: nothing written from now on is synced
-	if err := waits[2](); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	mem.ResetToSyncedState()
-	mem.SetIgnoreSyncs(false)
-	p = open()
-	defer p.Close()
-	for _, key := range []string{"k0", "k1"} {
-		if _, ok, err := p.Get(key); !ok || err != nil {
-			t.Errorf("Get(%s) after the crash = %v, %v; want the write whose durable func returned", key, ok, err)
-		}
 	}
 }
