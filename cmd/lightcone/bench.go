@@ -38,7 +38,11 @@ func benchListCmd() *cobra.Command {
 			fmt.Fprintln(tw, "NAME\tREFERENCE\tRUNTIMES\tTITLE")
 			for _, n := range cat.Names() {
 				e, _ := cat.Get(n)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, e.Reference.Source, strings.Join(e.Runtimes(), ", "), e.Title)
+				rts := strings.Join(e.Runtimes(), ", ")
+				if len(e.Runtimes()) == 0 {
+					rts = "none: needs " + strings.Join(e.Requires, ", ")
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, e.Reference.Source, rts, e.Title)
 			}
 			return tw.Flush()
 		},
@@ -99,6 +103,11 @@ Results go to --out: by default ./bench-results/NAME under the current directory
 				e, err := cat.Get(n)
 				if err != nil {
 					return err
+				}
+				if err := e.Unavailable(); err != nil && all {
+					// The whole catalog runs what this build can.
+					fmt.Fprintf(cmd.ErrOrStderr(), "skipped: %v\n", err)
+					continue
 				}
 				o := opts
 				if err := e.Validate(&o); err != nil {

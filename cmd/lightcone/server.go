@@ -5,15 +5,21 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lightcone/lightcone/internal/api/resp"
+	"github.com/lightcone/lightcone/internal/gcfloor"
 	"github.com/lightcone/lightcone/internal/server"
 	"github.com/lightcone/lightcone/internal/store/disk"
 )
+
+// gcHeapFloor is the heap size below which the server does not collect
+// (see gcfloor): with its live heap of tens of MB, serving requests
+// otherwise starts a collection several times a second, and each one's
+// stops of the world are its p99 on a loaded machine.
+const gcHeapFloor = 128 << 20
 
 func serverCmd() *cobra.Command {
 	var (
@@ -84,9 +90,10 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 			}
 			cfg.Log = slog.New(h)
 			if os.Getenv("GOGC") == "" {
-				// A storage server trades memory for CPU: collect half as
-				// often as Go's default (override with GOGC).
-				debug.SetGCPercent(200)
+				// A storage server trades memory for CPU and tail latency:
+				// collect half as often as Go's default, and never before
+				// the heap reaches gcHeapFloor (override both with GOGC).
+				gcfloor.Keep(200, gcHeapFloor)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

@@ -25,6 +25,7 @@ func Default() *Catalog {
 		cricFig511(), cricFig51213(), cricFig514(), cricFig51516(),
 		dirTable52(), dirFig54(), dirFig55(), dirFig56(), dirFig57(), dirPlacement(),
 		cricTable51(), cricTable52(),
+		catenaeFig424(), catenaeFig428(), catenaeFig429(), catenaeFig430(),
 		calibration("dir2", Reference{
 			Source: "Directory-coherence thesis (seed 002) §5.1.1, Table 5.1",
 			Claims: []string{

@@ -29,6 +29,10 @@ type Experiment struct {
 	Base scenario.Config
 	// Series are configurations compared in one run (lines of a figure).
 	Series []Series
+	// Requires are protocols the experiment cannot run without (one still
+	// being built): Validate names the missing one instead of failing on
+	// the first series that uses it.
+	Requires []string
 	// Sweep, if set, runs every series at each value of one parameter.
 	Sweep *Sweep
 	// Real, if set, is the reduced scale at which --runtime real runs the

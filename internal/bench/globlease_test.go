@@ -30,7 +30,8 @@ func TestCatalogHasGlobLease(t *testing.T) {
 			t.Errorf("%s: %v", n, err)
 		}
 		protocols := map[string]bool{}
-		for _, x := range e.xs() {
+		xs, _ := e.xs(o)
+		for _, x := range xs {
 			for _, s := range e.Series {
 				cfg, err := e.configFor(s, x, o)
 				if err != nil {

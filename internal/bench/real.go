@@ -17,8 +17,8 @@ import (
 // real client path, once per series.
 func runReal(ctx context.Context, e *Experiment, opts Options, rep *Report, progress func(string, ...any)) error {
 	opts = realOptions(opts)
-	xs := e.xs()
-	if e.Sweep != nil && len(e.Real.SweepValues) > 0 {
+	xs, _ := e.xs(opts) // checked in Validate
+	if _, chosen := opts.Overrides["sweep"]; !chosen && e.Sweep != nil && len(e.Real.SweepValues) > 0 {
 		xs = e.Real.SweepValues
 	}
 	total, i := len(xs)*len(e.Series), 0

@@ -560,6 +560,9 @@ func metricTitle(m string) string {
 	if cm, ok := counterMetrics[m]; ok {
 		return cm.title
 	}
+	if fm, ok := funcMetrics[m]; ok {
+		return fm.title
+	}
 	if ms, ok := aboveMs(m); ok {
 		return fmt.Sprintf("share above %g ms (%%)", ms)
 	}

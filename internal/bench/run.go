@@ -14,6 +14,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/scenario"
 )
 
@@ -42,6 +43,7 @@ func Overrides() map[string]string {
 		"read":                "read consistency level of every series",
 		"write":               "write consistency level of every series",
 		"replicas_per_region": "replicas of each key per region",
+		"sweep":               "the sweep values to run, a comma-separated subset of the experiment's, e.g. 25,50",
 	}
 }
 
@@ -136,6 +138,8 @@ func applyOverrides(c *scenario.Config, ov map[string]string) error {
 				return bad("milliseconds > 0")
 			}
 			c.ThresholdMs = f
+		case "sweep":
+			// Which points run, not how (Experiment.xs).
 		case "read", "write", "replicas_per_region":
 			// The settings of those names, for the series whose protocols
 			// have them; their errors name them.
@@ -197,12 +201,19 @@ func (e *Experiment) Validate(opts *Options) error {
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
+	if err := e.Unavailable(); err != nil {
+		return err
+	}
+	xs, err := e.xs(*opts)
+	if err != nil {
+		return err
+	}
 	// Every point's config must resolve.
 	check := *opts
 	if opts.Runtime == "real" {
 		check = realOptions(*opts)
 	}
-	for _, x := range e.xs() {
+	for _, x := range xs {
 		for _, s := range e.Series {
 			c, err := e.configFor(s, x, check)
 			if err != nil {
@@ -216,11 +227,27 @@ func (e *Experiment) Validate(opts *Options) error {
 	return nil
 }
 
-func (e *Experiment) xs() []float64 {
-	if e.Sweep == nil {
-		return []float64{0}
+// xs are the sweep values to run: the sweep's, or the subset --set
+// sweep=v1,v2 names; {0} without a sweep.
+func (e *Experiment) xs(opts Options) ([]float64, error) {
+	list, ok := opts.Overrides["sweep"]
+	switch {
+	case e.Sweep == nil && ok:
+		return nil, fmt.Errorf("bench: --set sweep=%s: %s has no sweep", list, e.Name)
+	case e.Sweep == nil:
+		return []float64{0}, nil
+	case !ok:
+		return e.Sweep.Values, nil
 	}
-	return e.Sweep.Values
+	var xs []float64
+	for _, f := range strings.Split(list, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !slices.Contains(e.Sweep.Values, v) {
+			return nil, fmt.Errorf("bench: --set sweep=%s: %q is not one of %s's values of %s (%v)", list, f, e.Name, e.Sweep.Param, e.Sweep.Values)
+		}
+		xs = append(xs, v)
+	}
+	return xs, nil
 }
 
 // Run runs every point of e on the chosen runtimes. When ctx is cancelled
@@ -244,7 +271,7 @@ func Run(ctx context.Context, e *Experiment, opts Options) (*Report, error) {
 		}
 		return rep, nil
 	}
-	xs := e.xs()
+	xs, _ := e.xs(opts) // checked in Validate
 	total := len(xs) * len(e.Series)
 	if opts.Runtime == "sim" || opts.Runtime == "both" {
 		i := 0
@@ -286,11 +313,25 @@ func (e *Experiment) xLabel(x float64) string {
 
 var errNoReal = errors.New("bench: real runtime not available")
 
+// Unavailable says why e cannot run in this build: a protocol it
+// requires (Experiment.Requires) is not registered. Nil: it can.
+func (e *Experiment) Unavailable() error {
+	for _, name := range e.Requires {
+		if _, err := protocol.Lookup(name); err != nil {
+			return fmt.Errorf("bench: %s needs protocol %s, which is not registered (not built yet?): %w", e.Name, name, err)
+		}
+	}
+	return nil
+}
+
 // Runtimes lists the runtimes e accepts (what `bench list` shows):
 // calibrations run only on the real runtime; other experiments in the
-// simulator, and on real processes too when they have a real scale.
+// simulator, and on real processes too when they have a real scale;
+// none while a protocol it requires is missing (Unavailable).
 func (e *Experiment) Runtimes() []string {
 	switch {
+	case e.Unavailable() != nil:
+		return nil
 	case e.Calibrate:
 		return []string{"real"}
 	case e.Real != nil:

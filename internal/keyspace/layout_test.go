@@ -4,16 +4,33 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/store"
 )
+
+// storeEnv is an Env that has only a store.
+type storeEnv struct {
+	env.Env
+	st store.Store
+}
+
+func (e storeEnv) Store() store.Store { return e.st }
+
+// viewOver is what a keyspace with prefix ("" for the default keyspace)
+// sees of st.
+func viewOver(st store.Store, prefix string) store.Store {
+	s := &subEnv{Env: storeEnv{st: st}, prefix: prefix}
+	s.view.s = s
+	return s.Store()
+}
 
 // TestSpans checks that Spans covers exactly the stored keys of each
 // keyspace and maps them back to the keys the keyspace's store was given.
 func TestSpans(t *testing.T) {
 	mem := store.NewMem()
-	def := escaped{mem}
-	named := prefixed{mem, "k/ks/"}
-	other := prefixed{mem, "k/ks2/"}
+	def := viewOver(mem, "")
+	named := viewOver(mem, "k/ks/")
+	other := viewOver(mem, "k/ks2/")
 	keys := []string{"", "a", "k", "k/", "k/x", "k//y", "k0", "k/ks/z", "zz", "\xff"}
 	for _, k := range keys {
 		for _, s := range []store.Store{def, named, other} {

@@ -105,6 +105,7 @@ func (m *Mux) Start(e env.Env) {
 			prefix = "k/" + d.Name + "/"
 		}
 		m.envs[i] = &subEnv{ks: uint32(i), prefix: prefix}
+		m.envs[i].view.s = m.envs[i]
 		m.replicas[i].Start(m.sub(e, i))
 	}
 }
@@ -160,6 +161,7 @@ type subEnv struct {
 	env.Env
 	ks     uint32
 	prefix string
+	view   view // what Store returns
 }
 
 func (s *subEnv) Send(to wire.NodeID, m wire.Msg) { s.Env.Send(to, &Envelope{KS: s.ks, Msg: m}) }
@@ -172,15 +174,28 @@ func (s *subEnv) SetTimer(d time.Duration, p any) env.TimerID {
 // under "k/<name>/"; the default keyspace keeps its keys as they are, except
 // that a key starting "k/" is stored as "k//..." — no keyspace name is empty,
 // so it cannot collide with another keyspace's keys.
-func (s *subEnv) Store() store.Store {
-	if s.prefix == "" {
-		return escaped{s.Env.Store()}
+//
+// It is made once per keyspace and reads the Env's store at each call: a
+// wrapper made per call would be an allocation per request.
+func (s *subEnv) Store() store.Store { return &s.view }
+
+// view is a keyspace's store: the default keyspace's escaped, a named
+// keyspace's prefixed.
+type view struct{ s *subEnv }
+
+func (v *view) Get(key string) (store.Record, bool, error) {
+	if v.s.prefix == "" {
+		return v.s.Env.Store().Get(escape(key))
 	}
-	return prefixed{s.Env.Store(), s.prefix}
+	return v.s.Env.Store().Get(v.s.prefix + key)
 }
 
-// escaped is the default keyspace's store.
-type escaped struct{ s store.Store }
+func (v *view) Put(key string, r store.Record) error {
+	if v.s.prefix == "" {
+		return v.s.Env.Store().Put(escape(key), r)
+	}
+	return v.s.Env.Store().Put(v.s.prefix+key, r)
+}
 
 func escape(key string) string {
 	if strings.HasPrefix(key, "k/") {
@@ -189,22 +204,10 @@ func escape(key string) string {
 	return key
 }
 
-func (e escaped) Get(key string) (store.Record, bool, error) { return e.s.Get(escape(key)) }
-func (e escaped) Put(key string, r store.Record) error       { return e.s.Put(escape(key), r) }
-
 // The rest of Env passes through; listed so the type documents itself.
 func (s *subEnv) Rand() *rand.Rand         { return s.Env.Rand() }
 func (s *subEnv) Topology() *topo.Topology { return s.Env.Topology() }
 func (s *subEnv) Log() *slog.Logger        { return s.Env.Log() }
-
-// prefixed is a keyspace's slice of the store.
-type prefixed struct {
-	s      store.Store
-	prefix string
-}
-
-func (p prefixed) Get(key string) (store.Record, bool, error) { return p.s.Get(p.prefix + key) }
-func (p prefixed) Put(key string, r store.Record) error       { return p.s.Put(p.prefix+key, r) }
 
 // Envelope carries a keyspace's message between nodes.
 type Envelope struct {

@@ -153,6 +153,11 @@ type pending struct {
 	level wire.Level
 }
 
+type freshReq struct {
+	key pendingKey
+	p   pending
+}
+
 // Node runs one replica.
 type Node struct {
 	cfg Config
@@ -187,9 +192,17 @@ type Node struct {
 	nextTID env.TimerID
 	wake    *time.Timer
 	reqs    map[pendingKey]pending
-	self    []event // messages to self, handled before the batch's flush
-	outMsgs []outMsg
-	outReps []*wire.Reply
+	// fresh holds, in order, the requests of the batch being handled
+	// from freshNext on: most are answered in the batch that brought them
+	// (a local read, a write the node applies alone), in request order,
+	// and taking them from here costs no map operation. The rest move to
+	// reqs at the end of the batch, or at the first reply out of order
+	// (settle).
+	fresh     []freshReq
+	freshNext int
+	self      []event // messages to self, handled before the batch's flush
+	outMsgs   []outMsg
+	outReps   []*wire.Reply
 	// unsafeReleaseEarly breaks persist-before-send for the teeth test:
 	// flush releases the batch's output before it syncs.
 	unsafeReleaseEarly bool
@@ -448,7 +461,7 @@ func (n *Node) handle(ev *event) {
 				n.refuse(ev.reqs[i:], ev.done)
 				return
 			}
-			n.reqs[pendingKey{req.Client, req.ID}] = pending{done: ev.done, start: ev.start, op: req.Op, level: req.Level}
+			n.fresh = append(n.fresh, freshReq{pendingKey{req.Client, req.ID}, pending{done: ev.done, start: ev.start, op: req.Op, level: req.Level}})
 			if n.cfg.Admit != nil && req.Op != wire.OpGet {
 				if e := n.cfg.Admit(req); e != nil {
 					n.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: e})
@@ -493,6 +506,7 @@ func (n *Node) stop() error {
 // flush persists the batch's writes, then releases its messages and
 // replies (persist before send).
 func (n *Node) flush() error {
+	defer n.settle()
 	if len(n.outMsgs) == 0 && len(n.outReps) == 0 {
 		// Nothing leaves: the writes can wait for the next sync.
 		return nil
@@ -556,6 +570,7 @@ func (n *Node) breakDown(err error) {
 // timeoutPending answers every request the protocol took and has not
 // answered with ErrTimeout: it may have taken effect.
 func (n *Node) timeoutPending(msg string) {
+	n.settle()
 	keys := make([]pendingKey, 0, len(n.reqs))
 	for k := range n.reqs {
 		keys = append(keys, k)
@@ -568,12 +583,10 @@ func (n *Node) timeoutPending(msg string) {
 func (n *Node) complete(r *wire.Reply) { n.completeAt(r, time.Now()) }
 
 func (n *Node) completeAt(r *wire.Reply, now time.Time) {
-	k := pendingKey{r.Client, r.ID}
-	p, ok := n.reqs[k]
+	p, ok := n.take(pendingKey{r.Client, r.ID})
 	if !ok {
 		return // already answered
 	}
-	delete(n.reqs, k)
 	if n.obs != nil {
 		code := "ok"
 		if r.Err != nil {
@@ -583,6 +596,44 @@ func (n *Node) completeAt(r *wire.Reply, now time.Time) {
 		n.obs.Request(p.op.String(), p.level.String(), now.Sub(p.start), code)
 	}
 	p.done(r)
+}
+
+// take removes and returns the pending request k: the next fresh one if
+// it is k, else one of an earlier batch from reqs, else (a reply out of
+// order) from reqs after settling the fresh ones.
+func (n *Node) take(k pendingKey) (pending, bool) {
+	if n.freshNext < len(n.fresh) && n.fresh[n.freshNext].key == k {
+		p := n.fresh[n.freshNext].p
+		n.fresh[n.freshNext] = freshReq{}
+		n.freshNext++
+		return p, true
+	}
+	if len(n.reqs) > 0 {
+		if p, ok := n.reqs[k]; ok {
+			delete(n.reqs, k)
+			return p, true
+		}
+	}
+	if n.freshNext == len(n.fresh) {
+		return pending{}, false
+	}
+	n.settle()
+	p, ok := n.reqs[k]
+	if ok {
+		delete(n.reqs, k)
+	}
+	return p, ok
+}
+
+// settle moves the fresh requests not yet answered to reqs (those before
+// freshNext were taken and cleared).
+func (n *Node) settle() {
+	for i := n.freshNext; i < len(n.fresh); i++ {
+		f := &n.fresh[i]
+		n.reqs[f.key] = f.p
+		n.fresh[i] = freshReq{}
+	}
+	n.fresh, n.freshNext = n.fresh[:0], 0
 }
 
 // shutdown stops the node: no event enters the inbox any more; requests

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -29,10 +30,19 @@ func (r *timerReplica) Start(e env.Env) { r.pending = map[env.TimerID]*wire.Requ
 func (r *timerReplica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	req := m.(*selfMsg).req
 	_ = e.Store().Put(req.Key, store.Record{Value: []byte("written")})
-	e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Value: []byte("via self")})
+	v := "via self"
+	if strings.HasPrefix(req.Key, "self-") {
+		v = req.Key
+	}
+	e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Value: []byte(v)})
 }
 func (r *timerReplica) Request(e env.Env, req *wire.Request) {
 	switch string(req.Value) {
+	case "now":
+		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Value: []byte(req.Key)})
+	case "twice":
+		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Value: []byte(req.Key)})
+		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Value: []byte("again")})
 	case "self":
 		e.Send(e.Self(), &selfMsg{req})
 	case "cancel":
@@ -107,6 +117,49 @@ func TestTimersFireInDeadlineOrder(t *testing.T) {
 	}
 	if want := []string{"first", "second", "third"}; order[0] != want[0] || order[1] != want[1] || order[2] != want[2] {
 		t.Fatalf("fired %v; want %v", order, want)
+	}
+}
+
+// TestRepliesFindTheirRequests: whatever the order of the replies (in
+// the batch, out of it through a message to self, in a later batch
+// through a timer, a second reply to one request), each request's done
+// runs once, with its own reply.
+func TestRepliesFindTheirRequests(t *testing.T) {
+	n, _ := newTestNode(t)
+	kinds := []string{"now", "self", "5ms", "now", "twice", "now", "1ms", "self", "now", "now"}
+	type answer struct{ key, value string }
+	got := make(chan answer, 1000)
+	var want []string
+	for round := range 20 {
+		client := n.NewClientID()
+		var reqs []*wire.Request
+		for i, kind := range kinds[round%3:] {
+			key := fmt.Sprintf("%s-%d-%d", kind, round, i)
+			want = append(want, key)
+			reqs = append(reqs, &wire.Request{ID: wire.RequestID(i + 1), Client: client, Key: key, Value: []byte(kind)})
+		}
+		keyOf := map[wire.RequestID]string{}
+		for _, r := range reqs {
+			keyOf[r.ID] = r.Key
+		}
+		n.SubmitBatch(reqs, func(r *wire.Reply) { got <- answer{keyOf[r.ID], string(r.Value)} })
+	}
+	seen := map[string]bool{}
+	for range want {
+		select {
+		case a := <-got:
+			if a.value != a.key || seen[a.key] {
+				t.Fatalf("request %q answered %q (answered before: %v)", a.key, a.value, seen[a.key])
+			}
+			seen[a.key] = true
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%d of %d requests answered, then nothing for 5s", len(seen), len(want))
+		}
+	}
+	select {
+	case a := <-got:
+		t.Fatalf("extra answer %q to %q", a.value, a.key)
+	case <-time.After(50 * time.Millisecond):
 	}
 }
 

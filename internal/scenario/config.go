@@ -48,7 +48,8 @@ type Config struct {
 	// Transactions, if set, replaces the YCSB workload: each client
 	// operation is one transaction (wire.OpTxn) of Catenae's
 	// microbenchmark (workload.TxnSpec: records, min_keys, max_keys,
-	// read_only_proportion, update, distribution, zipf_theta). Records
+	// read_only_proportion, update, distribution, zipf_theta,
+	// zipf_exponent; or tpcc, a TPC-C subset). Records
 	// start absent; the history is a transactional one, checked with
 	// model serializable (or another of check.TxnModels). The protocol
 	// must run transactions (protocol.TxnRefusal). Default: none.

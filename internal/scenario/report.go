@@ -57,6 +57,11 @@ type Result struct {
 	// Txns is the transactional history (Config.Transactions), in the
 	// order replies came.
 	Txns []check.Txn `json:"-"`
+	// TxnOutcomes counts the measured transactions (started after the
+	// warm-up; Config.Transactions) by kind, "read" (read-only) and "rmw"
+	// (read-write), and outcome: committed, aborted, unknown. Rows hold
+	// the committed ones' latencies.
+	TxnOutcomes map[string]TxnOutcomes `json:"txn_outcomes,omitempty"`
 	// FailStops are the nodes that stopped because their store failed
 	// (injected, StoreFaults) or an invariant broke, in order.
 	FailStops []FailStop `json:"fail_stops,omitempty"`
@@ -215,6 +220,7 @@ func (rn *runner) result() *Result {
 	res.CheckTime = time.Since(checkStart)
 	res.History = rn.hist
 	res.Txns = rn.txns
+	res.TxnOutcomes = rn.txnOut
 	for _, f := range rn.s.Failures() {
 		res.FailStops = append(res.FailStops, FailStop{What: f.String(), Injected: f.Injected(), Invariant: f.Violation()})
 	}

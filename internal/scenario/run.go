@@ -130,6 +130,7 @@ type runner struct {
 	hist    check.History // Ops gathered from histOps at the end
 	histOps opLog
 	txns    []check.Txn                           // the transactional history (Config.Transactions)
+	txnOut  map[string]TxnOutcomes                // Result.TxnOutcomes
 	lat     [][numClasses]*hdrhistogram.Histogram // [region][class] service latency, µs
 	intent  [][numClasses]*hdrhistogram.Histogram // from intended start (coordinated omission corrected)
 	errs    map[string]int
@@ -469,6 +470,9 @@ func (rn *runner) onReply(rep *wire.Reply) {
 func (rn *runner) complete(cl *client, rep *wire.Reply) {
 	now := rn.s.Now()
 	st := cl.steps[0]
+	if st.op == wire.OpTxn && cl.started >= rn.warmup {
+		rn.countTxn(classNames[cl.class], rep.Err)
+	}
 	if rn.record && st.op == wire.OpTxn {
 		rn.txns = append(rn.txns, recordTxn(int64(cl.session), cl.call, now, st.txn, rep))
 	} else if rn.record {

@@ -65,10 +65,24 @@ func (r *resolved) newTxnGenerator() *workload.TxnGenerator {
 }
 
 // txnRequest turns a generated transaction into its declared operations:
-// reads, or per key an add of 1 (update add) or a read then a write of a
-// fresh unique value (update write), drawn with next.
+// its own (t.Ops, TPC-C), or reads, or per key an add of 1 (update add)
+// or a read then a write of a fresh unique value (update write). Written
+// values are drawn with next.
 func txnRequest(t workload.Txn, update string, next func() string) *wire.Txn {
 	w := &wire.Txn{ReadOnly: t.ReadOnly}
+	if t.Ops != nil {
+		for _, op := range t.Ops {
+			switch op.Kind {
+			case workload.TxnRead:
+				w.Ops = append(w.Ops, wire.TxnOp{Kind: wire.TxnRead, Key: op.Key})
+			case workload.TxnAdd:
+				w.Ops = append(w.Ops, wire.TxnOp{Kind: wire.TxnAdd, Key: op.Key, Delta: op.Delta})
+			default:
+				w.Ops = append(w.Ops, wire.TxnOp{Kind: wire.TxnWrite, Key: op.Key, Value: []byte(next())})
+			}
+		}
+		return w
+	}
 	for _, k := range t.Keys {
 		switch {
 		case t.ReadOnly:
@@ -150,4 +164,36 @@ func (rn *runner) checkTxns(model string) *CheckResult {
 		panic(err) // models are validated in resolveTxns
 	}
 	return &CheckResult{Model: model, Verdict: res.Verdict.String(), Key: res.Key, Detail: res.Detail, Ops: len(rn.txns)}
+}
+
+// TxnOutcomes counts a run's measured transactions (started after the
+// warm-up) of one kind by outcome (Result.TxnOutcomes).
+type TxnOutcomes struct {
+	Committed int64 `json:"committed"`
+	// Aborted were refused: they took no effect (any error but a
+	// timeout; the protocols' aborts are ErrUnavailable).
+	Aborted int64 `json:"aborted"`
+	// Unknown timed out: they may or may not have taken effect.
+	Unknown int64 `json:"unknown"`
+}
+
+// Total is every counted transaction.
+func (o TxnOutcomes) Total() int64 { return o.Committed + o.Aborted + o.Unknown }
+
+// countTxn counts one measured transaction of kind class ("read": read-only,
+// "rmw": read-write) that ended with err.
+func (rn *runner) countTxn(class string, err *wire.Error) {
+	if rn.txnOut == nil {
+		rn.txnOut = map[string]TxnOutcomes{}
+	}
+	o := rn.txnOut[class]
+	switch {
+	case err == nil:
+		o.Committed++
+	case err.OutcomeUnknown():
+		o.Unknown++
+	default:
+		o.Aborted++
+	}
+	rn.txnOut[class] = o
 }

@@ -129,3 +129,58 @@ func TestTxnRecordingTeeth(t *testing.T) {
 	}
 	t.Fatal("no key was added to twice")
 }
+
+// TestTxnTPCC runs the TPC-C subset (NewOrder and OrderStatus) with twopl
+// on catenae3: the history is serializable, both kinds commit, and
+// Result.TxnOutcomes counts as many committed transactions of each kind
+// as the latency rows hold, with the aborts beside them.
+func TestTxnTPCC(t *testing.T) {
+	res, err := Run(Config{Seed: 3, World: "catenae3", Protocol: "twopl", Clients: 24, ClosedLoop: true,
+		Duration: 3 * time.Second, Warmup: time.Second,
+		Transactions: &workload.TxnSpec{TPCC: &workload.TPCCSpec{Warehouses: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Check; c == nil || c.Model != "serializable" || c.Verdict != "pass" {
+		t.Fatalf("check %+v; want serializable: pass", c)
+	}
+	rows := map[string]int64{}
+	for _, r := range res.Rows {
+		if r.Region != "all" {
+			rows[r.Op] += r.Count
+		}
+	}
+	for _, kind := range []string{"read", "rmw"} {
+		o := res.TxnOutcomes[kind]
+		if o.Committed == 0 || o.Committed != rows[kind] {
+			t.Errorf("%s: %+v committed; want the rows' %d (> 0)", kind, o, rows[kind])
+		}
+	}
+	if o := res.TxnOutcomes["rmw"]; o.Aborted == 0 {
+		t.Errorf("rmw: %+v; want some NewOrders aborted on 20 districts (errors %v)", o, res.Errors)
+	}
+}
+
+// TestTxnNoneProportions: read_only_proportion -1 and tpcc's
+// new_order_proportion -1 mean none in a run, not the default (the
+// scenario and the generator each fill the defaults: a -1 once became 0,
+// then 0.5).
+func TestTxnNoneProportions(t *testing.T) {
+	for _, tc := range []struct {
+		spec workload.TxnSpec
+		none string // the kind that must not run
+	}{
+		{workload.TxnSpec{Records: 100, ReadOnlyProportion: -1}, "read"},
+		{workload.TxnSpec{TPCC: &workload.TPCCSpec{NewOrderProportion: -1}}, "rmw"},
+	} {
+		spec := tc.spec
+		res, err := Run(Config{Seed: 1, World: "catenae3", Protocol: "twopl", Clients: 12, ClosedLoop: true,
+			Duration: 2 * time.Second, Transactions: &spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := res.TxnOutcomes[tc.none]; o.Total() != 0 || len(res.TxnOutcomes) != 1 {
+			t.Errorf("%+v: outcomes %+v; want no %s transactions", tc.spec, res.TxnOutcomes, tc.none)
+		}
+	}
+}

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
 	"github.com/lightcone/lightcone/internal/check"
@@ -267,13 +265,8 @@ func TestCRICOnRealServersHosted(t *testing.T) {
 // reads it back over RESP at another node.
 func cricGRPC(t *testing.T, addr string, other *redis.Client) {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	ctx := context.Background()
-	kv := lightconev1.NewKVClient(conn)
+	kv := kvClient(t, addr)
 	if _, err := kv.Put(ctx, &lightconev1.PutRequest{Keyspace: "cric", Key: []byte("g"), Value: []byte("rpc")}); err != nil {
 		t.Fatalf("gRPC Put in cric: %v", err)
 	}

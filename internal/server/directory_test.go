@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
@@ -225,15 +223,7 @@ func TestDirectoryProtocolsOnRealServers(t *testing.T) {
 	})
 
 	t.Run("rc over gRPC", func(t *testing.T) {
-		kv := func(n string) lightconev1.KVClient {
-			cc, err := grpc.NewClient(c.procs[n].grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cc.Close() })
-			return lightconev1.NewKVClient(cc)
-		}
-		a, b := kv("a-0"), kv("b-0")
+		a, b := kvClient(t, c.procs["a-0"].grpc), kvClient(t, c.procs["b-0"].grpc)
 		key := []byte("g")
 		acq, err := a.Acquire(ctx, &lightconev1.AcquireRequest{Keyspace: "rc", Key: key})
 		if err != nil || acq.Session == 0 {

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -239,19 +238,8 @@ func dirLeaders(t *testing.T, c *cluster, ks string, ns []string) []string {
 	t.Helper()
 	var out []string
 	for _, n := range ns {
-		var st struct {
-			Keyspaces []struct {
-				Name     string
-				Counters map[string]float64
-			}
-		}
-		if err := json.Unmarshal([]byte(httpBody(t, "http://"+c.addrs[n][2]+"/status")), &st); err != nil {
-			t.Fatalf("%s /status: %v", n, err)
-		}
-		for _, k := range st.Keyspaces {
-			if k.Name == ks && k.Counters["directory_leader"] == 1 {
-				out = append(out, n)
-			}
+		if keyspaceCountersAt(t, c, n, ks)["directory_leader"] == 1 {
+			out = append(out, n)
 		}
 	}
 	return out

@@ -20,9 +20,7 @@ import (
 
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/redis/go-redis/v9"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
@@ -123,12 +121,7 @@ func TestDiskFullRefusesWritesAndRecovers(t *testing.T) {
 	ctx := context.Background()
 	rc := redis.NewClient(&redis.Options{Addr: s.addrs.RESP, Protocol: 2, MaxRetries: -1})
 	defer rc.Close()
-	conn, err := grpc.NewClient(s.addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	kv := lightconev1.NewKVClient(conn)
+	kv := kvClient(t, s.addrs.GRPC)
 
 	// Fill: incompressible 64 KiB values until a write is refused.
 	rng := rand.NewChaCha8([32]byte{7})
@@ -161,7 +154,7 @@ func TestDiskFullRefusesWritesAndRecovers(t *testing.T) {
 	if err := rc.Del(ctx, "k0000").Err(); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("DEL while full: %v; want ERR disk full", err)
 	}
-	_, err = kv.Put(ctx, &lightconev1.PutRequest{Key: []byte("g"), Value: []byte("rpc")})
+	_, err := kv.Put(ctx, &lightconev1.PutRequest{Key: []byte("g"), Value: []byte("rpc")})
 	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "disk full") {
 		t.Errorf("gRPC Put while full: %v; want RESOURCE_EXHAUSTED naming the disk", err)
 	}

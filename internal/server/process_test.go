@@ -45,6 +45,18 @@ func freeAddr(t *testing.T) string {
 	return a
 }
 
+// kvClient is a gRPC KV client of the server at addr, closed when the
+// test ends.
+func kvClient(t *testing.T, addr string) lightconev1.KVClient {
+	t.Helper()
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return lightconev1.NewKVClient(cc)
+}
+
 type proc struct {
 	cmd              *exec.Cmd
 	resp, http, grpc string

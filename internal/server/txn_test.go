@@ -13,9 +13,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/lightcone/lightcone/internal/api/grpcapi"
@@ -130,12 +128,7 @@ func TestTxnSingleNode(t *testing.T) {
 	}
 
 	// gRPC Txn, through the client helpers.
-	cc, err := grpc.NewClient(p.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	kv := lightconev1.NewKVClient(cc)
+	kv := kvClient(t, p.grpc)
 	res, err := grpcapi.RunTxn(ctx, kv, "", grpcapi.Read("x"), grpcapi.Write("y", []byte("why")), grpcapi.Add("n", 2), grpcapi.Delete("z"))
 	if err != nil {
 		t.Fatalf("gRPC Txn: %v", err)
@@ -182,11 +175,7 @@ func TestTxnSingleNode(t *testing.T) {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(uint64(c), 16))
 			for range transfers {
-				from, to := r.IntN(accounts), r.IntN(accounts-1)
-				if to >= from {
-					to++
-				}
-				amt := int64(1 + r.IntN(100))
+				from, to, amt := randomTransfer(r, accounts)
 				var err error
 				if c%2 == 0 {
 					err = rc.Do(ctx, "LC.TXN", "ADD", acct(from), -amt, "ADD", acct(to), amt).Err()
@@ -229,4 +218,14 @@ func TestTxnSingleNode(t *testing.T) {
 	if total != accounts*1000 || !moved {
 		t.Errorf("after %d transfers the balances are %v (total %d); want a total of %d, some moved", clients*transfers, bal, total, accounts*1000)
 	}
+}
+
+// randomTransfer draws a transfer of 1 to 100 between two different
+// accounts of n.
+func randomTransfer(r *rand.Rand, n int) (from, to int, amt int64) {
+	from, to = r.IntN(n), r.IntN(n-1)
+	if to >= from {
+		to++
+	}
+	return from, to, int64(1 + r.IntN(100))
 }

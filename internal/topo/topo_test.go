@@ -32,7 +32,7 @@ func region(t *testing.T, w *World, name string) int {
 
 func TestPresetNames(t *testing.T) {
 	got := strings.Join(PresetNames(), ",")
-	want := "agar6,cric5,dir2,globlease4,local3,meteor3,world10"
+	want := "agar6,catenae3,cric5,dir2,globlease4,local3,meteor3,world10"
 	if got != want {
 		t.Errorf("PresetNames() = %q; want %q", got, want)
 	}
@@ -103,6 +103,9 @@ func TestPresetValues(t *testing.T) {
 		{"cric5", "east-us", "west-europe", ms(42.5)},
 		{"cric5", "japan-east", "southeast-asia", ms(35)},
 		{"local3", "a", "c", ms(1)},
+		{"catenae3", "europe-west1", "us-central1", ms(56.75)},
+		{"catenae3", "asia-east1", "us-central1", ms(76)},
+		{"catenae3", "europe-west1", "asia-east1", ms(136.25)},
 	}
 	for _, tc := range tests {
 		w := mustPreset(t, tc.world)
@@ -335,7 +338,7 @@ func TestParseErrors(t *testing.T) {
 func TestPresetUnknown(t *testing.T) {
 	for _, name := range []string{"nope", "", "../presets/local3", "presets/local3"} {
 		_, err := Preset(name)
-		if err == nil || !strings.Contains(err.Error(), "valid: agar6, cric5, dir2, globlease4, local3, meteor3") {
+		if err == nil || !strings.Contains(err.Error(), "valid: agar6, catenae3, cric5, dir2, globlease4, local3, meteor3") {
 			t.Errorf("Preset(%q) error = %v; want one listing the valid names", name, err)
 		}
 	}

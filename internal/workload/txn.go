@@ -18,7 +18,9 @@ import (
 // every replica can run on its own, as a bank transfer) or by a read then
 // a blind write of a fresh value (Update "write"). Keys are declared in
 // partition order (NewTxnGenerator's order), so every transaction is
-// chainable: it visits partitions in one global order.
+// chainable: it visits partitions in one global order. With TPCC set the
+// transactions are instead TPC-C's NewOrder and OrderStatus (TPCCSpec),
+// and the microbenchmark's fields are not used.
 type TxnSpec struct {
 	Records            int     `yaml:"records"`              // records; default 1000
 	MinKeys            int     `yaml:"min_keys"`             // keys per transaction, at least; default 1
@@ -27,6 +29,15 @@ type TxnSpec struct {
 	Update             string  `yaml:"update"`               // add | write; default add
 	Distribution       string  `yaml:"distribution"`         // uniform | zipfian; default uniform
 	ZipfTheta          float64 `yaml:"zipf_theta"`           // zipfian's theta, in (0, 1); default 0.99
+	// ZipfExponent, when > 0, makes zipfian a plain Zipf law with this
+	// exponent s over the records (record i+1 drawn with probability
+	// proportional to (i+1)^-s, by inverse CDF), for any s > 0: Catenae's
+	// Figs. 4.24 and 4.28 use s = 1 and 2, which Gray et al.'s generator
+	// (zipf_theta) cannot. Default 0: zipf_theta.
+	ZipfExponent float64 `yaml:"zipf_exponent"`
+	// TPCC, if set, replaces the microbenchmark with a TPC-C subset
+	// (TPCCSpec). Default: none.
+	TPCC *TPCCSpec `yaml:"tpcc"`
 }
 
 // Transactional update modes (TxnSpec.Update).
@@ -58,6 +69,11 @@ func (s *TxnSpec) EnsureDefaults() {
 	if s.ZipfTheta == 0 {
 		s.ZipfTheta = DefaultZipfianConstant
 	}
+	if s.TPCC != nil {
+		t := *s.TPCC // never write through a spec another config shares
+		t.EnsureDefaults()
+		s.TPCC = &t
+	}
 }
 
 // Validate reports the first problem with s (after EnsureDefaults),
@@ -83,15 +99,43 @@ func (s TxnSpec) Validate() error {
 		return bad("distribution: %q; valid: %s, %s", s.Distribution, DistUniform, DistZipfian)
 	case !(s.ZipfTheta > 0 && s.ZipfTheta < 1) || math.IsNaN(s.ZipfTheta):
 		return bad("zipf_theta: %g; must be in (0, 1)", s.ZipfTheta)
+	case !(s.ZipfExponent >= 0) || math.IsInf(s.ZipfExponent, 0):
+		return bad("zipf_exponent: %g; must be a finite number >= 0 (0: zipf_theta)", s.ZipfExponent)
+	case s.ZipfExponent > 0 && s.Records > MaxExactZipfKeys:
+		return bad("zipf_exponent: needs records <= %d (its table costs 8 bytes a record; got %d)", MaxExactZipfKeys, s.Records)
+	}
+	if s.TPCC != nil {
+		return s.TPCC.Validate()
 	}
 	return nil
 }
 
 // Txn is one generated transaction: its keys, distinct and in partition
-// order, and whether it only reads.
+// order, and whether it only reads. Ops, when set (TPC-C), are its
+// declared operations in that order; otherwise each key is read, or
+// updated as TxnSpec.Update says.
 type Txn struct {
 	ReadOnly bool
 	Keys     []string
+	Ops      []TxnOp
+	Name     string // TPC-C: new_order or order_status; "" for the microbenchmark
+}
+
+// TxnOpKind is the kind of a generated transaction's declared operation.
+type TxnOpKind uint8
+
+// Declared operation kinds (wire.TxnRead, TxnWrite, TxnAdd).
+const (
+	TxnRead  TxnOpKind = iota // read the key
+	TxnWrite                  // write a fresh value
+	TxnAdd                    // add Delta to the key's integer value (absent: 0)
+)
+
+// TxnOp is one declared operation of a generated transaction.
+type TxnOp struct {
+	Kind  TxnOpKind
+	Key   string
+	Delta int64 // TxnAdd
 }
 
 // TxnGenerator generates a TxnSpec's transactions. Like Generator, it is
@@ -102,6 +146,8 @@ type TxnGenerator struct {
 	keys  []string
 	order func(key string) uint64
 	zipf  *zipfian
+	exact *exactZipf // ZipfExponent > 0
+	tpcc  *tpccGen   // TPCC set
 }
 
 // NewTxnGenerator fills in s's defaults, validates it and builds a
@@ -113,11 +159,20 @@ func NewTxnGenerator(s TxnSpec, order func(key string) uint64) (*TxnGenerator, e
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	g := &TxnGenerator{spec: s, order: order, keys: make([]string, s.Records)}
+	g := &TxnGenerator{spec: s, order: order}
+	if s.TPCC != nil {
+		g.tpcc = newTPCCGen(*s.TPCC)
+		return g, nil
+	}
+	g.keys = make([]string, s.Records)
 	for i := range g.keys {
 		g.keys[i] = "txn" + strconv.Itoa(i)
 	}
-	if s.Distribution == DistZipfian {
+	switch {
+	case s.Distribution != DistZipfian:
+	case s.ZipfExponent > 0:
+		g.exact = newExactZipf(int64(s.Records), s.ZipfExponent)
+	default:
 		n := int64(s.Records)
 		g.zipf = newZipfian(0, n-1, s.ZipfTheta, zetaStatic(n, s.ZipfTheta))
 	}
@@ -129,27 +184,41 @@ func (g *TxnGenerator) Spec() TxnSpec { return g.spec }
 
 // Next returns the next transaction.
 func (g *TxnGenerator) Next(r *rand.Rand) Txn {
+	if g.tpcc != nil {
+		t := g.tpcc.next(r)
+		slices.SortStableFunc(t.Ops, func(a, b TxnOp) int { return g.compare(a.Key, b.Key) })
+		for _, op := range t.Ops {
+			t.Keys = append(t.Keys, op.Key)
+		}
+		return t
+	}
 	s := g.spec
 	t := Txn{ReadOnly: r.Float64() < s.ReadOnlyProportion} // -1: never
 	n := s.MinKeys + r.IntN(s.MaxKeys-s.MinKeys+1)
 	for len(t.Keys) < n {
 		var i int64
-		if g.zipf != nil {
+		switch {
+		case g.exact != nil:
+			i = g.exact.rank(r) - 1
+		case g.zipf != nil:
 			i = g.zipf.next(r)
-		} else {
+		default:
 			i = r.Int64N(int64(s.Records))
 		}
 		if k := g.keys[i]; !slices.Contains(t.Keys, k) {
 			t.Keys = append(t.Keys, k)
 		}
 	}
-	slices.SortFunc(t.Keys, func(a, b string) int {
-		if g.order != nil {
-			if c := cmp.Compare(g.order(a), g.order(b)); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(a, b)
-	})
+	slices.SortFunc(t.Keys, g.compare)
 	return t
+}
+
+// compare orders keys by partition position, then by name.
+func (g *TxnGenerator) compare(a, b string) int {
+	if g.order != nil {
+		if c := cmp.Compare(g.order(a), g.order(b)); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(a, b)
 }

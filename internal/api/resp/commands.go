@@ -39,6 +39,10 @@ type command struct {
 	noAuth bool
 	// inMulti commands run inside MULTI rather than being queued.
 	inMulti bool
+	// borrows commands keep no argument, nor the argument slice, past
+	// their run: they may be given the Reader's borrowed memory (see
+	// Reader.Borrow). Every other command is given owned arguments.
+	borrows bool
 	run     func(c *conn, args [][]byte)
 }
 
@@ -59,8 +63,8 @@ func init() {
 		"command": {arity: -1, run: cmdCommand},
 		"config":  {arity: -2, run: cmdConfig},
 
-		"get":    {arity: 2, run: cmdGet},
-		"set":    {arity: -3, run: cmdSet},
+		"get":    {arity: 2, borrows: true, run: cmdGet},
+		"set":    {arity: -3, borrows: true, run: cmdSet},
 		"del":    {arity: -2, run: cmdDel},
 		"exists": {arity: -2, run: cmdExists},
 		"mget":   {arity: -2, run: cmdMGet},
@@ -197,9 +201,11 @@ func (c *conn) exec(args [][]byte) {
 	case !c.authed && !cmd.noAuth:
 		c.replyError(msgNoAuth)
 	case c.multi != nil && !cmd.inMulti:
-		c.queue(strings.ToLower(string(args[0])), args)
-	default:
+		c.queue(strings.ToLower(string(args[0])), Owned(args))
+	case cmd.borrows:
 		cmd.run(c, args)
+	default:
+		cmd.run(c, Owned(args))
 	}
 }
 
@@ -294,11 +300,11 @@ func (c *conn) keys(args [][]byte) ([]string, bool) {
 }
 
 func (c *conn) key(a []byte) (string, bool) {
-	ks, ok := c.keys([][]byte{a})
-	if !ok {
+	if len(a) > c.s.cfg.MaxKeyBytes {
+		c.replyError(c.keyTooLarge(len(a)))
 		return "", false
 	}
-	return ks[0], true
+	return string(a), true
 }
 
 // valueFits replies an error and returns false if a value of n bytes is
@@ -334,7 +340,8 @@ func (c *conn) decode(r *wire.Reply) (v value, found bool, errMsg string) {
 	if err != nil {
 		return value{}, false, msgCorrupt
 	}
-	if v.expired(c.nowMs()) {
+	// Only a value with an expiry needs the clock.
+	if v.expiryMs != 0 && v.expired(c.nowMs()) {
 		return value{}, false, ""
 	}
 	return v, true, ""
@@ -738,13 +745,14 @@ func cmdSet(c *conn, args [][]byte) {
 	if !c.valueFits(len(args[2])) {
 		return
 	}
-	nv := value{kind: kindString, str: args[2], expiryMs: o.expiryMs}
+	// The value is stored: it must not be the Reader's borrowed memory.
+	nv := value{kind: kindString, str: owned(args[2]), expiryMs: o.expiryMs}
 	if !o.nx && !o.xx && !o.get && !o.keepTTL {
 		enc := nv.encode()
 		if !c.valueFits(len(enc)) {
 			return
 		}
-		c.await([]*wire.Request{c.putReq(key, enc, c.write)}, writeOK)
+		c.await1(c.putReq(key, enc, c.write), writeOK)
 		return
 	}
 	var old value

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -72,13 +73,8 @@ func FuzzReader(f *testing.F) {
 			if err != nil {
 				t.Fatalf("re-reading %q: %v", buf.Bytes(), err)
 			}
-			if len(again) != len(args) {
+			if !equalArgs(again, args) {
 				t.Fatalf("re-read %q as %q", args, again)
-			}
-			for i := range args {
-				if !bytes.Equal(args[i], again[i]) {
-					t.Fatalf("re-read %q as %q", args, again)
-				}
 			}
 		}
 	})
@@ -144,14 +140,71 @@ func FuzzReaderLimits(f *testing.F) {
 			if werr != nil {
 				return
 			}
-			if len(got) != len(want) {
+			if !equalArgs(got, want) {
 				t.Fatalf("limited reader read %q; unlimited %q", got, want)
-			}
-			for i := range got {
-				if !bytes.Equal(got[i], want[i]) {
-					t.Fatalf("limited reader read %q; unlimited %q", got, want)
-				}
 			}
 		}
 	})
+}
+
+// FuzzReaderBorrow checks, for any input, that a Borrow Reader yields,
+// command for command, what a plain Reader yields (compared before the
+// next read, while the borrowed memory is valid), fails alike, and that
+// Owned copies survive the reads after them.
+//
+//	go test -fuzz=FuzzReaderBorrow ./internal/api/resp/
+func FuzzReaderBorrow(f *testing.F) {
+	for _, s := range []string{
+		"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n",
+		"*2\r\n$3\r\nGET\r\n$0\r\n\r\nGET a\r\n*1\r\n$4\r\nPING\r\n",
+		"*2\r\n$3\r\nGET\r\n$20\r\n01234567890123456789XX",
+		"*2\r\n$3\r\nGET\r\n$20\r\n0123",
+		"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$600\r\n" + strings.Repeat("v", 600) + "\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ref := NewReader(bufio.NewReaderSize(bytes.NewReader(data), 64))
+		ref.MaxBulkBytes, ref.MaxMultibulkLen, ref.MaxArgBytes = 1<<12, 64, 1<<11
+		bor := NewReader(bufio.NewReaderSize(bytes.NewReader(data), 64))
+		bor.MaxBulkBytes, bor.MaxMultibulkLen, bor.MaxArgBytes = 1<<12, 64, 1<<11
+		bor.Borrow = true
+		var wants, kept [][][]byte
+		for range 1000 {
+			want, werr := ref.ReadCommand()
+			got, gerr := bor.ReadCommand()
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+				t.Fatalf("borrowing reader: %q, %v; plain: %q, %v", got, gerr, want, werr)
+			}
+			var ce *CommandError
+			if errors.As(werr, &ce) {
+				continue
+			}
+			if werr != nil {
+				break
+			}
+			if !equalArgs(got, want) {
+				t.Fatalf("borrowing reader read %q; plain %q", got, want)
+			}
+			wants = append(wants, want)
+			kept = append(kept, Owned(got))
+		}
+		for i := range wants {
+			if !equalArgs(kept[i], wants[i]) {
+				t.Fatalf("owned copy %d is %q after later reads; want %q", i, kept[i], wants[i])
+			}
+		}
+	})
+}
+
+func equalArgs(a, b [][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -18,17 +18,21 @@ func (c *conn) readKind(arg []byte, kind byte, write func(w *Writer, v value, fo
 	if !ok {
 		return
 	}
-	c.await([]*wire.Request{c.getReq(key, c.read)}, func(w *Writer, reps []*wire.Reply) {
-		v, found, msg := c.decode(reps[0])
-		switch {
-		case msg != "":
-			w.WriteError(msg)
-		case found && kind != 0 && v.kind != kind:
-			w.WriteError(msgWrongType)
-		default:
-			write(w, v, found)
-		}
-	})
+	c.pending = append(c.pending, pending{one: c.submit(c.getReq(key, c.read)), kind: kind, show: write})
+}
+
+// writeRead writes the reply of a readKind: the error, WRONGTYPE if the
+// value is not of kind (0: any), or what show makes of the value.
+func (c *conn) writeRead(r *wire.Reply, kind byte, show func(w *Writer, v value, found bool)) {
+	v, found, msg := c.decode(r)
+	switch {
+	case msg != "":
+		c.w.WriteError(msg)
+	case found && kind != 0 && v.kind != kind:
+		c.w.WriteError(msgWrongType)
+	default:
+		show(c.w, v, found)
+	}
 }
 
 // modifyKind is modify for a command on one kind of value: a value of

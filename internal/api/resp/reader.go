@@ -91,8 +91,46 @@ type Reader struct {
 	// command is reported by TakeCommandBytes.
 	Budget func(cmdBytes, n int64) error
 
-	line     []byte // scratch for lines longer than br's buffer
-	cmdBytes int64  // granted by Budget to the command being read or last read
+	// Borrow, if set, lets ReadCommand return a multibulk command's
+	// argument slice, and each of its arguments of at most BorrowMaxBytes,
+	// in memory the Reader reuses: they are valid only until the next
+	// ReadCommand. The caller copies what it keeps (see Owned). It saves
+	// the allocations a short command costs otherwise, one per argument
+	// and one for the slice.
+	Borrow bool
+
+	line     []byte   // scratch for lines longer than br's buffer
+	cmdBytes int64    // granted by Budget to the command being read or last read
+	arena    []byte   // Borrow: the current command's short arguments
+	args     [][]byte // Borrow: the current command's argument slice
+}
+
+// BorrowMaxBytes is the longest argument a Borrow Reader returns in its
+// reused memory; a longer one is allocated for the command alone, as
+// without Borrow.
+const BorrowMaxBytes = 512
+
+// borrowArenaBytes is the initial size of a Borrow Reader's arena.
+const borrowArenaBytes = 4 << 10
+
+// owned returns a, copied if it may be borrowed (see Owned).
+func owned(a []byte) []byte {
+	if len(a) <= BorrowMaxBytes {
+		return append(make([]byte, 0, len(a)), a...)
+	}
+	return a
+}
+
+// Owned returns args as ReadCommand would have returned them without
+// Borrow: a new slice, and a copy of each argument that may be borrowed
+// (every one of at most BorrowMaxBytes). Arguments the caller keeps past
+// the next ReadCommand must be owned.
+func Owned(args [][]byte) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		out[i] = owned(a)
+	}
+	return out
 }
 
 // TakeCommandBytes returns the bytes Budget granted to the arguments of
@@ -116,6 +154,11 @@ func NewReader(br *bufio.Reader) *Reader {
 // *ProtocolError for malformed input, and a *CommandError for a command it
 // read but refused (see MaxArgBytes and Budget).
 func (r *Reader) ReadCommand() ([][]byte, error) {
+	if r.Borrow {
+		clear(r.args)
+		r.args = r.args[:0]
+		r.arena = r.arena[:0]
+	}
 	for {
 		b, err := r.br.Peek(1)
 		if err != nil {
@@ -151,7 +194,12 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	args := make([][]byte, 0, min(n, argsPrealloc))
+	var args [][]byte
+	if r.Borrow {
+		args = r.args[:0]
+	} else {
+		args = make([][]byte, 0, min(n, argsPrealloc))
+	}
 	var refused *CommandError
 	for range n {
 		line, err := r.readLine(MaxInlineBytes)
@@ -187,16 +235,44 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 			}
 			continue
 		}
-		arg, err := r.readBulk(int(size))
+		var arg []byte
+		if r.Borrow && size <= BorrowMaxBytes {
+			arg, err = r.readBorrowed(int(size))
+		} else {
+			arg, err = r.readBulk(int(size))
+		}
 		if err != nil {
 			return nil, err
 		}
 		args = append(args, arg)
 	}
+	if r.Borrow {
+		r.args = args
+	}
 	if refused != nil {
 		return nil, refused
 	}
 	return args, nil
+}
+
+// readBorrowed is readBulk into the Reader's arena. An arena too short
+// for the argument is replaced by a larger one; the arguments already in
+// the old one keep it alive until the next command.
+func (r *Reader) readBorrowed(size int) ([]byte, error) {
+	total := size + 2
+	if cap(r.arena)-len(r.arena) < total {
+		r.arena = make([]byte, 0, max(borrowArenaBytes, 2*cap(r.arena), total))
+	}
+	start := len(r.arena)
+	buf := r.arena[start : start+total]
+	if _, err := io.ReadFull(r.br, buf); err != nil {
+		return nil, noEOF(err)
+	}
+	if buf[size] != '\r' || buf[size+1] != '\n' {
+		return nil, errBulkTerminator
+	}
+	r.arena = r.arena[:start+total]
+	return buf[:size:size], nil
 }
 
 // discardBulk skips size bytes and checks the CRLF after them, holding

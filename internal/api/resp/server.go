@@ -480,16 +480,28 @@ type conn struct {
 
 	// pending holds, in command order, the replies not yet written.
 	pending []pending
+	// reps and one are awaitPending's scratch for one command's calls'
+	// replies, and for the call of a command that made one (await1).
+	reps []*wire.Reply
+	one  [1]wire.RequestID
 
 	// Backend replies arrive on the backend's goroutine into arrived, and
 	// signal wakes the connection (one channel for all its requests, so a
-	// request costs no channel of its own).
+	// request costs no channel of its own) when the reply it sleeps for,
+	// waitFor, has come: one wake-up for a pipeline's replies, not one
+	// per reply.
 	mu         sync.Mutex
-	arrived    map[wire.RequestID]*wire.Reply
-	replyBytes int64 // of replies arrived since the last release, against OutputBufferLimit
-	gone       bool  // serve has returned: replies are dropped, not counted
+	arrived    []*wire.Reply  // in arrival order
+	waitFor    wire.RequestID // 0: the connection is not asleep
+	replyBytes int64          // of replies arrived since the last release, against OutputBufferLimit
+	gone       bool           // serve has returned: replies are dropped, not counted
 	signal     chan struct{}
 	done       func(*wire.Reply) // c.onReply, bound once
+
+	// got holds the replies the connection took from arrived and has not
+	// yet waited for, from gotHead on (nil: waited for).
+	got     []*wire.Reply
+	gotHead int
 
 	// held is the bytes of arguments of the commands read since the last
 	// release, against QueryBufferLimit (and, with replyBytes, the
@@ -515,10 +527,16 @@ type conn struct {
 type hold struct{ keyspace, key string }
 
 // pending is one command's reply: awaiting the backend replies of calls,
-// then written by write.
+// then written by write. A read of one key (readKind), the commonest
+// command, needs neither a slice nor a closure: it awaits one and
+// writes with show (when show is set).
 type pending struct {
 	calls []wire.RequestID
 	write func(w *Writer, reps []*wire.Reply)
+
+	one  wire.RequestID
+	kind byte
+	show func(w *Writer, v value, found bool)
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -532,8 +550,8 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	rd.MaxMultibulkLen = s.cfg.MaxMultibulkLen
 	rd.MaxArgBytes = int64(max(s.cfg.MaxValueBytes, s.cfg.MaxKeyBytes))
 	rd.Budget = c.budget
+	rd.Borrow = true // exec hands commands that keep arguments copies
 	*c = conn{
-		arrived:  make(map[wire.RequestID]*wire.Reply),
 		signal:   make(chan struct{}, 1),
 		s:        s,
 		nc:       nc,
@@ -570,14 +588,20 @@ func (c *conn) onReply(r *wire.Reply) {
 		c.mu.Unlock()
 		return
 	}
-	c.arrived[r.ID] = r
+	c.arrived = append(c.arrived, r)
 	n := replySize(r)
 	c.replyBytes += n
 	c.s.buffered.Add(n)
+	wake := r.ID == c.waitFor
+	if wake {
+		c.waitFor = 0
+	}
 	c.mu.Unlock()
-	select {
-	case c.signal <- struct{}{}:
-	default:
+	if wake {
+		select {
+		case c.signal <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -727,18 +751,53 @@ func (c *conn) flush() error {
 // without flushing. It is the barrier before a multi-step command.
 func (c *conn) awaitPending() {
 	c.sendUnsent()
+	// Sleep once, for the last call's reply: replies mostly come in
+	// order, and then the others are in by then.
+	for i := len(c.pending) - 1; i >= 0; i-- {
+		p := &c.pending[i]
+		last := p.one
+		if n := len(p.calls); n > 0 {
+			last = p.calls[n-1]
+		}
+		if last != 0 {
+			if !c.until(last) {
+				c.pending = c.pending[:0]
+				return
+			}
+			break
+		}
+	}
 	for i := range c.pending {
 		p := &c.pending[i]
-		reps := make([]*wire.Reply, len(p.calls))
-		for j, id := range p.calls {
-			r, ok := c.wait(id)
+		if p.show != nil {
+			r, ok := c.wait(p.one)
 			if !ok {
 				c.pending = c.pending[:0]
 				return
 			}
-			reps[j] = r
+			c.writeRead(r, p.kind, p.show)
+			c.pending[i] = pending{}
+			continue
+		}
+		// The write functions only read their replies: one slice serves
+		// them all.
+		reps, calls := c.reps[:0], p.calls
+		if p.one != 0 {
+			c.one[0] = p.one
+			calls = c.one[:]
+		}
+		for _, id := range calls {
+			r, ok := c.wait(id)
+			if !ok {
+				clear(reps)
+				c.pending = c.pending[:0]
+				return
+			}
+			reps = append(reps, r)
 		}
 		p.write(c.w, reps)
+		clear(reps)
+		c.reps = reps[:0]
 		c.pending[i] = pending{}
 	}
 	c.pending = c.pending[:0]
@@ -747,24 +806,48 @@ func (c *conn) awaitPending() {
 // wait returns the reply to request id, or false if the server closes
 // first.
 func (c *conn) wait(id wire.RequestID) (*wire.Reply, bool) {
-	for {
-		c.mu.Lock()
-		r, ok := c.arrived[id]
-		if ok {
-			delete(c.arrived, id)
-		}
-		c.mu.Unlock()
-		if ok {
-			if r == nil {
-				r = &wire.Reply{Err: &wire.Error{Code: wire.ErrUnavailable, Msg: "backend returned no reply"}}
+	if !c.until(id) {
+		return nil, false
+	}
+	for i := c.gotHead; i < len(c.got); i++ {
+		if r := c.got[i]; r != nil && r.ID == id {
+			c.got[i] = nil
+			for c.gotHead < len(c.got) && c.got[c.gotHead] == nil {
+				c.gotHead++
+			}
+			if c.gotHead == len(c.got) {
+				c.got, c.gotHead = c.got[:0], 0
 			}
 			return r, true
 		}
+	}
+	panic("resp: awaited reply not found") // until returned true: it is in got
+}
+
+// until sleeps until the reply to request id is in got, or returns false
+// if the server closes first.
+func (c *conn) until(id wire.RequestID) bool {
+	for {
+		for _, r := range c.got[c.gotHead:] {
+			if r != nil && r.ID == id {
+				return true
+			}
+		}
+		c.mu.Lock()
+		if len(c.arrived) > 0 {
+			c.got = append(c.got, c.arrived...)
+			clear(c.arrived)
+			c.arrived = c.arrived[:0]
+			c.mu.Unlock()
+			continue
+		}
+		c.waitFor = id
+		c.mu.Unlock()
 		select {
 		case <-c.signal:
 		case <-c.s.quit:
 			c.quit = true
-			return nil, false
+			return false
 		}
 	}
 }
@@ -817,6 +900,11 @@ func (c *conn) await(reqs []*wire.Request, write func(w *Writer, reps []*wire.Re
 		p.calls[i] = c.submit(r)
 	}
 	c.pending = append(c.pending, p)
+}
+
+// await1 is await for a command that makes one call.
+func (c *conn) await1(req *wire.Request, write func(w *Writer, reps []*wire.Reply)) {
+	c.pending = append(c.pending, pending{one: c.submit(req), write: write})
 }
 
 // call submits reqs and waits for their replies. Multi-step commands use

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"time"
@@ -30,7 +31,6 @@ const (
 )
 
 func payloadKey(r int, eid int64) string { return fmt.Sprintf("%sp/%03d/%020d", metaPrefix, r, eid) }
-func reportKey(k compKey) string         { return fmt.Sprintf("%sr/%020d/%010d", metaPrefix, k.batch, k.comp) }
 
 // compKey names a component: its batch and its first member's position
 // in the batch.
@@ -60,6 +60,7 @@ type comp struct {
 	key      compKey
 	members  []int    // positions in the batch, canonical order
 	keys     []string // distinct keys, sorted
+	blocked  int      // keys where an earlier component is queued
 	executed bool     // this region's chains ran it
 	report   *Report  // this region's execution (its order)
 	decided  bool
@@ -99,20 +100,25 @@ type coordinator struct {
 	openReport []Report
 	ownEIDs    []int64              // own payloads held, oldest first
 	payloads   []map[int64]*Payload // per region, by EID
-	byFrom     []map[int64]int64    // per region: From -> EID
+	byFrom     []map[int64]int64    // per other region: From -> EID, of the payloads beyond have
+	held       [][]int64            // per other region: the EIDs of its payloads through have, in order
 	have       []int64              // per region: every epoch through have[r] is held
 	acked      []int64              // per region x: x's have of this region (its latest word)
+	resendFrom []int64              // per region x: the own epoch the next overdue resend starts at
+	ownSize    map[int64]int        // own payloads' encoded sizes
+	openBytes  int                  // the open payload's keys and values
 	appliedAt  []int64              // per region x: x's applied mark (persisted there)
 	seen       map[submitKey]bool
 	seenQ      []submitKey
 	clients    map[txnKey]Entry // this region's scheduled transactions: whom to answer
 
 	// Read-only transactions (doc.go, "Read-only transactions").
-	mv        map[string]*mvKey    // keys written by batches above applied
-	lastWrite map[sessionKey]int64 // a session's newest answered write's batch
-	lastQ     []sessionKey
-	reads     []pendingRead // waiting for applied to reach their batch
-	readFloor int64         // after a restart: reads wait for applied to pass it
+	mv          map[string]*mvKey    // keys written by batches above applied
+	lastWrite   map[sessionKey]int64 // a session's newest answered write's batch
+	lastQ       []sessionKey
+	forgotWrite int64         // the newest batch of the sessions lastWrite forgot
+	reads       []pendingRead // waiting for applied to reach their batch
+	readFloor   int64         // after a restart: reads wait for applied to pass it
 
 	scheduling bool  // every start known and scheduling begun
 	next       int64 // next batch to schedule
@@ -122,7 +128,8 @@ type coordinator struct {
 	queues     map[string][]*comp
 	comps      map[compKey]*comp
 	votes      map[compKey]*ballot
-	ballotsGC  int64 // the applied mark when ballots were last pruned
+	dirty      []*comp // got a report since decideReady last ran
+	ballotsGC  int64   // the applied mark when ballots were last pruned
 
 	// Committed records of this handler, written at its end after the redo
 	// record that holds them all (doc.go, "Persistence").
@@ -156,6 +163,15 @@ type pendingRead struct {
 	batch int64
 }
 
+// maxPayloadBytes bounds the keys and values of the transactions a
+// region takes in one epoch, and maxMessageBytes the older payloads an
+// epoch message resends: the newest three and the resent ones stay below
+// the transport's frame limit (128 MiB).
+const (
+	maxPayloadBytes = 24 << 20
+	maxMessageBytes = 32 << 20
+)
+
 // maxBatch bounds a batch's transactions (versions number components
 // within a batch in 20 bits); each region takes its share per epoch.
 const maxBatch = 1 << 20
@@ -167,8 +183,8 @@ const maxRemembered = 1 << 15
 func newCoordinator(r *Replica) *coordinator {
 	n := len(r.coords)
 	c := &coordinator{r: r, cfg: r.cfg, n: n, self: r.region,
-		starts: make([]int64, n), payloads: make([]map[int64]*Payload, n), byFrom: make([]map[int64]int64, n),
-		have: make([]int64, n), acked: make([]int64, n), appliedAt: make([]int64, n), seen: map[submitKey]bool{}, clients: map[txnKey]Entry{}, mv: map[string]*mvKey{}, lastWrite: map[sessionKey]int64{},
+		starts: make([]int64, n), payloads: make([]map[int64]*Payload, n), byFrom: make([]map[int64]int64, n), held: make([][]int64, n),
+		have: make([]int64, n), acked: make([]int64, n), resendFrom: make([]int64, n), ownSize: map[int64]int{}, appliedAt: make([]int64, n), seen: map[submitKey]bool{}, clients: map[txnKey]Entry{}, mv: map[string]*mvKey{}, lastWrite: map[sessionKey]int64{},
 		batches: map[int64]*batch{}, queues: map[string][]*comp{}, comps: map[compKey]*comp{}, votes: map[compKey]*ballot{}, unsynced: map[string]store.Record{}}
 	for i := range n {
 		c.starts[i], c.have[i], c.acked[i], c.appliedAt[i] = unknown, unknown, unknown, unknown
@@ -272,6 +288,7 @@ func (c *coordinator) reload(e env.Env, r int) {
 			return
 		}
 		got = append(got, &p)
+		c.ownSize[p.EID] = len(rec.Value)
 		eid = p.From - 1
 	}
 	slices.Reverse(got)
@@ -293,7 +310,9 @@ func (c *coordinator) reload(e env.Env, r int) {
 // hold keeps a payload in memory and counts its reports' votes.
 func (c *coordinator) hold(r int, p *Payload) {
 	c.payloads[r][p.EID] = p
-	c.byFrom[r][p.From] = p.EID
+	if r != c.self {
+		c.byFrom[r][p.From] = p.EID
+	}
 	for i := range p.Reports {
 		c.addVote(r, &p.Reports[i])
 	}
@@ -330,21 +349,30 @@ func (c *coordinator) onSubmit(e env.Env, from wire.NodeID, m *Submit) {
 	}
 	c.remember(k)
 	if readOnly(&m.Txn) {
-		need := max(c.readFloor, c.lastWrite[sessionKey{from, m.Client}])
+		need := max(c.readFloor, c.forgotWrite, c.lastWrite[sessionKey{from, m.Client}])
 		if !c.scheduling || c.applied < need {
+			if len(c.reads) >= maxRemembered {
+				c.r.send(e, from, &Result{txngw.Result{Seq: m.Seq, Code: wire.ErrUnavailable, Msg: "catenae: too many read-only transactions waiting for their region to apply earlier writes; retry"}})
+				return
+			}
 			c.reads = append(c.reads, pendingRead{from: from, m: m, batch: need})
 			return
 		}
 		c.serveRead(e, from, m)
 		return
 	}
-	if len(c.openTxns) >= maxBatch/c.n {
+	size := 0
+	for _, op := range m.Txn.Ops {
+		size += len(op.Key) + len(op.Value) + 16
+	}
+	if len(c.openTxns) >= maxBatch/c.n || len(c.openTxns) > 0 && c.openBytes+size > maxPayloadBytes {
 		c.r.send(e, from, &Result{txngw.Result{Seq: m.Seq, Code: wire.ErrUnavailable, Msg: "catenae: this epoch's batch is full; retry"}})
 		return
 	}
 	off := e.Wall() - c.open*int64(c.cfg.Epoch)
 	off = min(max(off, 0), int64(c.cfg.Epoch)-1)
 	c.openTxns = append(c.openTxns, Entry{Gateway: from, Seq: m.Seq, Client: m.Client, Offset: off, Txn: m.Txn})
+	c.openBytes += size
 }
 
 // serveRead answers a read-only transaction from the committed copy as of
@@ -416,6 +444,7 @@ func (c *coordinator) onTick(e env.Env) {
 		c.open = cur
 		c.sendEpochs(e)
 		c.schedule(e)
+		c.decideReady(e)
 	}
 	c.armTick(e)
 }
@@ -425,27 +454,32 @@ func (c *coordinator) onTick(e env.Env) {
 // the last one, persisted before anything about it is sent.
 func (c *coordinator) close(e env.Env, through int64) {
 	p := &Payload{From: c.have[c.self] + 1, EID: through, Txns: c.openTxns, Reports: c.openReport}
-	c.openTxns, c.openReport = nil, nil
+	c.openTxns, c.openReport, c.openBytes = nil, nil, 0
 	c.persistPayload(e, c.self, p)
 	for i := range p.Txns {
 		c.clients[txnKey{p.EID, i}] = p.Txns[i]
 	}
-	c.payloads[c.self][p.EID] = p
-	c.byFrom[c.self][p.From] = p.EID
 	c.ownEIDs = append(c.ownEIDs, p.EID)
+	c.hold(c.self, p) // its reports count from now on
 	c.have[c.self] = through
 	putMeta(e, metaHave, through)
 }
 
 func (c *coordinator) persistPayload(e env.Env, r int, p *Payload) {
-	if err := e.Store().Put(payloadKey(r, p.EID), store.Record{Value: appendPayload(nil, *p)}); err != nil {
+	b := appendPayload(nil, *p)
+	c.ownSize[p.EID] = len(b)
+	if err := e.Store().Put(payloadKey(r, p.EID), store.Record{Value: b}); err != nil {
 		e.FailStop(err)
 	}
 }
 
 // sendEpochs sends every other region its epoch message: the newest three
-// payloads it lacks (§4.3.2) and, once its acknowledgement is overdue,
-// the older ones it lacks too, up to `resend`.
+// payloads it lacks (§4.3.2) and, once its acknowledgement is overdue, up
+// to `resend` older ones it lacks, going on each epoch from where the last
+// resend stopped (and from its acknowledgement again once through), with
+// runs of empty payloads sent as one, so a long partition drains in a few
+// round trips. A message holds at most maxMessageBytes of payloads beyond
+// the newest three.
 func (c *coordinator) sendEpochs(e env.Env) {
 	for x := range c.n {
 		if x == c.self {
@@ -453,19 +487,44 @@ func (c *coordinator) sendEpochs(e env.Env) {
 		}
 		i, _ := slices.BinarySearch(c.ownEIDs, c.acked[x]+1)
 		lack := c.ownEIDs[i:]
-		var send []int64
-		if len(lack) <= 3 {
-			send = lack
-		} else {
-			send = lack[len(lack)-3:]
-			overdue := (2*e.Latency(c.r.coords[x]) + 3*c.cfg.Epoch) / c.cfg.Epoch
-			if c.acked[x] < c.have[c.self]-int64(overdue) {
-				old := lack[:min(len(lack)-3, c.cfg.Resend)]
-				send = append(slices.Clone(old), send...)
+		m := &Epoch{From: c.self, Start: c.startEID, Have: slices.Clone(c.have), Applied: c.appliedMark()}
+		newest := lack[max(len(lack)-3, 0):]
+		older := lack[:len(lack)-len(newest)]
+		overdue := (2*e.Latency(c.r.coords[x]) + 3*c.cfg.Epoch) / c.cfg.Epoch
+		if len(older) > 0 && c.acked[x] < c.have[c.self]-int64(overdue) {
+			j, _ := slices.BinarySearch(older, c.resendFrom[x])
+			if j >= len(older) {
+				j = 0
+			}
+			size, sent := 0, 0
+			var run *Payload                 // empty payloads, merged
+			c.resendFrom[x] = c.acked[x] + 1 // through all of them: next time from the start
+			for _, eid := range older[j:] {
+				p := c.payloads[c.self][eid]
+				if len(p.Txns) == 0 && len(p.Reports) == 0 {
+					if run == nil {
+						run = &Payload{From: p.From}
+					}
+					run.EID = eid
+					continue
+				}
+				if run != nil {
+					m.Payloads, run = append(m.Payloads, *run), nil
+					sent++
+				}
+				if sent >= c.cfg.Resend || size+c.ownSize[eid] > maxMessageBytes {
+					c.resendFrom[x] = eid // not through: next time from here
+					break
+				}
+				m.Payloads = append(m.Payloads, *p)
+				size += c.ownSize[eid]
+				sent++
+			}
+			if run != nil {
+				m.Payloads = append(m.Payloads, *run)
 			}
 		}
-		m := &Epoch{From: c.self, Start: c.startEID, Have: slices.Clone(c.have), Applied: c.appliedMark()}
-		for _, eid := range send {
+		for _, eid := range newest {
 			m.Payloads = append(m.Payloads, *c.payloads[c.self][eid])
 		}
 		c.stats.epochMsgs++
@@ -496,22 +555,45 @@ func (c *coordinator) onEpoch(e env.Env, m *Epoch) {
 	c.appliedAt[x] = max(c.appliedAt[x], m.Applied)
 	for i := range m.Payloads {
 		p := &m.Payloads[i]
-		if p.EID <= c.have[x] || p.From > p.EID || c.payloads[x][p.EID] != nil {
+		if p.EID <= c.have[x] || p.From > p.EID {
 			continue
 		}
-		c.hold(x, p)
-		if p.From <= c.have[x] {
-			// After a restart this region holds x's epochs through its
-			// applied mark, which may fall inside one of x's payloads.
-			delete(c.byFrom[x], p.From)
-			c.byFrom[x][c.have[x]+1] = p.EID
+		// A payload is keyed by the first epoch it covers beyond have:
+		// after a restart this region holds x's epochs through its applied
+		// mark, which may fall inside one of x's payloads.
+		if old := c.payloads[x][p.EID]; old != nil {
+			if old.From <= p.From {
+				continue // a duplicate
+			}
+			// The same empty epochs, merged with earlier ones (sendEpochs).
+			delete(c.byFrom[x], max(old.From, c.have[x]+1))
 		}
+		c.hold(x, p)
+		delete(c.byFrom[x], p.From)
+		c.byFrom[x][max(p.From, c.have[x]+1)] = p.EID
 	}
 	for {
 		eid, ok := c.byFrom[x][c.have[x]+1]
 		if !ok {
-			break
+			// Payloads a merged run of empty epochs overtook
+			// (sendEpochs): forget those now behind have, and key one
+			// that reaches past it at have+1.
+			for from, e := range c.byFrom[x] { // lint:order-independent: the largest reach wins
+				if from <= c.have[x] {
+					delete(c.byFrom[x], from)
+					if e > c.have[x] && e > c.byFrom[x][c.have[x]+1] {
+						c.byFrom[x][c.have[x]+1] = e
+					} else if p := c.payloads[x][e]; e <= c.have[x] && p != nil && len(p.Txns) == 0 && !slices.Contains(c.held[x], e) {
+						delete(c.payloads[x], e) // empty: its batch reads none
+					}
+				}
+			}
+			if eid, ok = c.byFrom[x][c.have[x]+1]; !ok {
+				break
+			}
 		}
+		delete(c.byFrom[x], c.have[x]+1)
+		c.held[x] = append(c.held[x], eid)
 		c.have[x] = eid
 	}
 	c.schedule(e)
@@ -629,6 +711,9 @@ func (c *coordinator) buildBatch(e env.Env, eid int64) {
 		slices.Sort(cp.keys)
 		cp.keys = slices.Compact(cp.keys)
 		for _, k := range cp.keys {
+			if len(c.queues[k]) > 0 {
+				cp.blocked++
+			}
 			c.queues[k] = append(c.queues[k], cp)
 		}
 		c.comps[cp.key] = cp
@@ -641,13 +726,11 @@ func (c *coordinator) buildBatch(e env.Env, eid int64) {
 			}
 			v.cp, v.b = cp, b
 			c.countSpeculation(cp.key)
+			c.dirty = append(c.dirty, cp)
 		}
 	}
 	for _, cp := range order {
 		c.execute(e, b, cp)
-	}
-	if b.pending == 0 {
-		c.advanceApplied(e)
 	}
 }
 
@@ -657,15 +740,11 @@ func (c *coordinator) buildBatch(e env.Env, eid int64) {
 // transactions are ordered by when they reach the end of their chains.
 // The result is this region's report, ready when the slowest chain ends.
 func (c *coordinator) execute(e env.Env, b *batch, cp *comp) {
-	if len(cp.members) > 1 && c.cfg.Order == OrderSpeed {
-		if rep, ok := c.storedReport(e, cp.key); ok {
-			cp.executed, cp.report = true, rep
-			if v := c.votes[cp.key]; v == nil || v.reps[c.self] == nil {
-				c.addVote(c.self, rep)
-				c.openReport = append(c.openReport, *rep)
-			}
-			return
-		}
+	if v := c.votes[cp.key]; v != nil && v.reps[c.self] != nil {
+		// Reported before a restart: the report is in a payload of its own.
+		cp.executed, cp.report = true, v.reps[c.self]
+		c.dirty = append(c.dirty, cp)
+		return
 	}
 	type run struct {
 		pos    uint32
@@ -673,6 +752,12 @@ func (c *coordinator) execute(e env.Env, b *batch, cp *comp) {
 		arrive []int64 // reaches each of its keys
 	}
 	runs := make([]run, len(cp.members))
+	rnd := e.Rand()
+	if c.cfg.unsafeReorderChain {
+		// Every region the same speeds, so they agree on the reordered
+		// chains and the vote passes them.
+		rnd = rand.New(rand.NewPCG(uint64(cp.key.batch), uint64(cp.key.comp)))
+	}
 	minOff := int64(math.MaxInt64)
 	var done int64
 	for i, mi := range cp.members {
@@ -681,7 +766,7 @@ func (c *coordinator) execute(e env.Env, b *batch, cp *comp) {
 		minOff = min(minOff, t)
 		arrive := make([]int64, len(m.entry.Txn.Ops))
 		for j := range m.entry.Txn.Ops {
-			t += int64(c.cfg.ChainHop) + int64(e.Rand().ExpFloat64()*float64(c.cfg.ChainService))
+			t += int64(c.cfg.ChainHop) + int64(rnd.ExpFloat64()*float64(c.cfg.ChainService))
 			arrive[j] = t
 		}
 		runs[i] = run{pos: uint32(i), end: t, arrive: arrive}
@@ -721,27 +806,10 @@ func (c *coordinator) execute(e env.Env, b *batch, cp *comp) {
 	e.SetTimer(time.Duration(max(done, 0)), executed{cp.key})
 }
 
-func (c *coordinator) storedReport(e env.Env, k compKey) (*Report, bool) {
-	rec, ok, err := e.Store().Get(reportKey(k))
-	if err != nil {
-		e.FailStop(err)
-		return nil, false
-	}
-	if !ok || rec.Tombstone {
-		return nil, false
-	}
-	d := wire.NewDecoder(rec.Value)
-	p := decodePayload(d)
-	if d.Err() != nil || len(p.Reports) != 1 {
-		env.Invariant(e, false, "catenae: stored report %v is corrupt", k)
-		return nil, false
-	}
-	return &p.Reports[0], true
-}
-
-// onExecuted: this region's chains finished a component. Its report is
-// persisted before it counts or leaves (persist before send), then goes
-// out with the next epoch message.
+// onExecuted: this region's chains finished a component. Its report
+// joins the open payload: it counts, here as elsewhere, once that payload
+// is closed and persisted (persist before send), so a crash loses only a
+// report no region has seen, and a restart runs the component again.
 func (c *coordinator) onExecuted(e env.Env, k compKey) {
 	cp := c.comps[k]
 	if cp == nil || cp.executed {
@@ -749,12 +817,6 @@ func (c *coordinator) onExecuted(e env.Env, k compKey) {
 	}
 	cp.executed = true
 	if cp.report != nil {
-		p := Payload{Reports: []Report{*cp.report}}
-		if err := e.Store().Put(reportKey(k), store.Record{Value: appendPayload(nil, p)}); err != nil {
-			e.FailStop(err)
-			return
-		}
-		c.addVote(c.self, cp.report)
 		c.openReport = append(c.openReport, *cp.report)
 	}
 	c.decideFrom(e, cp)
@@ -774,6 +836,9 @@ func (c *coordinator) addVote(r int, rep *Report) {
 	if v.reps[r] == nil {
 		v.reps[r] = rep
 		c.countSpeculation(k)
+		if v.cp != nil && !v.cp.decided {
+			c.dirty = append(c.dirty, v.cp)
+		}
 	}
 }
 
@@ -789,47 +854,50 @@ func (c *coordinator) countSpeculation(k compKey) {
 	}
 	v.counted = true
 	b, cp := v.b, v.cp
-	deps := func(rep *Report, pos uint32) []uint32 {
-		var out []uint32
-		for _, q := range rep.Order {
-			if q == pos {
-				break
-			}
-			if shareKey(b.members[cp.members[q]].entry, b.members[cp.members[pos]].entry) {
-				out = append(out, q)
+	// A transaction's dependencies are the same in every report iff, for
+	// every transaction it shares a key with, every report puts the two in
+	// the same order.
+	ranks := make([][]int, len(v.reps))
+	for i, rep := range v.reps {
+		ranks[i] = make([]int, len(cp.members))
+		for r, pos := range rep.Order {
+			if int(pos) < len(cp.members) {
+				ranks[i][pos] = r
 			}
 		}
-		slices.Sort(out)
-		return out
 	}
-	for pos := range uint32(len(cp.members)) {
-		c.stats.specCompared++
-		same := true
-		d0 := deps(v.reps[0], pos)
-		for _, rep := range v.reps[1:] {
-			if !slices.Equal(d0, deps(rep, pos)) {
-				same = false
-				break
+	onKey := map[string][]int{}
+	for pos, mi := range cp.members {
+		for _, op := range b.members[mi].entry.Txn.Ops {
+			if l := onKey[op.Key]; len(l) == 0 || l[len(l)-1] != pos {
+				onKey[op.Key] = append(l, pos)
 			}
 		}
-		if same {
+	}
+	differ := make([]bool, len(cp.members))
+	for _, key := range cp.keys {
+		l := onKey[key]
+		for i, p := range l {
+			for _, q := range l[i+1:] {
+				first := ranks[0][p] < ranks[0][q]
+				for _, rk := range ranks[1:] {
+					if (rk[p] < rk[q]) != first {
+						differ[p], differ[q] = true, true
+						break
+					}
+				}
+			}
+		}
+	}
+	for _, d := range differ {
+		c.stats.specCompared++
+		if !d {
 			c.stats.specAgree++
 		}
 	}
 	if cp.decided {
 		delete(c.votes, k)
 	}
-}
-
-func shareKey(a, b *Entry) bool {
-	for _, x := range a.Txn.Ops {
-		for _, y := range b.Txn.Ops {
-			if x.Key == y.Key {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func sameReport(a, b *Report) bool {
@@ -880,20 +948,17 @@ func (c *coordinator) vote(k compKey) (*Report, bool) {
 	return nil, false
 }
 
-// decideReady tries every component at the head of a key queue.
+// decideReady tries the components that may have become decidable since
+// the last call: those that got a report, or a report of their own back
+// after a restart. (Those whose predecessors were decided, or whose
+// chains finished, are tried by decideFrom directly.)
 func (c *coordinator) decideReady(e env.Env) {
-	var heads []*comp
-	for _, q := range c.queues { // lint:order-independent: sorted below
-		heads = append(heads, q[0])
-	}
-	slices.SortFunc(heads, func(a, b *comp) int {
-		if a.key.batch != b.key.batch {
-			return cmp.Compare(a.key.batch, b.key.batch)
+	for len(c.dirty) > 0 {
+		d := c.dirty
+		c.dirty = nil
+		for _, cp := range d {
+			c.decideFrom(e, cp)
 		}
-		return cmp.Compare(a.key.comp, b.key.comp)
-	})
-	for _, h := range heads {
-		c.decideFrom(e, h)
 	}
 }
 
@@ -919,23 +984,16 @@ func (c *coordinator) decideFrom(e env.Env, cp *comp) {
 				continue
 			}
 			c.queues[k] = q
+			q[0].blocked--
 			work = append(work, q[0])
 		}
 	}
-	c.advanceApplied(e)
 }
 
 // ready: every earlier component on cp's keys is decided (§4.3.3,
 // "Commit Conflicting Transactions": a transaction waits for the
 // transactions it depends on).
-func (c *coordinator) ready(cp *comp) bool {
-	for _, k := range cp.keys {
-		if c.queues[k][0] != cp {
-			return false
-		}
-	}
-	return true
-}
+func (c *coordinator) ready(cp *comp) bool { return cp.blocked == 0 }
 
 // decision is the order cp commits in, if it is decided.
 func (c *coordinator) decision(cp *comp) ([]uint32, [][]uint32, bool) {
@@ -995,7 +1053,8 @@ func (c *coordinator) apply(e env.Env, cp *comp, order []uint32, keyOrders [][]u
 	for _, k := range cp.keys {
 		rec, ok := c.get(e, k)
 		if ok && !rec.Version.Less(base) {
-			return // applied before a restart (doc.go, "Persistence")
+			c.answerLost(e, b, cp) // applied before a restart (doc.go, "Persistence")
+			return
 		}
 		state[k], found[k] = rec, ok && !rec.Tombstone
 	}
@@ -1122,17 +1181,45 @@ func (c *coordinator) apply(e env.Env, cp *comp, order []uint32, keyOrders [][]u
 	}
 }
 
+// answerLost answers this region's clients of a component applied before
+// a restart: it committed, but its results were not kept.
+func (c *coordinator) answerLost(e env.Env, b *batch, cp *comp) {
+	for _, mi := range cp.members {
+		m := b.members[mi]
+		tk := txnKey{b.eid, m.idx}
+		w, ok := c.clients[tk]
+		if m.origin != c.self || !ok {
+			continue
+		}
+		delete(c.clients, tk)
+		c.noteWrite(sessionKey{w.Gateway, w.Client}, b.eid)
+		c.r.send(e, w.Gateway, &Result{txngw.Result{Seq: w.Seq, Code: wire.ErrTimeout,
+			Msg: "catenae: the transaction committed before its region's coordinator restarted, and its results were not kept"}})
+	}
+}
+
 // noteWrite records that a session was answered a write of batch eid:
 // its later reads wait for the applied mark to reach it.
 func (c *coordinator) noteWrite(s sessionKey, eid int64) {
 	if _, ok := c.lastWrite[s]; !ok {
 		c.lastQ = append(c.lastQ, s)
 		if len(c.lastQ) > maxRemembered {
+			// A forgotten session's reads wait as if its write were the
+			// newest of all forgotten ones.
+			c.forgotWrite = max(c.forgotWrite, c.lastWrite[c.lastQ[0]])
 			delete(c.lastWrite, c.lastQ[0])
 			c.lastQ = slices.Delete(c.lastQ, 0, 1)
 		}
 	}
 	c.lastWrite[s] = max(c.lastWrite[s], eid)
+}
+
+// finish ends every coordinator handler: the applied mark moves past the
+// batches now decided (once per handler, however many), then the
+// handler's committed records are written.
+func (c *coordinator) finish(e env.Env) {
+	c.advanceApplied(e)
+	c.flush(e)
 }
 
 // flush writes this handler's committed records: first one redo record
@@ -1241,18 +1328,9 @@ func (c *coordinator) advanceApplied(e env.Env) {
 	// Payloads of applied epochs are no longer needed here; this region's
 	// own are kept until every region has them.
 	for r := range c.n {
-		if r == c.self {
-			continue
-		}
-		var old []int64
-		for from, eid := range c.byFrom[r] { // lint:order-independent: sorted below
-			if eid <= c.applied {
-				old = append(old, from)
-			}
-		}
-		slices.Sort(old)
-		for _, from := range old {
-			c.forget(e, r, from, c.byFrom[r][from])
+		for len(c.held[r]) > 0 && c.held[r][0] <= c.applied {
+			delete(c.payloads[r], c.held[r][0])
+			c.held[r] = c.held[r][1:]
 		}
 	}
 	lo := c.applied
@@ -1262,19 +1340,13 @@ func (c *coordinator) advanceApplied(e env.Env) {
 		}
 	}
 	for len(c.ownEIDs) > 3 && c.ownEIDs[0] <= lo {
-		p := c.payloads[c.self][c.ownEIDs[0]]
-		c.forget(e, c.self, p.From, p.EID)
+		eid := c.ownEIDs[0]
+		delete(c.payloads[c.self], eid)
+		delete(c.ownSize, eid)
 		c.ownEIDs = c.ownEIDs[1:]
-	}
-}
-
-func (c *coordinator) forget(e env.Env, r int, from, eid int64) {
-	delete(c.byFrom[r], from)
-	delete(c.payloads[r], eid)
-	if r != c.self {
-		return // held in memory only
-	}
-	if err := e.Store().Put(payloadKey(r, eid), store.Record{Tombstone: true}); err != nil {
-		e.FailStop(err)
+		if err := e.Store().Put(payloadKey(c.self, eid), store.Record{Tombstone: true}); err != nil {
+			e.FailStop(err)
+			return
+		}
 	}
 }

@@ -28,7 +28,10 @@
 // coordinator an epoch message with its newest three payloads (the
 // thesis's redundancy against loss: the current and the previous two) and,
 // when a region's acknowledgement is overdue (two of its round trips and
-// three epochs), up to `resend` older payloads it lacks. A message also
+// three epochs), up to `resend` older payloads it lacks, each epoch going on
+// from where the last resend stopped, with runs of empty payloads merged
+// into one (a region cut off for thousands of epochs catches up in a few
+// round trips: TestLongPartitionDrains). A message also
 // carries the sender's first epoch, per region the newest epoch through
 // which it holds every payload (what others resend), and its applied mark
 // (what others may forget). A payload after a restart or a clock jump
@@ -75,8 +78,9 @@
 //
 // A component of one transaction needs no validation: every region runs it
 // on the same committed state. A conflicting component (two or more) is
-// decided by the regions' reports, persisted before they count or leave
-// (persist before send) and carried in epoch messages: the order a majority
+// decided by the regions' reports, carried in epoch messages: a region's
+// report joins its open payload and counts, there as everywhere, only once
+// that payload is closed and persisted (persist before send): the order a majority
 // of regions reported alike ("when there are a majority of DCs that have
 // executed the transaction with the same dependency, then the transaction
 // will be committed with this dependency"); or, once every region reported
@@ -147,11 +151,14 @@
 // simulator, and Pebble's log on a real node), and a restart completes the
 // records the redo record holds, so a component is never half applied.
 // Other regions' payloads are held in memory only: a restarted coordinator reloads its own
-// payloads above its applied mark, reports holding only what it applied,
-// and the others resend the rest. It re-decides the batches above its
+// payloads some region may still lack (those every region applied are
+// tombstones), tells the others it holds theirs only through its applied
+// mark, and they resend the rest. It re-decides the batches above its
 // mark; a component whose keys already hold its (or a later) version was
 // applied before the crash and is skipped. Its gateways' clients are
-// answered after a restart when their transactions are decided. Read-only
+// answered after a restart when their transactions are decided; those of a
+// skipped component get ErrTimeout (it committed; its results were not
+// kept). Read-only
 // transactions wait after a restart until every batch scheduled before it
 // is applied (the store may hold writes above the mark).
 //
@@ -161,12 +168,23 @@
 // off stops every region's read-write transactions until it is back (as in
 // the thesis, §4.3.5; the thesis's mode that proceeds on a majority of
 // epoch messages is not built). Read-only transactions continue in every
-// region from the applied snapshot. There is no secondary coordinator: a
+// region whose coordinator is up, from the applied snapshot, except a
+// session's whose own write is in a batch not yet applied there: it waits.
+// In a region whose coordinator is down they wait for it (the client's
+// timeout, or the gateway's minute, comes first). There is no secondary coordinator: a
 // coordinator's crash is survived by its restart from its store.
 //
 // # Limits
 //
-// A coordinator remembers the last 32,768 Submits (duplicate filter) and
-// sessions (read-your-writes). A batch holds at most 2^20 transactions.
+// A coordinator remembers the last 32,768 Submits (duplicate filter: a
+// network duplicate delayed beyond them would run again) and sessions
+// (read-your-writes: a forgotten session's reads wait for the newest
+// forgotten write's batch), and holds at most 32,768 waiting read-only
+// transactions (beyond: ErrUnavailable). A session is a client of one
+// gateway node: a client that moves to another node of its region keeps
+// read-your-writes only once its write's batch is applied. A batch holds at
+// most 2^20 transactions, a region's payload at most 24 MiB of keys and
+// values (beyond: ErrUnavailable, retry), and an epoch message resends at
+// most 32 MiB of older payloads.
 // The chain servers are modelled, not separate processes.
 package catenae

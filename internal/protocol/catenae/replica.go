@@ -86,7 +86,7 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 	case *Epoch:
 		r.c.onEpoch(e, m)
 	}
-	r.c.flush(e)
+	r.c.finish(e)
 }
 
 // Timer implements env.Replica.
@@ -104,7 +104,7 @@ func (r *Replica) Timer(e env.Env, p any) {
 		}
 	}
 	if r.c != nil {
-		r.c.flush(e)
+		r.c.finish(e)
 	}
 }
 

@@ -255,3 +255,40 @@ func TestRecoversAfterFaults(t *testing.T) {
 		}
 	}
 }
+
+// TestLongPartitionDrains: a region cut off for 8 s with 2 ms epochs
+// (4,000 epochs behind) catches up within a few seconds of the heal:
+// resends go on from where they stopped and runs of empty epochs travel as
+// one payload.
+func TestLongPartitionDrains(t *testing.T) {
+	c := scenario.Config{
+		Seed: 1, WorldDef: simtest.World3(t, 20, 35, 60, 1), Protocol: catenae.Name,
+		Settings:     &catenae.Config{Epoch: 2 * time.Millisecond},
+		Transactions: &workload.TxnSpec{Records: 1000, MinKeys: 1, MaxKeys: 3, ReadOnlyProportion: -1},
+		Clients:      6, ClosedLoop: true, Duration: 14 * time.Second, ClientTimeout: 2 * time.Second,
+		Faults: []scenario.Fault{{At: 2 * time.Second, For: 8 * time.Second, Partition: [][]string{{"c"}, {"a", "b"}}}},
+		Check:  "strong-session-serializable",
+	}
+	res, err := scenario.Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Check == nil || res.Check.Verdict != check.Pass.String() {
+		t.Fatalf("check: %+v", res.Check)
+	}
+	healed := int64(10 * time.Second)
+	first := int64(-1)
+	ok := 0
+	for _, x := range res.Txns {
+		if x.Call >= healed && x.Outcome == check.OK {
+			ok++
+			if first < 0 || x.Return < first {
+				first = x.Return
+			}
+		}
+	}
+	t.Logf("after the heal: %d committed, the first %.2fs after it", ok, float64(first-healed)/1e9)
+	if ok < 100 || first < 0 || first-healed > int64(3*time.Second) {
+		t.Errorf("after the heal %d transactions committed, the first %.2fs after it; want at least 100, within 3s", ok, float64(first-healed)/1e9)
+	}
+}

@@ -104,6 +104,17 @@ type Config struct {
 	// fails mid-write, but a client's read right after its own write waits
 	// longer for closures to pass the write's timestamp. Default false.
 	LeadAll bool `yaml:"lead_all"`
+	// ClosureLead is how far ahead of its clock each status promises the
+	// sender's closure (doc.go, "Closure"): the replica refuses writes
+	// stamped up to the promise, so a read whose view time the statuses
+	// already received cover is answered at once instead of waiting up to a
+	// dispatch interval for the next one. It must be below WriteLead + ε,
+	// the margin by which writes reach their w nearest replicas ahead of
+	// their stamps, of which it uses up to its value. Default (unset):
+	// ε + 3/5 of min(DispatchInterval, WriteLead), 8ms with the other
+	// defaults (DefaultClosureLead says why). 0 is the thesis' status, stamped with its send time (§4.2.3: "A
+	// timestamp (MsgTs) is included when the status message is sent out").
+	ClosureLead *time.Duration `yaml:"closure_lead"`
 	// Horizon is how far back reads may look: a replica keeps, besides the
 	// versions stamped within Horizon of its clock, the newest committed
 	// one before, and refuses (retryably) a read whose view time is older.
@@ -112,6 +123,7 @@ type Config struct {
 	Horizon time.Duration `yaml:"horizon"`
 
 	acceptLate bool // teeth tests: apply writes the closure has passed (export_test.go)
+	clockOnly  bool // teeth tests: refuse only writes the clock has passed, not the promised closure
 }
 
 // DefaultMaxClockSkew is MaxClockSkew's default.
@@ -147,6 +159,33 @@ func (c *Config) EnsureDefaults(regions int) {
 	if c.Horizon == 0 {
 		c.Horizon = max(c.ReadTimeout, c.WriteTimeout) + 5*time.Second
 	}
+	if c.ClosureLead == nil {
+		d := DefaultClosureLead(c.MaxClockSkew, c.DispatchInterval, c.WriteLead)
+		c.ClosureLead = &d
+	}
+}
+
+// DefaultClosureLead is ClosureLead's default: ε + 3/5 of min(interval,
+// writeLead), 8ms with the other defaults. An M2 read's view time is
+// about ε before the nearest peer's status can reach the serving replica
+// (θt is that one-way latency less ε), and the status it needs leaves on
+// average half an interval after that, so ε + interval/2 would put the
+// median read at no wait with exact delays; the extra tenth of an interval
+// covers the statuses' jitter (meteor3, workload b: median 0.8 ms above the
+// floor, against 1.1 ms at ε + interval/2). Capping the interval's share at
+// 3/5 of WriteLead keeps at least 2/5 of WriteLead of the write margin
+// (ε + WriteLead) for jitter and skew, so few write copies are refused
+// (meteor3: 1 write in 1,000 restamped, against none).
+func DefaultClosureLead(eps, interval, writeLead time.Duration) time.Duration {
+	return eps + min(interval, writeLead)*3/5
+}
+
+// closureLead is ClosureLead, 0 before EnsureDefaults.
+func (c *Config) closureLead() time.Duration {
+	if c.ClosureLead == nil {
+		return 0
+	}
+	return *c.ClosureLead
 }
 
 // Validate checks c against a world with the given number of nodes in each
@@ -176,6 +215,9 @@ func (c *Config) Validate(nodesPerRegion []int) error {
 		if d.v < 0 {
 			return fmt.Errorf("meteor: %s = %s; must not be negative", d.name, d.v)
 		}
+	}
+	if cl := c.closureLead(); cl < 0 || cl >= c.WriteLead+c.MaxClockSkew {
+		return fmt.Errorf("meteor: closure_lead = %s; must be at least 0 and below write_lead + max_clock_skew (%s): a closure promised that far ahead would refuse writes reaching their nearest replicas on time", cl, c.WriteLead+c.MaxClockSkew)
 	}
 	if c.Horizon <= max(c.ReadTimeout, c.WriteTimeout) {
 		return fmt.Errorf("meteor: horizon = %s; must exceed read_timeout (%s) and write_timeout (%s): reads and write retries must not outlive the versions they concern", c.Horizon, c.ReadTimeout, c.WriteTimeout)

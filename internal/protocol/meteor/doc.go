@@ -39,7 +39,9 @@
 //     time up to which it promises to hold no version it has not reported.
 //     It keeps the promise by refusing writes stamped at or before its
 //     closure, which is at least its clock and is stored ahead of time so a
-//     restart keeps it. A receiver applies payloads in Seq order (the
+//     restart keeps it. A status promises its clock plus ClosureLead
+//     (default 8 ms, below ε + WriteLead: "Closures ahead of the clock",
+//     below). A receiver applies payloads in Seq order (the
 //     status map, Fig. 4.13b); redundancy fills gaps, and a gap it cannot
 //     fill, a restarted sender (new epoch) or a restarted receiver makes the
 //     receiver relearn a key's state at that peer by pulling it.
@@ -51,7 +53,9 @@
 //   - Reads (Fig. 4.15a, 4.14a). The gateway sends the read, with view
 //     time T = max(T_read − θt, the client's order floor), to the nearest
 //     replica. That replica needs n − w + 1 replicas whose closure has
-//     passed T (its own counts once its own closure has); then every
+//     passed T (its own counts once its own closure has, and it may raise
+//     its own closure to T if T is at most ClosureLead ahead of its clock,
+//     as its statuses would); then every
 //     committed version stamped at or before T was applied by one of them
 //     before it closed (r + w > n; the thesis' Lemma 1 argument), so it is
 //     among the versions they report. It returns the newest of those that
@@ -90,6 +94,49 @@
 //     answer (it may have been applied and compacted), and the watermark is
 //     every client's order floor. A restart resumes it from the stored
 //     closure bound.
+//
+// # Closures ahead of the clock (ours; ClosureLead)
+//
+// The thesis stamps a status with its send time (§4.2.3, line 2774: "A
+// timestamp (MsgTs) is included when the status message is sent out"), and
+// a read at t waits for n − w + 1 statuses stamped t − θt or later (Fig.
+// 4.14a). With θt at its M2 bound, the one-way latency less ε, a status
+// sent at t − θt would reach the serving replica about ε after the read
+// began; but statuses leave only at each dispatch, so the thesis' own account
+// of M2 (§4.2.5, line 2952) is "no later than t plus a status message
+// dispatch interval": about half an interval (5 ms) above the ε floor on
+// average, a whole one at worst, on every world.
+//
+// This package departs from the thesis here. A status promises its clock
+// plus ClosureLead: the read rule needs of MsgTs only that the sender will
+// never apply a version stamped at or before it beyond those it reported
+// (the closure promise, from which r + w > n gives Lemma 1's intersection),
+// and the sender keeps that promise by refusing such writes whatever its
+// clock reads — the same rule as with MsgTs at the clock, whose safety
+// already used no clock bound (Guarantee, below). So ClosureLead moves
+// latency between reads and writes and never decides what a read returns:
+// a read whose view time the statuses already received cover is answered
+// at once, and the median M2 read no longer waits for the next status; the
+// price is that a write copy reaching a replica less than ClosureLead
+// ahead of its stamp is refused there (kept as a copy), and restamped with
+// twice the lead if n − w + 1 replicas refuse it (TestTeethClosureLead: a
+// replica that refuses only what its clock has passed breaks the promise,
+// and the checker rejects the runs). Writes are stamped
+// ε + WriteLead ahead of their w nearest replicas' arrival, so ClosureLead
+// must stay below that (Config.Validate), and its default, ε + 3/5 of
+// min(DispatchInterval, WriteLead) = 8 ms, keeps 2/5 of WriteLead for
+// jitter and skew (DefaultClosureLead; meteor3, workload b: about 1 write in
+// 1,000 restamped, none before; M2 read p50 1.3 ms against a 0.5 ms floor,
+// 9.5 ms before). ClosureLead 0 is the thesis' rule and replays the earlier
+// behaviour exactly (same trace hashes); the thesis experiments
+// (internal/bench/catalog_meteor.go) pin it. ReadFloor subtracts
+// ClosureLead: a read may now need no status in flight at all.
+//
+// Asking a peer for a fresh status when a read cannot be proven was the
+// other way considered: the request leg costs a one-way trip to the peer,
+// more than the interval's phase on any WAN (50 ms against at most 10 ms on
+// meteor3), and shorter intervals or a status on every write multiply the
+// status messages, the overhead the thesis measures (meteor-status-interval).
 //
 // # Guarantee
 //

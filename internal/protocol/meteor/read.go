@@ -144,7 +144,10 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	var candBuf [16]wire.Version // most reads have fewer candidates: no allocation
 	cands := candBuf[:0]
 	fresh := 0
-	if r.closure(e) >= view {
+	// This replica counts itself once its closure has passed the view; it
+	// may promise that early, up to ClosureLead ahead of its clock, as its
+	// statuses do.
+	if r.promise(e, min(view, e.Now()+int64(r.ks.cfg.closureLead()))) >= view {
 		fresh++
 		for _, c := range chain {
 			if c.Applied && c.Version.TS.WallNanos <= view {

@@ -52,8 +52,8 @@ func (k registered) ClockBound() time.Duration { return 0 }
 
 func (k registered) Describe() string {
 	c := k.Config()
-	return fmt.Sprintf("meteor (MeteorShower) mode=%s write=%s replicas/region=%d epsilon=%s interval=%s redundant=%d write_lead=%s lead_all=%t horizon=%s guarantee=%s",
-		c.Mode, c.Write, c.ReplicasPerRegion[0], c.MaxClockSkew, c.DispatchInterval, c.Redundant, c.WriteLead, c.LeadAll, c.Horizon, Model)
+	return fmt.Sprintf("meteor (MeteorShower) mode=%s write=%s replicas/region=%d epsilon=%s interval=%s redundant=%d write_lead=%s closure_lead=%s lead_all=%t horizon=%s guarantee=%s",
+		c.Mode, c.Write, c.ReplicasPerRegion[0], c.MaxClockSkew, c.DispatchInterval, c.Redundant, c.WriteLead, c.closureLead(), c.LeadAll, c.Horizon, Model)
 }
 
 // Floor: a write waits for the write level's w nearest replicas (one local

@@ -381,8 +381,10 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 	}
 	lead := r.ks.Lead(e.Latency, o.replicas, need, func(p wire.NodeID) bool { return r.live(e, p) }) << min(o.attempt, 6)
 	// From the local closure, not the clock: a clock stepped back must not
-	// make this replica refuse its own stamp forever.
-	phys := max(e.Now(), r.closed) + int64(lead)
+	// make this replica refuse its own stamp forever. The closure runs up
+	// to ClosureLead ahead of the clock (promise), and the lead exceeds
+	// ClosureLead (Config.Validate), so the stamp passes the closure.
+	phys := max(e.Now(), r.closed-int64(r.ks.cfg.closureLead())) + int64(lead)
 	if fl := r.floor(o.req.Client); phys <= fl {
 		phys = fl + 1
 	}
@@ -437,8 +439,15 @@ func (r *Replica) live(e env.Env, p wire.NodeID) bool {
 // leaves — in a status, in a read this replica counted itself in — survives
 // a restart whose clock reads earlier. If the store fails, the node
 // fail-stops and the closure stays where it was.
-func (r *Replica) closure(e env.Env) int64 {
-	next := max(r.closed, e.Now())
+func (r *Replica) closure(e env.Env) int64 { return r.promise(e, e.Now()) }
+
+// promise raises the closure to t (if later than both the closure and the
+// clock) and returns it: from now on no write stamped at or before it is
+// applied. A status promises its clock plus ClosureLead (dispatch), and a
+// read this replica serves may raise its own closure as far (tryRead). The
+// bound is stored first, as in closure.
+func (r *Replica) promise(e env.Env, t int64) int64 {
+	next := max(r.closed, e.Now(), t)
 	if next > r.durable {
 		bound := next + int64(durableAhead)
 		if put(e, closedKey, store.Record{Version: wire.Version{TS: hlc.Timestamp{WallNanos: bound}}}) != nil {
@@ -484,7 +493,11 @@ func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (writeOutc
 	if rec.Version.TS.WallNanos <= r.gcMark {
 		return forgotten, nil
 	}
-	ok := rec.Version.TS.WallNanos > r.closure(e) || r.ks.cfg.acceptLate
+	closed := r.closure(e)
+	if r.ks.cfg.clockOnly {
+		closed = e.Now() // teeth: the promise ahead of the clock is not kept
+	}
+	ok := rec.Version.TS.WallNanos > closed || r.ks.cfg.acceptLate
 	chain = chainInsert(chain, link{Record: rec, Applied: ok})
 	if err := saveChain(e, key, chain); err != nil {
 		return 0, err
@@ -684,9 +697,11 @@ func (r *Replica) Timer(e env.Env, payload any) {
 // ReadFloor is the network time a read from a client in region local
 // cannot avoid, for a keyspace with perRegion replicas per region: the
 // serving replica is the nearest, and it needs n − w + 1 − 1 peer statuses
-// stamped after the view time T − θt, so it waits for the slowest of the
-// nearest such peers' statuses, less θt (the dispatch interval's phase comes
-// on top). oneWay is the region-to-region one-way delay.
+// whose closure has passed the view time T − θt, so it waits for the
+// slowest of the nearest such peers' statuses, less θt, less ClosureLead
+// (a status sent at s promises s + ClosureLead; the dispatch interval's
+// phase comes on top). cfg has its defaults filled. oneWay is the
+// region-to-region one-way delay.
 func ReadFloor(cfg Config, local int, oneWay func(a, b int) time.Duration) time.Duration {
 	type rep struct {
 		region int
@@ -725,5 +740,5 @@ func ReadFloor(cfg Config, local int, oneWay func(a, b int) time.Duration) time.
 			theta = cfg.Theta
 		}
 	}
-	return max(0, wait-theta)
+	return max(0, wait-theta-cfg.closureLead())
 }

@@ -87,6 +87,18 @@ func swarmConfig(t testing.TB, seed uint64, mode string) scenario.Config {
 		// depend on clocks (doc.go, "Guarantee").
 		c.Faults = append(c.Faults, clockSteps(r, 1+r.IntN(3), c.Duration, 3*time.Second)...)
 	}
+	// Closures promised ahead of the clock: the default (unset), the
+	// thesis' (0), or anywhere up to the write margin, where many write
+	// copies are refused and reads count on closures far ahead.
+	switch r.IntN(3) {
+	case 0:
+		zero := time.Duration(0)
+		mc(&c).ClosureLead = &zero
+	case 1:
+		// WriteLead and ε are their defaults here (10ms, 2ms).
+		lead := time.Duration(r.Int64N(int64(12 * time.Millisecond)))
+		mc(&c).ClosureLead = &lead
+	}
 	return c
 }
 

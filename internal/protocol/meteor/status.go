@@ -42,7 +42,10 @@ func (p *sentPayload) forPeer(q wire.NodeID) Payload {
 // (applyWrite). The closure's bound is stored before the status leaves.
 func (r *Replica) dispatch(e env.Env) {
 	r.seq++
-	p := sentPayload{seq: r.seq, msgTs: r.closure(e)}
+	// The closure it promises runs ClosureLead ahead of the clock, so a
+	// read needing a closure up to then is answered from this status
+	// rather than from the next one (Config.ClosureLead).
+	p := sentPayload{seq: r.seq, msgTs: r.promise(e, e.Now()+int64(r.ks.cfg.closureLead()))}
 	// A status promises its closure: it never goes back, and a restart
 	// keeps it, being at most the stored bound (doc.go, "Closure").
 	last := int64(0)

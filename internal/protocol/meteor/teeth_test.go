@@ -62,3 +62,35 @@ func TestTeethClosure(t *testing.T) {
 		})
 	}
 }
+
+// TestTeethClosureLead: a status promises its closure ClosureLead ahead of
+// the sender's clock, and the sender keeps the promise by refusing writes
+// stamped up to it, not only those its clock has passed (doc.go, "Closures
+// ahead of the clock"). With a write margin of ε + 1 ms and the promise
+// just below it, on jittered links, many write copies land inside the
+// promise; a replica that applies them breaks it, a read that counted it
+// misses a committed write, and the checker must reject the history. The
+// same runs with the promise kept pass.
+func TestTeethClosureLead(t *testing.T) {
+	for _, mode := range []string{"M1", "M2"} {
+		t.Run(mode, func(t *testing.T) {
+			safe := func(tb testing.TB, seed uint64) scenario.Config {
+				c := swarmConfig(tb, seed, mode)
+				pinSwarm(&c)
+				c.WorldDef = simtest.World3(tb, 20, 20, 20, 2)
+				c.RandomFaults, c.Net, c.Clock = false, scenario.Net{}, scenario.Clock{}
+				c.Clients = 6
+				c.Check = "sequential"
+				lead := 2900 * time.Microsecond // below write_lead + ε = 3ms
+				mc(&c).WriteLead, mc(&c).ClosureLead = time.Millisecond, &lead
+				mc(&c).ReplicasPerRegion = []int{1}
+				return c
+			}
+			simtest.Teeth{Safe: safe, Unsafe: func(tb testing.TB, seed uint64) scenario.Config {
+				c := safe(tb, seed)
+				meteor.UnsafeRefuseByClock(mc(&c))
+				return c
+			}}.Run(t)
+		})
+	}
+}

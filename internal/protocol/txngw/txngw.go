@@ -103,9 +103,10 @@ func NewGateway(proto string) *Gateway {
 	return &Gateway{proto: proto, waiting: map[uint64]*wire.Request{}}
 }
 
-// Start numbers requests from the clock, so a restarted gateway's are new
-// to its coordinator's duplicate filter.
-func (g *Gateway) Start(e env.Env) { g.seq = uint64(max(e.Wall(), 0)) }
+// Start numbers requests from a random point, so a restarted gateway's
+// are new to its coordinator's duplicate filter (a wall clock could step
+// back across the restart).
+func (g *Gateway) Start(e env.Env) { g.seq = e.Rand().Uint64() >> 1 }
 
 // Forward checks req and hands it, as a Submit, to send; a request that
 // is not a valid transaction is answered ErrInvalid at once.

@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# bench-resp-ab.sh: redis-server, Lightcone at a base revision and Lightcone
+# of the work tree, measured with redis-benchmark in interleaved rounds, for
+# before/after comparisons of the RESP path on a shared, noisy machine.
+#
+# Each round starts each target on fresh loopback ports (Lightcone with a
+# fresh data dir, --sync everysec; Redis with appendfsync everysec, as
+# bench-redis.sh), runs
+#   redis-benchmark -t $TESTS -n $N -c $CLIENTS -P <depth> --csv
+# for each depth in PIPELINES, and stops it. The order of the targets rotates
+# from round to round, so slow drift in the machine's load falls on each of
+# them alike. It prints every round's rows, then per depth and op the median
+# and min–max of requests/s and p99 of each target, and the medians (min–max)
+# of the per-round ratios tree/redis, base/redis and tree/base.
+#
+# Environment:
+#   BASE=main         git revision of the baseline ("" to skip it)
+#   ROUNDS=5          rounds
+#   N=200000          requests per redis-benchmark test
+#   CLIENTS=50
+#   PIPELINES="1 16"
+#   TESTS=get,set     redis-benchmark -t
+#   LC_ENV="K=V ..."  environment of both Lightcone targets (e.g. GOMAXPROCS=1)
+#   KEEP=1            keep the temp dir
+set -euo pipefail
+
+BASE="${BASE-main}"
+ROUNDS="${ROUNDS:-5}"
+N="${N:-200000}"
+CLIENTS="${CLIENTS:-50}"
+PIPELINES="${PIPELINES:-1 16}"
+TESTS="${TESTS:-get,set}"
+KEEP="${KEEP:-0}"
+LC_ENV="${LC_ENV:-}"
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+log() { printf '[bench-resp-ab] %s\n' "$*" >&2; }
+die() {
+	log "error: $*"
+	exit 2
+}
+for tool in redis-server redis-benchmark redis-cli go; do
+	command -v "$tool" >/dev/null 2>&1 || die "$tool not found (bench-redis.sh installs Redis)"
+done
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/bench-resp-ab.XXXXXX")"
+SERVER_PID=""
+stop_server() {
+	local pid="$SERVER_PID" i
+	[[ -n "$pid" ]] || return 0
+	SERVER_PID=""
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+	local rc=$?
+	stop_server
+	if [[ "$KEEP" == 1 ]]; then log "kept $WORK"; else rm -rf "$WORK"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Listen ports below the ephemeral range, which redis-benchmark's clients use.
+read -r EPH_LO _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || EPH_LO=32768
+PORT=""
+free_port() {
+	local p i
+	for ((i = 0; i < 200; i++)); do
+		p=$((10000 + RANDOM % (EPH_LO - 10000)))
+		[[ -n "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ]] && continue
+		PORT="$p"
+		return 0
+	done
+	die "no free port"
+}
+
+wait_ready() {
+	local port="$1" i
+	for ((i = 0; i < 150; i++)); do
+		kill -0 "$SERVER_PID" 2>/dev/null || return 1
+		[[ "$(redis-cli -p "$port" PING 2>/dev/null || true)" == PONG ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# start TARGET: starts it on a free port (retrying a taken one); sets PORT.
+start() {
+	local target="$1" try port http dir="$WORK/run-$1"
+	for try in 1 2 3; do
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		free_port
+		port="$PORT"
+		if [[ "$target" == redis ]]; then
+			redis-server --bind 127.0.0.1 --port "$port" --appendonly yes --appendfsync everysec \
+				--save '' --dir "$dir" --daemonize no --logfile "$dir/log" &
+		else
+			free_port
+			http="$PORT"
+			# shellcheck disable=SC2086 # LC_ENV is a list of words
+			env $LC_ENV "$WORK/lightcone-$target" server --data-dir "$dir/data" --resp-addr "127.0.0.1:$port" \
+				--http-addr "127.0.0.1:$http" --grpc-addr off --sync everysec 2>"$dir/log" &
+		fi
+		SERVER_PID=$!
+		PORT="$port"
+		wait_ready "$port" && return 0
+		stop_server
+	done
+	die "$target did not start"
+}
+
+# server_cpu: the server's user+system CPU time so far, in clock ticks.
+server_cpu() { sed 's/.*) //' "/proc/$SERVER_PID/stat" | awk '{ print $12 + $13 }'; }
+
+# --- build ---
+TARGETS=(redis tree)
+log "building the work tree"
+(cd "$REPO" && go build -o "$WORK/lightcone-tree" ./cmd/lightcone)
+TREE_REV="$(git -C "$REPO" rev-parse --short HEAD)"
+[[ -z "$(git -C "$REPO" status --porcelain -- '*.go' 2>/dev/null)" ]] || TREE_REV+="+dirty"
+BASE_REV=""
+if [[ -n "$BASE" ]]; then
+	BASE_REV="$(git -C "$REPO" rev-parse --short "$BASE")"
+	log "building base $BASE ($BASE_REV)"
+	mkdir -p "$WORK/src"
+	git -C "$REPO" archive "$BASE" | tar -x -C "$WORK/src"
+	(cd "$WORK/src" && go build -o "$WORK/lightcone-base" ./cmd/lightcone)
+	TARGETS=(redis base tree)
+fi
+
+RESULTS="$WORK/results.tsv" # round target pipeline op rps p50 p99 cpu-µs/request
+: >"$RESULTS"
+LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
+nt=${#TARGETS[@]}
+for ((r = 1; r <= ROUNDS; r++)); do
+	for ((k = 0; k < nt; k++)); do
+		target="${TARGETS[$(((k + r - 1) % nt))]}"
+		start "$target"
+		for p in $PIPELINES; do
+			for test in ${TESTS//,/ }; do
+				log "round $r: $target -P $p -t $test"
+				cpu0="$(server_cpu)"
+				redis-benchmark -p "$PORT" -t "$test" -n "$N" -c "$CLIENTS" -P "$p" --csv |
+					awk -F, -v r="$r" -v t="$target" -v p="$p" 'NR > 1 { gsub(/"/, ""); printf "%s\t%s\t%s\t%s\t%s\t%s\t%s", r, t, p, $1, $2, $5, $7 }' >>"$RESULTS"
+				# The server's CPU time per request, in µs: unlike requests/s,
+				# it barely moves when other work shares the machine.
+				awk -v a="$cpu0" -v b="$(server_cpu)" -v n="$N" 'BEGIN { printf "\t%.2f\n", (b - a) * 1e6 / 100 / n }' >>"$RESULTS"
+			done
+		done
+		stop_server
+	done
+done
+
+echo "## RESP A/B: redis-benchmark -t $TESTS -n $N -c $CLIENTS -P {$PIPELINES}, $ROUNDS interleaved rounds"
+echo
+echo "redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') (appendfsync everysec); lightcone --sync everysec:" \
+	"tree $TREE_REV${BASE_REV:+, base $BASE ($BASE_REV)}${LC_ENV:+ (env $LC_ENV)}; $(nproc) CPUs; load average before $LOAD_BEFORE, after $(cut -d' ' -f1-3 /proc/loadavg)."
+echo
+echo "| round | target | P | op | req/s | p50 ms | p99 ms | server CPU µs/req |"
+echo "| ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |"
+sort -t$'\t' -k3,3n -k4,4 -k1,1n -k2,2 "$RESULTS" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8 }'
+echo
+echo "Medians (min–max) over rounds; a ratio is taken per round, then its median (min–max) given."
+echo
+echo "| P | op | target | req/s | p99 ms | server CPU µs/req |"
+echo "| ---: | --- | --- | ---: | ---: | ---: |"
+summary() {
+	awk -F'\t' -v mode="$1" '
+	function med(s,   a, n, i, j, t) {
+		n = split(s, a, " ")
+		for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+		lo = a[1]; hi = a[n]
+		return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	{
+		k = $3 "\t" $4; keys[k] = 1; if ($1 > R) R = $1
+		rps[k, $2] = rps[k, $2] " " $5; p99[k, $2] = p99[k, $2] " " $7; cpu[k, $2] = cpu[k, $2] " " $8
+		v[$1, k, $2] = $5; q[$1, k, $2] = $7; c[$1, k, $2] = $8
+	}
+	END {
+		for (k in keys) {
+			split(k, kk, "\t")
+			if (mode == "targets") {
+				for (ti = 1; ti <= 3; ti++) {
+					t = (ti == 1) ? "redis" : (ti == 2) ? "base" : "tree"
+					if (rps[k, t] == "") continue
+					m = med(rps[k, t]); l = lo; h = hi
+					m99 = med(p99[k, t]); l99 = lo; h99 = hi
+					mc = med(cpu[k, t]); lc = lo; hc = hi
+					printf "%s\t%s\t%d\t| %s | %s | %s | %.0f (%.0f–%.0f) | %.3f (%.3f–%.3f) | %.2f (%.2f–%.2f) |\n", kk[1], kk[2], ti, kk[1], kk[2], t, m, l, h, m99, l99, h99, mc, lc, hc
+				}
+				continue
+			}
+			split("tree/redis base/redis tree/base", pairs, " ")
+			for (pi = 1; pi <= 3; pi++) {
+				split(pairs[pi], ab, "/")
+				s = ""; s99 = ""; sc = ""
+				for (r = 1; r <= R; r++) if (v[r, k, ab[1]] > 0 && v[r, k, ab[2]] > 0) {
+					s = s " " v[r, k, ab[1]] / v[r, k, ab[2]]
+					if (q[r, k, ab[2]] > 0) s99 = s99 " " q[r, k, ab[1]] / q[r, k, ab[2]]
+					if (c[r, k, ab[2]] > 0) sc = sc " " c[r, k, ab[1]] / c[r, k, ab[2]]
+				}
+				if (s == "") continue
+				m = med(s); l = lo; h = hi
+				m99 = med(s99); l99 = lo; h99 = hi
+				line = sprintf("| %s | %s | %s | %.2f (%.2f–%.2f) | %.2f (%.2f–%.2f) |", kk[1], kk[2], pairs[pi], m, l, h, m99, l99, h99)
+				if (sc != "") { mc = med(sc); line = line sprintf(" %.2f (%.2f–%.2f) |", mc, lo, hi) } else line = line " |"
+				printf "%s\t%s\t%d\t%s\n", kk[1], kk[2], pi, line
+			}
+		}
+	}' "$RESULTS" | sort -t$'\t' -k1,1n -k2,2 -k3,3n | cut -f4
+}
+summary targets
+echo
+echo "| P | op | ratio | req/s | p99 | server CPU/req |"
+echo "| ---: | --- | --- | ---: | ---: | ---: |"
+summary ratios
