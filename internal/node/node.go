@@ -203,6 +203,9 @@ type Node struct {
 	self      []event // messages to self, handled before the batch's flush
 	outMsgs   []outMsg
 	outReps   []*wire.Reply
+	// unsafeReleaseEarly breaks persist-before-send for the teeth test:
+	// flush releases the batch's output before it syncs.
+	unsafeReleaseEarly bool
 }
 
 type outMsg struct {
@@ -511,6 +514,9 @@ func (n *Node) flush() error {
 	if n.failed {
 		return errors.New("node: store failed earlier")
 	}
+	if n.unsafeReleaseEarly {
+		n.release()
+	}
 	if err := n.cfg.Engine.Sync(); err != nil {
 		// Nothing that depends on the unsynced writes may leave, now or
 		// during shutdown: drop it all.
@@ -521,6 +527,12 @@ func (n *Node) flush() error {
 		n.outReps = n.outReps[:0]
 		return fmt.Errorf("node: sync: %w", err)
 	}
+	n.release()
+	return nil
+}
+
+// release sends the batch's messages and completes its replies.
+func (n *Node) release() {
 	for i, o := range n.outMsgs {
 		if _, svc := o.to.StorageRegion(); svc {
 			if n.cfg.Services != nil {
@@ -538,7 +550,6 @@ func (n *Node) flush() error {
 		n.outReps[i] = nil
 	}
 	n.outReps = n.outReps[:0]
-	return nil
 }
 
 // breakDown turns the node into one that refuses every request with the

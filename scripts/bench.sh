@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# bench.sh: durable writes, Lightcone against Redis and etcd, single node on
+# loopback, in interleaved rounds, with ratios and their spread.
+#
+# Targets, each started fresh (new ports, empty data dir) in every round and
+# run alone; their order rotates from round to round, so slow drift in the
+# machine's load falls on each alike:
+#   redis  redis-server --appendonly yes --appendfsync always --save ''
+#   tree   lightcone server --sync always, built from the work tree
+#   base   the same built from git revision $BASE (before/after; BASE="" skips it)
+#   etcd   etcd, one member, default settings (fsyncs its WAL before every commit);
+#          skipped if etcd is not installed (apt-get install etcd-server) or ETCD=0
+# Tests:
+#   SET -P<d>  redis-benchmark -t set -n $N -c $CLIENTS -P <d> (redis, tree, base),
+#              for each depth d in PIPELINES
+#   put        scripts/putload: $PUTS puts over gRPC by $CLIENTS clients, one
+#              connection and one put in flight each (etcd, tree, base); the
+#              same client for both servers
+# Prints every round's rows, the median (min–max) of each target's requests/s
+# and p99, and the median (min–max) of the per-round ratios tree/redis,
+# base/redis, tree/base, tree/etcd and base/etcd. Issue 17's goals: SET
+# tree/redis >= 1.0 at -P 1 and -P 16; put tree/etcd >= 3.
+#
+# Environment:
+#   ROUNDS=3           rounds (>= 3 for a spread worth reading)
+#   N=100000           requests per redis-benchmark test
+#   PUTS=20000         puts per putload run
+#   CLIENTS=50
+#   PIPELINES="1 16"
+#   BASE=main          git revision of the baseline ("" to skip it)
+#   ETCD=1             0: skip etcd
+#   KEEP=1             keep the temp dir (binaries, data dirs, logs, raw rows)
+#   OUT=FILE           also write the report (Markdown) to FILE
+set -euo pipefail
+
+ROUNDS="${ROUNDS:-3}"
+N="${N:-100000}"
+PUTS="${PUTS:-20000}"
+CLIENTS="${CLIENTS:-50}"
+PIPELINES="${PIPELINES:-1 16}"
+BASE="${BASE-main}"
+ETCD="${ETCD:-1}"
+KEEP="${KEEP:-0}"
+OUT="${OUT:-}"
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+log() { printf '[bench] %s\n' "$*" >&2; }
+die() {
+	log "error: $*"
+	exit 2
+}
+for tool in redis-server redis-benchmark redis-cli go ss; do
+	command -v "$tool" >/dev/null 2>&1 || die "$tool not found (bench-redis.sh installs Redis)"
+done
+if [[ "$ETCD" == 1 ]] && ! command -v etcd >/dev/null 2>&1; then
+	log "etcd not installed (apt-get install etcd-server): skipping it"
+	ETCD=0
+fi
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/bench.XXXXXX")"
+SERVER_PID=""
+stop_server() {
+	local pid="$SERVER_PID" i
+	[[ -n "$pid" ]] || return 0
+	SERVER_PID=""
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+# shellcheck disable=SC2317 # invoked by the EXIT trap
+cleanup() {
+	local rc=$?
+	stop_server
+	if [[ "$KEEP" == 1 ]]; then log "kept $WORK"; else rm -rf "$WORK"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Listen ports below the ephemeral range, which the benchmark clients use.
+read -r EPH_LO _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || EPH_LO=32768
+USED=" "
+PORT=""
+free_port() {
+	local p i
+	for ((i = 0; i < 200; i++)); do
+		p=$((10000 + RANDOM % (EPH_LO - 10000)))
+		[[ "$USED" == *" $p "* ]] && continue
+		[[ -n "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ]] && continue
+		USED+="$p "
+		PORT="$p"
+		return 0
+	done
+	die "no free port"
+}
+
+# ready CHECK...: wait until CHECK succeeds while the server runs.
+ready() {
+	local i
+	for ((i = 0; i < 150; i++)); do
+		kill -0 "$SERVER_PID" 2>/dev/null || return 1
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+pong() { [[ "$(redis-cli -p "$1" PING 2>/dev/null)" == PONG ]]; }
+
+# start TARGET: starts it on free ports (retrying taken ones); sets PORT (RESP)
+# and GRPC (gRPC: Lightcone's API, etcd's client port).
+GRPC=""
+start() {
+	local target="$1" try dir="$WORK/run-$1" port http peer
+	for try in 1 2 3; do
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		free_port
+		port="$PORT"
+		case "$target" in
+		redis)
+			redis-server --bind 127.0.0.1 --port "$port" --appendonly yes --appendfsync always \
+				--save '' --dir "$dir" --daemonize no --logfile "$dir/log" &
+			SERVER_PID=$!
+			PORT="$port"
+			ready pong "$port" && return 0
+			;;
+		etcd)
+			free_port
+			peer="$PORT"
+			etcd --name bench --data-dir "$dir/data" \
+				--listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
+				--listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+				--initial-cluster "bench=http://127.0.0.1:$peer" 2>"$dir/log" &
+			SERVER_PID=$!
+			GRPC="$port"
+			ready curl -sf "http://127.0.0.1:$port/health" && return 0
+			;;
+		*)
+			free_port
+			http="$PORT"
+			free_port
+			GRPC="$PORT"
+			"$WORK/lightcone-$target" server --data-dir "$dir/data" --resp-addr "127.0.0.1:$port" \
+				--http-addr "127.0.0.1:$http" --grpc-addr "127.0.0.1:$GRPC" --sync always 2>"$dir/log" &
+			SERVER_PID=$!
+			PORT="$port"
+			ready pong "$port" && return 0
+			;;
+		esac
+		stop_server
+	done
+	tail -n 5 "$dir/log" >&2 || true
+	die "$target did not start"
+}
+
+# --- build ---
+TARGETS=(redis tree)
+log "building the work tree and putload"
+(cd "$REPO" && go build -o "$WORK/lightcone-tree" ./cmd/lightcone && go build -o "$WORK/putload" ./scripts/putload)
+TREE_REV="$(git -C "$REPO" rev-parse --short HEAD)"
+[[ -z "$(git -C "$REPO" status --porcelain -- '*.go' 2>/dev/null)" ]] || TREE_REV+="+dirty"
+BASE_REV=""
+if [[ -n "$BASE" ]]; then
+	BASE_REV="$(git -C "$REPO" rev-parse --short "$BASE")"
+	log "building base $BASE ($BASE_REV)"
+	mkdir -p "$WORK/src"
+	git -C "$REPO" archive "$BASE" | tar -x -C "$WORK/src"
+	(cd "$WORK/src" && go build -o "$WORK/lightcone-base" ./cmd/lightcone)
+	TARGETS+=(base)
+fi
+[[ "$ETCD" == 1 ]] && TARGETS+=(etcd)
+
+RESULTS="$WORK/results.tsv" # round target test rps p50 p99
+: >"$RESULTS"
+LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
+nt=${#TARGETS[@]}
+for ((r = 1; r <= ROUNDS; r++)); do
+	for ((k = 0; k < nt; k++)); do
+		target="${TARGETS[$(((k + r - 1) % nt))]}"
+		start "$target"
+		if [[ "$target" != etcd ]]; then
+			for p in $PIPELINES; do
+				log "round $r: $target SET -P $p"
+				redis-benchmark -p "$PORT" -t set -n "$N" -c "$CLIENTS" -P "$p" --csv |
+					awk -F, -v r="$r" -v t="$target" -v p="$p" 'NR > 1 { gsub(/"/, ""); printf "%s\t%s\tSET -P%s\t%s\t%s\t%s\n", r, t, p, $2, $5, $7 }' >>"$RESULTS"
+			done
+		fi
+		if [[ "$target" != redis && "$ETCD" == 1 ]]; then
+			log "round $r: $target put (gRPC, $CLIENTS clients)"
+			kind=lightcone
+			[[ "$target" == etcd ]] && kind=etcd
+			"$WORK/putload" -target "$kind" -addr "127.0.0.1:$GRPC" -clients "$CLIENTS" -n "$PUTS" |
+				awk -v r="$r" -v t="$target" '{ printf "%s\t%s\tput\t%s\t%s\t%s\n", r, t, $1, $2, $3 }' >>"$RESULTS"
+		fi
+		stop_server
+	done
+done
+
+REPORT="$WORK/report.md"
+{
+	echo "## Durable writes: Lightcone --sync always vs Redis appendfsync always and etcd, $ROUNDS interleaved rounds"
+	echo
+	echo "redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') \`--appendonly yes --appendfsync always\`;" \
+		"$([[ "$ETCD" == 1 ]] && etcd --version | head -1 | sed 's/: / /');" \
+		"lightcone \`--sync always\`: tree $TREE_REV${BASE_REV:+, base $BASE ($BASE_REV)};" \
+		"SET: \`redis-benchmark -t set -n $N -c $CLIENTS -P {$PIPELINES}\`; put: \`putload -n $PUTS -clients $CLIENTS\` (gRPC);" \
+		"$(nproc) CPUs; load average before $LOAD_BEFORE, after $(cut -d' ' -f1-3 /proc/loadavg)."
+	echo
+	echo "| round | target | test | req/s | p50 ms | p99 ms |"
+	echo "| ---: | --- | --- | ---: | ---: | ---: |"
+	sort -t$'\t' -k3,3 -k1,1n -k2,2 "$RESULTS" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6 }'
+	echo
+	echo "Medians (min–max) over rounds; a ratio is taken per round (requests/s, and p99), then its median (min–max)."
+	echo
+	awk -F'\t' '
+	function med(s,   a, n, i, j, t) {
+		n = split(s, a, " ")
+		for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+		lo = a[1]; hi = a[n]
+		return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	{
+		tests[$3] = 1; if ($1 > R) R = $1
+		rps[$3, $2] = rps[$3, $2] " " $4; p99[$3, $2] = p99[$3, $2] " " $6
+		v[$1, $3, $2] = $4; q[$1, $3, $2] = $6
+	}
+	END {
+		n = 0 # the tests in order (mawk has no asorti)
+		for (k in tests) { for (j = n; j >= 1 && order[j] > k; j--) order[j + 1] = order[j]; order[j + 1] = k; n++ }
+		print "| test | target | req/s | p99 ms |"
+		print "| --- | --- | ---: | ---: |"
+		split("redis etcd base tree", targets, " ")
+		for (i = 1; i <= n; i++) for (ti = 1; ti <= 4; ti++) {
+			k = order[i]; t = targets[ti]
+			if (rps[k, t] == "") continue
+			m = med(rps[k, t]); l = lo; h = hi
+			m99 = med(p99[k, t]); l99 = lo; h99 = hi
+			printf "| %s | %s | %.0f (%.0f–%.0f) | %.2f (%.2f–%.2f) |\n", k, t, m, l, h, m99, l99, h99
+		}
+		print ""
+		print "| test | ratio | req/s | p99 |"
+		print "| --- | --- | ---: | ---: |"
+		split("tree/redis base/redis tree/base tree/etcd base/etcd", pairs, " ")
+		for (i = 1; i <= n; i++) for (pi = 1; pi <= 5; pi++) {
+			k = order[i]; split(pairs[pi], ab, "/")
+			s = ""; s99 = ""
+			for (r = 1; r <= R; r++) if (v[r, k, ab[1]] > 0 && v[r, k, ab[2]] > 0) {
+				s = s " " v[r, k, ab[1]] / v[r, k, ab[2]]
+				if (q[r, k, ab[2]] > 0) s99 = s99 " " q[r, k, ab[1]] / q[r, k, ab[2]]
+			}
+			if (s == "") continue
+			m = med(s); l = lo; h = hi
+			m99 = med(s99)
+			printf "| %s | %s | %.2f (%.2f–%.2f) | %.2f (%.2f–%.2f) |\n", k, pairs[pi], m, l, h, m99, lo, hi
+		}
+	}' "$RESULTS"
+} >"$REPORT"
+cat "$REPORT"
+if [[ -n "$OUT" ]]; then
+	cp "$REPORT" "$OUT"
+	log "report written to $OUT"
+fi
