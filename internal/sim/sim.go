@@ -300,13 +300,13 @@ func (s *Sim) step(e event) {
 }
 
 func (s *Sim) traceEvent(e event, what string) {
+	// A word at a time (multiply by an odd constant, fold the high half
+	// down), then the label's bytes: FNV-1a's byte loop over the four
+	// words cost 7% of a quorum run.
 	h := s.hash
 	for _, v := range [...]uint64{uint64(e.at), uint64(e.kind), uint64(e.node), uint64(e.from)} {
-		for i := 0; i < 8; i++ {
-			h ^= v & 0xff
-			h *= 1099511628211
-			v >>= 8
-		}
+		h = (h ^ v) * 0x9e3779b97f4a7c15
+		h ^= h >> 29
 	}
 	for i := 0; i < len(what); i++ {
 		h ^= uint64(what[i])
