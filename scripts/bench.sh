@@ -57,30 +57,8 @@ if [[ "$ETCD" == 1 ]] && ! command -v etcd >/dev/null 2>&1; then
 	ETCD=0
 fi
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/bench.XXXXXX")"
-SERVER_PID=""
-stop_server() {
-	local pid="$SERVER_PID" i
-	[[ -n "$pid" ]] || return 0
-	SERVER_PID=""
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-}
-# shellcheck disable=SC2317 # invoked by the EXIT trap
-cleanup() {
-	local rc=$?
-	stop_server
-	if [[ "$KEEP" == 1 ]]; then log "kept $WORK"; else rm -rf "$WORK"; fi
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck source=scripts/bench-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench
 
 # Listen ports below the ephemeral range, which the benchmark clients use.
 read -r EPH_LO _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || EPH_LO=32768
