@@ -77,12 +77,25 @@ func mix(x uint64) uint64 {
 // first n nodes met walking the region's ring clockwise from the key's hash.
 // n is capped at the region's node count.
 func (r *Ring) Replicas(dst []wire.NodeID, region int, key string, n int) []wire.NodeID {
+	return r.replicas(dst, region, Hash(key), n)
+}
+
+// ReplicasEach appends key's replicas in every region r, perRegion[r] of
+// them, region by region: Replicas for each, with the key hashed once.
+func (r *Ring) ReplicasEach(dst []wire.NodeID, key string, perRegion []int) []wire.NodeID {
+	h := Hash(key)
+	for region, n := range perRegion {
+		dst = r.replicas(dst, region, h, n)
+	}
+	return dst
+}
+
+func (r *Ring) replicas(dst []wire.NodeID, region int, h uint64, n int) []wire.NodeID {
 	toks := r.regions[region]
 	n = min(n, r.nodes[region])
 	if n <= 0 {
 		return dst
 	}
-	h := Hash(key)
 	i, _ := slices.BinarySearchFunc(toks, h, func(t token, h uint64) int {
 		if t.hash < h {
 			return -1

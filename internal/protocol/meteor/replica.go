@@ -47,10 +47,7 @@ func (k *Keyspace) Config() Config { return k.cfg }
 // Replicas appends the replicas of key to dst, region by region (the same
 // placement as the quorum protocol: MeteorShower runs on top of it).
 func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
-	for r, n := range k.cfg.ReplicasPerRegion {
-		dst = k.ring.Replicas(dst, r, key, n)
-	}
-	return dst
+	return k.ring.ReplicasEach(dst, key, k.cfg.ReplicasPerRegion)
 }
 
 // Factory returns the constructor of this keyspace's replicas.

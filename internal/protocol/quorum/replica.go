@@ -56,10 +56,7 @@ const CondRefusal = "quorum: conditional writes need a single-node cluster, whos
 
 // Replicas appends the replicas of key to dst, region by region.
 func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
-	for r, n := range k.cfg.ReplicasPerRegion {
-		dst = k.ring.Replicas(dst, r, key, n)
-	}
-	return dst
+	return k.ring.ReplicasEach(dst, key, k.cfg.ReplicasPerRegion)
 }
 
 // Factory returns the constructor of this keyspace's replicas.
