@@ -407,10 +407,7 @@ func (c *coordinator) snapshot(e env.Env, key string) (store.Record, bool, error
 		}
 		return v.base, v.baseFound, nil
 	}
-	if rec, ok := c.unsynced[key]; ok {
-		return rec, !rec.Tombstone, nil
-	}
-	rec, ok, err := e.Store().Get(key)
+	rec, ok, err := c.stored(e, key)
 	return rec, ok && !rec.Tombstone, err
 }
 
@@ -423,12 +420,18 @@ func readOnly(t *wire.Txn) bool {
 	return true
 }
 
-// get reads a user key from the committed copy.
-func (c *coordinator) get(e env.Env, key string) (store.Record, bool) {
+// stored is a user key's record in the committed copy: this handler's
+// unsynced records first, then the store.
+func (c *coordinator) stored(e env.Env, key string) (store.Record, bool, error) {
 	if rec, ok := c.unsynced[key]; ok {
-		return rec, true
+		return rec, true, nil
 	}
-	rec, ok, err := e.Store().Get(key)
+	return e.Store().Get(key)
+}
+
+// get is stored; a store failure stops the node.
+func (c *coordinator) get(e env.Env, key string) (store.Record, bool) {
+	rec, ok, err := c.stored(e, key)
 	if err != nil {
 		e.FailStop(err)
 		return store.Record{}, false
@@ -455,7 +458,7 @@ func (c *coordinator) onTick(e env.Env) {
 func (c *coordinator) close(e env.Env, through int64) {
 	p := &Payload{From: c.have[c.self] + 1, EID: through, Txns: c.openTxns, Reports: c.openReport}
 	c.openTxns, c.openReport, c.openBytes = nil, nil, 0
-	c.persistPayload(e, c.self, p)
+	c.persistPayload(e, p)
 	for i := range p.Txns {
 		c.clients[txnKey{p.EID, i}] = p.Txns[i]
 	}
@@ -465,10 +468,12 @@ func (c *coordinator) close(e env.Env, through int64) {
 	putMeta(e, metaHave, through)
 }
 
-func (c *coordinator) persistPayload(e env.Env, r int, p *Payload) {
+// persistPayload stores one of this region's payloads (the only ones
+// kept: others resend theirs) and notes its size for resends.
+func (c *coordinator) persistPayload(e env.Env, p *Payload) {
 	b := appendPayload(nil, *p)
 	c.ownSize[p.EID] = len(b)
-	if err := e.Store().Put(payloadKey(r, p.EID), store.Record{Value: b}); err != nil {
+	if err := e.Store().Put(payloadKey(c.self, p.EID), store.Record{Value: b}); err != nil {
 		e.FailStop(err)
 	}
 }
