@@ -161,12 +161,11 @@ type Replica struct {
 	history []sentPayload // the last Redundant payloads, newest last
 	// Status map and read subscription map (status.go, read.go).
 	peers  map[wire.NodeID]*peerView
-	parked []*pread
+	parked []pread
 	pulls  map[pullKey]int64   // outstanding pulls and when they were sent
 	dirty  map[string]struct{} // keys with more than one version somewhere
-	// decoded caches each key's chain as last decoded by readChain, with
-	// the stored bytes it came from (versions.go).
-	decoded map[string]decodedChain
+	// keys caches each key's replicas and decoded chain (versions.go).
+	keys map[string]*keyInfo
 
 	stats Stats
 }
@@ -195,11 +194,11 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	rank := t.ProximityRank(id)
 	return &Replica{
 		ks: ks, id: id, rank: rank, ops: make(map[uint64]*op),
-		floors:  make(map[wire.ClientID]int64),
-		peers:   make(map[wire.NodeID]*peerView),
-		pulls:   make(map[pullKey]int64),
-		dirty:   make(map[string]struct{}),
-		decoded: make(map[string]decodedChain),
+		floors: make(map[wire.ClientID]int64),
+		peers:  make(map[wire.NodeID]*peerView),
+		pulls:  make(map[pullKey]int64),
+		dirty:  make(map[string]struct{}),
+		keys:   make(map[string]*keyInfo),
 	}
 }
 
@@ -207,7 +206,7 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 type op struct {
 	id       uint64
 	req      *wire.Request
-	replicas []wire.NodeID
+	replicas []wire.NodeID // nearest first; shared (keyInfo.ranked)
 	answered []bool
 	acks     int // write: replicas that applied this attempt
 	rejs     int // write: replicas that refused it (closure passed)
@@ -316,7 +315,7 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 		return
 	}
 	r.nextOp++
-	o := &op{id: r.nextOp, req: req, replicas: r.ks.Replicas(nil, req.Key)}
+	o := &op{id: r.nextOp, req: req, replicas: r.key(req.Key).ranked}
 	// The read rule is derived from the keyspace's write level, so a
 	// request's level can only strengthen a write (more acks keep
 	// r + w > n); a read's level is not used.
@@ -344,7 +343,6 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 			return
 		}
 	}
-	slices.SortFunc(o.replicas, func(a, b wire.NodeID) int { return r.rank[a] - r.rank[b] })
 	o.answered = make([]bool, len(o.replicas))
 	r.ops[o.id] = o
 	if req.Op == wire.OpGet {

@@ -54,7 +54,7 @@ func (r *Replica) dispatch(e env.Env) {
 	}
 	env.Invariant(e, last <= p.msgTs && p.msgTs <= r.durable, "meteor: status %d promises closure %d after %d (stored bound %d)", p.seq, p.msgTs, last, r.durable)
 	for _, en := range r.pending {
-		p.entries = append(p.entries, sentEntry{en, r.ks.Replicas(nil, en.Key)})
+		p.entries = append(p.entries, sentEntry{en, r.key(en.Key).replicas})
 	}
 	r.pending = r.pending[:0]
 	r.history = append(r.history, p)

@@ -75,12 +75,29 @@ func loadChain(s store.Store, key string) ([]link, error) {
 	return decodeChain(key, rec.Value)
 }
 
-// decodedChain is a chain readChain decoded, the stored bytes it decoded
-// it from, and the key they are stored under (chainKey).
-type decodedChain struct {
-	stored string
-	raw    []byte
-	chain  []link
+// keyInfo is what a replica keeps of a key it has handled, to spare
+// recomputing it on every request: the key's replicas, and its chain as
+// readChain last decoded it, with the stored bytes it came from and the
+// key they are stored under (chainKey). Nothing in it is durable state.
+type keyInfo struct {
+	replicas []wire.NodeID // Keyspace.Replicas: region by region
+	ranked   []wire.NodeID // the same, nearest first (as a gateway sends)
+	stored   string
+	raw      []byte
+	chain    []link
+}
+
+// key returns key's keyInfo. Its slices are shared: callers must not
+// modify them.
+func (r *Replica) key(key string) *keyInfo {
+	ki := r.keys[key]
+	if ki == nil {
+		ki = &keyInfo{replicas: r.ks.Replicas(nil, key), stored: chainKey(key)}
+		ki.ranked = slices.Clone(ki.replicas)
+		slices.SortFunc(ki.ranked, func(a, b wire.NodeID) int { return r.rank[a] - r.rank[b] })
+		r.keys[key] = ki
+	}
+	return ki
 }
 
 // readChain is loadChain for a caller that only reads the chain (a read
@@ -90,24 +107,19 @@ type decodedChain struct {
 // stores a fresh encoding), so bytes at the same address are the same
 // chain. The chain it returns is shared: the caller must not modify it or
 // its records' values.
-func (r *Replica) readChain(s store.Store, key string) ([]link, error) {
-	c, hit := r.decoded[key]
-	if !hit {
-		c.stored = chainKey(key)
-	}
-	rec, ok, err := s.Get(c.stored)
+func (r *Replica) readChain(s store.Store, key string, ki *keyInfo) ([]link, error) {
+	rec, ok, err := s.Get(ki.stored)
 	if err != nil || !ok {
 		return nil, err
 	}
-	if hit && len(c.raw) == len(rec.Value) && len(c.raw) > 0 && &c.raw[0] == &rec.Value[0] {
-		return c.chain, nil
+	if len(ki.raw) == len(rec.Value) && len(ki.raw) > 0 && &ki.raw[0] == &rec.Value[0] {
+		return ki.chain, nil
 	}
 	chain, err := decodeChain(key, rec.Value)
 	if err != nil {
 		return nil, err
 	}
-	c.raw, c.chain = rec.Value, chain
-	r.decoded[key] = c
+	ki.raw, ki.chain = rec.Value, chain
 	return chain, nil
 }
 
