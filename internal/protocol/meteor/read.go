@@ -329,7 +329,7 @@ func (r *Replica) pull(e env.Env, peer wire.NodeID, key string, want wire.Versio
 }
 
 func (r *Replica) onPull(e env.Env, from wire.NodeID, m *Pull) {
-	chain, err := loadChain(e.Store(), m.Key)
+	chain, err := r.readChain(e.Store(), m.Key, r.key(m.Key))
 	if err != nil {
 		e.Log().Error("meteor: pull failed", "key", m.Key, "err", err)
 		return
@@ -382,7 +382,8 @@ func (r *Replica) onPullResp(e env.Env, from wire.NodeID, m *PullResp) {
 // keepCopy adds rec to key's chain as a copy, unless the chain holds its
 // version already.
 func (r *Replica) keepCopy(e env.Env, key string, rec store.Record) error {
-	chain, err := loadChain(e.Store(), key)
+	ki := r.key(key)
+	chain, err := r.readChain(e.Store(), key, ki)
 	if err != nil || chainIndex(chain, rec.Version) >= 0 {
 		return err
 	}
@@ -390,7 +391,7 @@ func (r *Replica) keepCopy(e env.Env, key string, rec store.Record) error {
 	if len(chain) > 1 {
 		r.dirty[key] = struct{}{}
 	}
-	return saveChain(e, key, chain)
+	return r.storeChain(e, ki, chain)
 }
 
 // sweep compacts the chains of keys with several versions, and forgets
@@ -429,11 +430,12 @@ func (r *Replica) sweep(e env.Env) {
 // known never to commit cannot be. It compacts the local chain and the
 // status map's reports alike.
 func (r *Replica) compact(e env.Env, key string, gc int64) error {
-	chain, err := loadChain(e.Store(), key)
+	ki := r.key(key)
+	chain, err := r.readChain(e.Store(), key, ki)
 	if err != nil {
 		return err
 	}
-	reps := r.key(key).replicas
+	reps := ki.replicas
 	all := make([]wire.Version, 0, len(chain))
 	for _, c := range chain {
 		all = append(all, c.Version)
@@ -482,7 +484,7 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		}
 	}
 	if len(kept) != len(chain) {
-		if err := saveChain(e, key, kept); err != nil {
+		if err := r.storeChain(e, ki, kept); err != nil {
 			return err
 		}
 		r.stats.Compacted += uint64(len(chain) - len(kept))

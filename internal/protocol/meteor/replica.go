@@ -474,7 +474,8 @@ const (
 // (answering "refused" for a version this replica applied would let the
 // gateway restamp a committed write).
 func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (writeOutcome, error) {
-	chain, err := loadChain(e.Store(), key)
+	ki := r.key(key)
+	chain, err := r.readChain(e.Store(), key, ki)
 	if err != nil {
 		e.Log().Warn("meteor: write copy refused: the store failed a read", "key", key, "err", err)
 		return 0, err
@@ -494,7 +495,7 @@ func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (writeOutc
 	}
 	ok := rec.Version.TS.WallNanos > closed || r.ks.cfg.acceptLate
 	chain = chainInsert(chain, link{Record: rec, Applied: ok})
-	if err := saveChain(e, key, chain); err != nil {
+	if err := r.storeChain(e, ki, chain); err != nil {
 		return 0, err
 	}
 	if len(chain) > 1 {
