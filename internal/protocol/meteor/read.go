@@ -265,20 +265,23 @@ func (c *candidates) next() (wire.Version, bool) {
 // upTo is the number of links of chain stamped at or before t (versions
 // order by timestamp first, so they are a prefix).
 func upTo(chain []link, t int64) int {
-	i := len(chain)
-	for i > 0 && chain[i-1].Version.TS.WallNanos > t {
-		i--
-	}
+	i, _ := slices.BinarySearchFunc(chain, t, func(l link, t int64) int { return cmpStamp(l.Version, t) })
 	return i
 }
 
 // versionsUpTo is upTo for a sorted set of versions.
 func versionsUpTo(vs []wire.Version, t int64) int {
-	i := len(vs)
-	for i > 0 && vs[i-1].TS.WallNanos > t {
-		i--
-	}
+	i, _ := slices.BinarySearchFunc(vs, t, cmpStamp)
 	return i
+}
+
+// cmpStamp orders v before every version stamped after t and after every
+// other: binary search finds the first version stamped after t.
+func cmpStamp(v wire.Version, t int64) int {
+	if v.TS.WallNanos <= t {
+		return -1
+	}
+	return 1
 }
 
 // verOf is the view's versions of key (none for a nil view).

@@ -614,8 +614,10 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 		return
 	}
 	// Every replica answers a view with the newest committed version
-	// stamped at or before it (doc.go, "Reads").
-	if !env.Invariant(e, !m.Found || m.Rec.Version.TS.WallNanos <= o.view, "meteor: n%d answered a read of %q at view %d with %v", from, m.Key, o.view, m.Rec.Version) {
+	// stamped at or before it (doc.go, "Reads"). Checked before Invariant
+	// is called: its arguments would be boxed on every read.
+	if m.Found && m.Rec.Version.TS.WallNanos > o.view {
+		env.Invariant(e, false, "meteor: n%d answered a read of %q at view %d with %v", from, m.Key, o.view, m.Rec.Version)
 		return
 	}
 	// The client's later operations are ordered after this read.
