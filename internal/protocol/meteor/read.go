@@ -26,7 +26,11 @@ type pread struct {
 // park serves a read now if the status map allows, else keeps it in the
 // read subscription map (Fig. 4.14a, last line).
 func (r *Replica) park(e env.Env, from wire.NodeID, m *ReadReq) {
-	ki := r.key(m.Key)
+	r.parkKey(e, from, m, r.key(m.Key))
+}
+
+// parkKey is park with the key's keyInfo at hand.
+func (r *Replica) parkKey(e env.Env, from wire.NodeID, m *ReadReq, ki *keyInfo) {
 	pr := pread{gateway: from, req: m, ki: ki, replicas: ki.replicas, deadline: e.Now() + int64(r.ks.cfg.ReadTimeout)}
 	if !slices.Contains(pr.replicas, r.id) {
 		return // not a replica of the key: a misrouted read; the gateway times out
@@ -263,16 +267,30 @@ func (c *candidates) next() (wire.Version, bool) {
 }
 
 // upTo is the number of links of chain stamped at or before t (versions
-// order by timestamp first, so they are a prefix).
+// order by timestamp first, so they are a prefix). A read's view is
+// recent, so few links follow it: a short walk back from the end usually
+// finds it before a binary search would.
 func upTo(chain []link, t int64) int {
-	i, _ := slices.BinarySearchFunc(chain, t, func(l link, t int64) int { return cmpStamp(l.Version, t) })
-	return i
+	i := len(chain)
+	for ; i > 0 && len(chain)-i < 4; i-- {
+		if chain[i-1].Version.TS.WallNanos <= t {
+			return i
+		}
+	}
+	j, _ := slices.BinarySearchFunc(chain[:i], t, func(l link, t int64) int { return cmpStamp(l.Version, t) })
+	return j
 }
 
 // versionsUpTo is upTo for a sorted set of versions.
 func versionsUpTo(vs []wire.Version, t int64) int {
-	i, _ := slices.BinarySearchFunc(vs, t, cmpStamp)
-	return i
+	i := len(vs)
+	for ; i > 0 && len(vs)-i < 4; i-- {
+		if vs[i-1].TS.WallNanos <= t {
+			return i
+		}
+	}
+	j, _ := slices.BinarySearchFunc(vs[:i], t, cmpStamp)
+	return j
 }
 
 // cmpStamp orders v before every version stamped after t and after every

@@ -206,6 +206,7 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 type op struct {
 	id       uint64
 	req      *wire.Request
+	ki       *keyInfo
 	replicas []wire.NodeID // nearest first; shared (keyInfo.ranked)
 	answered []bool
 	acks     int // write: replicas that applied this attempt
@@ -315,7 +316,8 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 		return
 	}
 	r.nextOp++
-	o := &op{id: r.nextOp, req: req, replicas: r.key(req.Key).ranked}
+	ki := r.key(req.Key)
+	o := &op{id: r.nextOp, req: req, ki: ki, replicas: ki.ranked}
 	// The read rule is derived from the keyspace's write level, so a
 	// request's level can only strengthen a write (more acks keep
 	// r + w > n); a read's level is not used.
@@ -565,7 +567,7 @@ func (r *Replica) startRead(e env.Env, o *op) {
 func (r *Replica) sendRead(e env.Env, o *op, srv wire.NodeID) {
 	m := &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view}
 	if srv == r.id {
-		r.park(e, r.id, m)
+		r.parkKey(e, r.id, m, o.ki)
 		return
 	}
 	e.Send(srv, m)
