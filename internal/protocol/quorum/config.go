@@ -32,10 +32,10 @@ type Config struct {
 	// costs one retry instead of a timeout.
 	SpeculativeRetry time.Duration `yaml:"speculative_retry"`
 	// MaxClockOffset (δ) is the assumed bound on the distance of every
-	// node's clock from true time. Coordinators delay acknowledging a write,
-	// and answering a read, until their clock passes the version's wall time
-	// plus 2δ (commit wait), which makes last-writer-wins order agree with
-	// real time (doc.go). Default 2ms.
+	// node's clock from true time. With clock write order, coordinators
+	// delay acknowledging a write, and answering a read, until their clock
+	// passes the version's wall time plus 2δ (commit wait), which makes
+	// last-writer-wins order agree with real time (doc.go). Default 2ms.
 	MaxClockOffset time.Duration `yaml:"max_clock_offset"`
 	// NoCommitWait turns commit wait off, as in Cassandra: the guarantees
 	// then hold only with perfectly synchronised clocks. A single-node
