@@ -124,6 +124,10 @@ type Replica struct {
 	// or read left its version on (doc.go, "Write order").
 	queryNeed need
 	scratch   []wire.NodeID
+	// ownsRegion: this node is its region's only node and the region
+	// keeps a replica of every key, so it holds every key's replica here
+	// and selfSuffices need not hash the key to find it.
+	ownsRegion bool
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -139,6 +143,7 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	if r.queryNeed.min == nil {
 		r.queryNeed, _ = requirement(wire.Quorum, ks.cfg.ReplicasPerRegion, r.region)
 	}
+	r.ownsRegion = len(t.ByRegion[r.region]) == 1 && ks.cfg.ReplicasPerRegion[r.region] > 0
 	return r
 }
 
@@ -265,6 +270,9 @@ func (r *Replica) selfSuffices(nd need, key string) bool {
 		if m > 0 && (reg != r.region || m > 1) {
 			return false
 		}
+	}
+	if r.ownsRegion {
+		return true
 	}
 	r.scratch = r.ks.ring.Replicas(r.scratch[:0], r.region, key, r.ks.cfg.ReplicasPerRegion[r.region])
 	return slices.Contains(r.scratch, r.id)
