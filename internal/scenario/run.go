@@ -129,15 +129,13 @@ type runner struct {
 	record  bool
 	hist    check.History // Ops gathered from histOps at the end
 	histOps opLog
-	txns    []check.Txn            // the transactional history (Config.Transactions)
-	txnOut  map[string]TxnOutcomes // Result.TxnOutcomes
-	// Both are made on a series' first operation: a histogram spanning
-	// an hour clears ~190 KB, and most series of a run stay empty.
-	lat    [][numClasses]*hdrhistogram.Histogram // [region][class] service latency, µs
-	intent [][numClasses]*hdrhistogram.Histogram // from intended start (coordinated omission corrected)
-	errs   map[string]int
-	ops    int
-	writes uint64
+	txns    []check.Txn                           // the transactional history (Config.Transactions)
+	txnOut  map[string]TxnOutcomes                // Result.TxnOutcomes
+	lat     [][numClasses]*hdrhistogram.Histogram // [region][class] service latency, µs
+	intent  [][numClasses]*hdrhistogram.Histogram // from intended start (coordinated omission corrected)
+	errs    map[string]int
+	ops     int
+	writes  uint64
 	// perSecond[class][s] holds the latencies of operations completing in
 	// second s of the run (time series), at two significant digits.
 	perSecond [numClasses][]*hdrhistogram.Histogram
@@ -207,6 +205,11 @@ func (r *resolved) run() *Result {
 	}
 	rn.lat = make([][numClasses]*hdrhistogram.Histogram, len(r.world.Regions))
 	rn.intent = make([][numClasses]*hdrhistogram.Histogram, len(r.world.Regions))
+	for reg := range rn.lat {
+		for k := range rn.lat[reg] {
+			rn.lat[reg][k], rn.intent[reg][k] = newHist(), newHist()
+		}
+	}
 	faults := r.faults
 	if c.RandomFaults {
 		fr := rand.New(rand.NewPCG(c.Seed, 0x666c74)) // "flt"
@@ -519,9 +522,6 @@ func (rn *runner) complete(cl *client, rep *wire.Reply) {
 		rn.recordSecond(cl.class, now, max(1, (now-cl.started)/1e3))
 		if cl.started >= rn.warmup {
 			rn.ops++
-			if rn.lat[cl.region][cl.class] == nil {
-				rn.lat[cl.region][cl.class], rn.intent[cl.region][cl.class] = newHist(), newHist()
-			}
 			rn.lat[cl.region][cl.class].RecordValue(max(1, (now-cl.started)/1e3))
 			rn.intent[cl.region][cl.class].RecordValue(max(1, (now-cl.intended)/1e3))
 		}
