@@ -35,3 +35,13 @@ func (r *registryCodec) Append(dst []byte, m wire.Msg) ([]byte, error) {
 }
 
 func (r *registryCodec) Decode(b []byte) (wire.Msg, error) { return r.get().Decode(b) }
+
+// runCodec is the codec a run's simulator gets for c: the registry's
+// *wire.Codec itself rather than its wrapper, so that the simulator
+// recognizes it and decodes through one reused wire.Decoder.
+func runCodec(c sim.Codec) sim.Codec {
+	if r, ok := c.(*registryCodec); ok {
+		return r.get()
+	}
+	return c
+}

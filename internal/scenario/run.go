@@ -175,7 +175,7 @@ func (r *resolved) run() *Result {
 		OnReply:     rn.onReply,
 		ServiceTime: c.ServiceTime,
 		StoreFaults: c.StoreFaults,
-		Codec:       simCodec,
+		Codec:       runCodec(simCodec),
 		// A broken invariant is recorded (Failures) and fails the run's
 		// check (checkHistory) rather than panicking.
 		OnViolation: func(sim.Failure) {},

@@ -109,6 +109,11 @@ type Sim struct {
 	same    int // events run at the current instant
 	counts  map[string]*KindCount
 	scratch []byte // encodes messages to count their bytes
+	// encSlab and frames are the chunks newEncoded carves messages in
+	// flight from; dec decodes every delivery (Config.Codec).
+	encSlab []encoded
+	frames  []byte
+	dec     wire.Decoder
 	log     *slog.Logger
 	svc     services // service.go
 }

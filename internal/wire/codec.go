@@ -101,14 +101,20 @@ func registeredKind(m Msg) string {
 }
 
 // Decode decodes one message encoded by Append.
-func (c *Codec) Decode(b []byte) (Msg, error) {
+func (c *Codec) Decode(b []byte) (Msg, error) { return c.DecodeWith(new(Decoder), b) }
+
+// DecodeWith is Decode reading through d, which it resets to b: a caller
+// that decodes many messages in turn (the simulator) reuses one Decoder
+// instead of allocating one for each. The decoded message keeps nothing of
+// d or b.
+func (c *Codec) DecodeWith(d *Decoder, b []byte) (Msg, error) {
 	if len(b) == 0 {
 		return nil, errors.New("wire: empty message")
 	}
 	if b[0] != CodecVersion {
 		return nil, fmt.Errorf("wire: message encoding version %d; this build speaks %d", b[0], CodecVersion)
 	}
-	d := NewDecoder(b[1:])
+	*d = Decoder{b: b[1:]}
 	kb := d.view()
 	if err := d.Err(); err != nil {
 		return nil, err
