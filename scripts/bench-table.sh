@@ -45,30 +45,30 @@
 # Environment:
 #   ROUNDS=3          paired rounds (>= 3 for a spread worth reading)
 #   ROWS="get set p99 ycsb put quorum lease sim"
-#   N=100000          requests per redis-benchmark test
+#   N=200000          requests per redis-benchmark test
 #   CLIENTS=50
-#   RECORDS=10000     YCSB records;  YCSB_OPS=50000  YCSB operations per run
+#   RECORDS=10000     YCSB records;  YCSB_OPS=100000  YCSB operations per run
 #   PUTS=20000        puts per putload run
 #   KEYS=10000        keys of putload (gets: loaded and primed first)
-#   GETS=50000        gets per putload -mode get run
-#   SIM_BENCHTIME=1x  go test -benchtime of the simulator rows
+#   GETS=100000       gets per putload -mode get run
+#   SIM_BENCHTIME=2x  go test -benchtime of the simulator rows
 #   KEEP=1            keep the temp dir (binaries, data dirs, logs, raw rows)
 #   OUT=FILE          also write the report (Markdown) to FILE
 # Redis (redis-server, redis-tools) and etcd (etcd-server) are installed with
-# apt-get if missing. With ROUNDS=3 and the defaults it takes about 15–25
-# minutes on the 2-core machine.
+# apt-get if missing. With ROUNDS=3 and the defaults it takes about 12–20
+# minutes on the 2-core machine (the simulator rows about a third of it).
 set -euo pipefail
 
 ROUNDS="${ROUNDS:-3}"
 ROWS="${ROWS:-get set p99 ycsb put quorum lease sim}"
-N="${N:-100000}"
+N="${N:-200000}"
 CLIENTS="${CLIENTS:-50}"
 RECORDS="${RECORDS:-10000}"
-YCSB_OPS="${YCSB_OPS:-50000}"
+YCSB_OPS="${YCSB_OPS:-100000}"
 PUTS="${PUTS:-20000}"
 KEYS="${KEYS:-10000}"
-GETS="${GETS:-50000}"
-SIM_BENCHTIME="${SIM_BENCHTIME:-1x}"
+GETS="${GETS:-100000}"
+SIM_BENCHTIME="${SIM_BENCHTIME:-2x}"
 KEEP="${KEEP:-0}"
 OUT="${OUT:-}"
 
