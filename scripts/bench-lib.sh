@@ -12,6 +12,8 @@
 #   start_etcd DIR                            one member; GRPC
 #   start_etcd3 DIR                           three members; GRPCS
 #   stop_server          stop every server started (TERM, then KILL after 10 s)
+#   server_cpu           the last server's user+system CPU time so far, in clock ticks
+#   cpu_per TICKS0 N     a tab and its CPU µs per request since TICKS0
 #   need_redis, need_etcd  install with apt-get if missing
 #   redis_csv_rows       redis-benchmark --csv on stdin -> "OP\trps\tp50\tp99" lines
 #   MEDIAN_AWK           an awk function med(s): median of the numbers in s,
@@ -39,6 +41,14 @@ stop_server() {
 	SERVER_PIDS=()
 	SERVER_PID=""
 }
+
+# server_cpu: the server's (SERVER_PID's) user+system CPU time so far, in
+# clock ticks.
+server_cpu() { sed 's/.*) //' "/proc/$SERVER_PID/stat" | awk '{ print $12 + $13 }'; }
+
+# cpu_per TICKS0 N: a tab and the server's CPU µs per request since TICKS0.
+# Unlike requests/s it hardly moves with other work on the machine.
+cpu_per() { awk -v a="$1" -v b="$(server_cpu)" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "\t%.2f\n", (b - a) * 1e6 / hz / n }'; }
 
 # shellcheck disable=SC2317 # invoked by the EXIT trap
 cleanup() {

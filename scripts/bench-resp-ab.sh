@@ -56,9 +56,6 @@ start() {
 	fi
 }
 
-# server_cpu: the server's user+system CPU time so far, in clock ticks.
-server_cpu() { sed 's/.*) //' "/proc/$SERVER_PID/stat" | awk '{ print $12 + $13 }'; }
-
 # --- build ---
 TARGETS=(redis tree)
 log "building the work tree"
@@ -93,9 +90,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 				cpu0="$(server_cpu)"
 				redis-benchmark -p "$PORT" -t "$test" -n "$N" -c "$CLIENTS" -P "$p" --csv | redis_csv_rows |
 					awk -F'\t' -v r="$r" -v t="$target" -v p="$p" '{ printf "%s\t%s\t%s\t%s\t%s\t%s\t%s", r, t, p, $1, $2, $3, $4 }' >>"$RESULTS"
-				# The server's CPU time per request, in µs: unlike requests/s,
-				# it barely moves when other work shares the machine.
-				awk -v a="$cpu0" -v b="$(server_cpu)" -v n="$N" 'BEGIN { printf "\t%.2f\n", (b - a) * 1e6 / 100 / n }' >>"$RESULTS"
+				cpu_per "$cpu0" "$N" >>"$RESULTS"
 			done
 		done
 		stop_server

@@ -87,7 +87,7 @@ if [[ -n "$BASE" ]]; then
 fi
 [[ "$ETCD" == 1 ]] && TARGETS+=(etcd)
 
-RESULTS="$WORK/results.tsv" # round target test rps p50 p99
+RESULTS="$WORK/results.tsv" # round target test rps p50 p99 cpu-µs/request
 : >"$RESULTS"
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 nt=${#TARGETS[@]}
@@ -98,16 +98,20 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		if [[ "$target" != etcd ]]; then
 			for p in $PIPELINES; do
 				log "round $r: $target SET -P $p"
+				cpu0="$(server_cpu)"
 				redis-benchmark -p "$PORT" -t set -n "$N" -c "$CLIENTS" -P "$p" --csv | redis_csv_rows |
-					awk -F'\t' -v r="$r" -v t="$target" -v p="$p" '{ printf "%s\t%s\tSET -P%s\t%s\t%s\t%s\n", r, t, p, $2, $3, $4 }' >>"$RESULTS"
+					awk -F'\t' -v r="$r" -v t="$target" -v p="$p" '{ printf "%s\t%s\tSET -P%s\t%s\t%s\t%s", r, t, p, $2, $3, $4 }' >>"$RESULTS"
+				cpu_per "$cpu0" "$N" >>"$RESULTS"
 			done
 		fi
 		if [[ "$target" != redis && "$ETCD" == 1 ]]; then
 			log "round $r: $target put (gRPC, $CLIENTS clients)"
 			kind=lightcone
 			[[ "$target" == etcd ]] && kind=etcd
+			cpu0="$(server_cpu)"
 			"$WORK/putload" -target "$kind" -addr "127.0.0.1:$GRPC" -clients "$CLIENTS" -n "$PUTS" |
-				awk -v r="$r" -v t="$target" '{ printf "%s\t%s\tput\t%s\t%s\t%s\n", r, t, $1, $2, $3 }' >>"$RESULTS"
+				awk -v r="$r" -v t="$target" '{ printf "%s\t%s\tput\t%s\t%s\t%s", r, t, $1, $2, $3 }' >>"$RESULTS"
+			cpu_per "$cpu0" "$PUTS" >>"$RESULTS"
 		fi
 		stop_server
 	done
@@ -123,30 +127,31 @@ REPORT="$WORK/report.md"
 		"SET: \`redis-benchmark -t set -n $N -c $CLIENTS -P {$PIPELINES}\`; put: \`putload -n $PUTS -clients $CLIENTS\` (gRPC);" \
 		"$(nproc) CPUs; load average before $LOAD_BEFORE, after $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
-	echo "| round | target | test | req/s | p50 ms | p99 ms |"
-	echo "| ---: | --- | --- | ---: | ---: | ---: |"
-	sort -t$'\t' -k3,3 -k1,1n -k2,2 "$RESULTS" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6 }'
+	echo "| round | target | test | req/s | p50 ms | p99 ms | server CPU µs/req |"
+	echo "| ---: | --- | --- | ---: | ---: | ---: | ---: |"
+	sort -t$'\t' -k3,3 -k1,1n -k2,2 "$RESULTS" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }'
 	echo
 	echo "Medians (min–max) over rounds; a ratio is taken per round (requests/s, and p99), then its median (min–max)."
 	echo
 	awk -F'\t' "$MEDIAN_AWK"'
 	{
 		tests[$3] = 1; if ($1 > R) R = $1
-		rps[$3, $2] = rps[$3, $2] " " $4; p99[$3, $2] = p99[$3, $2] " " $6
+		rps[$3, $2] = rps[$3, $2] " " $4; p99[$3, $2] = p99[$3, $2] " " $6; cpu[$3, $2] = cpu[$3, $2] " " $7
 		v[$1, $3, $2] = $4; q[$1, $3, $2] = $6
 	}
 	END {
 		n = 0 # the tests in order (mawk has no asorti)
 		for (k in tests) { for (j = n; j >= 1 && order[j] > k; j--) order[j + 1] = order[j]; order[j + 1] = k; n++ }
-		print "| test | target | req/s | p99 ms |"
-		print "| --- | --- | ---: | ---: |"
+		print "| test | target | req/s | p99 ms | server CPU µs/req |"
+		print "| --- | --- | ---: | ---: | ---: |"
 		split("redis etcd base tree", targets, " ")
 		for (i = 1; i <= n; i++) for (ti = 1; ti <= 4; ti++) {
 			k = order[i]; t = targets[ti]
 			if (rps[k, t] == "") continue
 			m = med(rps[k, t]); l = lo; h = hi
 			m99 = med(p99[k, t]); l99 = lo; h99 = hi
-			printf "| %s | %s | %.0f (%.0f–%.0f) | %.2f (%.2f–%.2f) |\n", k, t, m, l, h, m99, l99, h99
+			mc = med(cpu[k, t]); lc = lo; hc = hi
+			printf "| %s | %s | %.0f (%.0f–%.0f) | %.2f (%.2f–%.2f) | %.1f (%.1f–%.1f) |\n", k, t, m, l, h, m99, l99, h99, mc, lc, hc
 		}
 		print ""
 		print "| test | ratio | req/s | p99 |"

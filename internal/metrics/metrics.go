@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -89,8 +90,12 @@ type Metrics struct {
 	batchEvents prometheus.Observer
 	batchDur    prometheus.Observer
 
-	requests cowMap[requestKey, requestChild]
+	requests cowMap[requestKey, *requestChild]
 	messages cowMap[string, messageChild]
+	// lastRequest is the series Request used last: most requests in a
+	// row share their labels, and comparing three strings that are
+	// mostly the same constants costs less than hashing them for the map.
+	lastRequest atomic.Pointer[requestChild]
 }
 
 // requestKey is one combination of the per-call labels of Request.
@@ -98,6 +103,7 @@ type requestKey struct{ op, level, code string }
 
 // requestChild holds the resolved series of one requestKey.
 type requestChild struct {
+	key   requestKey
 	dur   prometheus.Observer
 	count prometheus.Counter
 }
@@ -206,9 +212,15 @@ func (m *Metrics) Request(op, level string, d time.Duration, code string) {
 	if m == nil {
 		return
 	}
-	c, ok := m.requests.load(requestKey{op, level, code})
-	if !ok {
-		c = m.requests.loadOrBuild(requestKey{op, level, code}, requestOverflow(code), m.newRequestChild)
+	k := requestKey{op, level, code}
+	c := m.lastRequest.Load()
+	if c == nil || c.key != k {
+		var ok bool
+		c, ok = m.requests.load(k)
+		if !ok {
+			c = m.requests.loadOrBuild(k, requestOverflow(code), m.newRequestChild)
+		}
+		m.lastRequest.Store(c)
 	}
 	c.dur.Observe(seconds(d))
 	c.count.Inc()
@@ -226,8 +238,9 @@ func requestOverflow(code string) requestKey {
 	return requestKey{overflow, overflow, overflow}
 }
 
-func (m *Metrics) newRequestChild(k requestKey) requestChild {
-	return requestChild{
+func (m *Metrics) newRequestChild(k requestKey) *requestChild {
+	return &requestChild{
+		key:   k,
 		dur:   m.requestDur.WithLabelValues(k.op, k.level, k.code),
 		count: m.requestCount.WithLabelValues(k.op, k.level, k.code),
 	}

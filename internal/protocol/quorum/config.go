@@ -32,21 +32,47 @@ type Config struct {
 	// costs one retry instead of a timeout.
 	SpeculativeRetry time.Duration `yaml:"speculative_retry"`
 	// MaxClockOffset (δ) is the assumed bound on the distance of every
-	// node's clock from true time. Coordinators delay acknowledging a write,
-	// and answering a read, until their clock passes the version's wall time
-	// plus 2δ (commit wait), which makes last-writer-wins order agree with
-	// real time (doc.go). Default 2ms.
+	// node's clock from true time. With clock write order, coordinators
+	// delay acknowledging a write, and answering a read, until their clock
+	// passes the version's wall time plus 2δ (commit wait), which makes
+	// last-writer-wins order agree with real time (doc.go). Default 2ms.
 	MaxClockOffset time.Duration `yaml:"max_clock_offset"`
 	// NoCommitWait turns commit wait off, as in Cassandra: the guarantees
 	// then hold only with perfectly synchronised clocks. A single-node
 	// cluster never waits (one clock orders its own versions).
 	NoCommitWait bool `yaml:"no_commit_wait"`
+	// WriteOrder is how a write's version is made to order after every
+	// operation that completed before the write began (doc.go, "Write
+	// order"): "clock" stamps it with the coordinator's HLC and waits out
+	// the commit wait (2δ past the version's wall time) before answering
+	// writes and reads; "query" first asks a read-level set of replicas
+	// for the key's highest version and stamps above it (ABD), costing
+	// one more round trip per write but no commit wait on writes or reads,
+	// and no reliance on the clock bound for ordering; "auto" picks
+	// "query" when, from every region with replicas, the read-level and
+	// write-level round trips together (mean delays of the world, which
+	// every node knows) are shorter than max(write round trip, 2δ), and
+	// "clock" otherwise. One order holds for the whole keyspace: a clock
+	// write could be stamped below a query write that completed before
+	// it. Default auto.
+	WriteOrder string `yaml:"write_order"`
 
 	// ignoreCond makes a replica apply conditional writes without
 	// checking them (tests only: it shows the check is what makes them
 	// atomic).
 	ignoreCond bool
+	// skipQuery makes query-ordered writes skip their query round, with
+	// still no commit wait (tests only: it shows the round is what orders
+	// them).
+	skipQuery bool
 }
+
+// Write orders (Config.WriteOrder).
+const (
+	WriteOrderClock = "clock"
+	WriteOrderQuery = "query"
+	WriteOrderAuto  = "auto"
+)
 
 // DefaultMaxClockOffset is MaxClockOffset's default.
 const DefaultMaxClockOffset = 2 * time.Millisecond
@@ -69,6 +95,9 @@ func (c *Config) EnsureDefaults(regions int) {
 	if c.MaxClockOffset == 0 {
 		c.MaxClockOffset = DefaultMaxClockOffset
 	}
+	if c.WriteOrder == "" {
+		c.WriteOrder = WriteOrderAuto
+	}
 }
 
 // Validate checks c against a world with the given number of nodes in each
@@ -84,6 +113,11 @@ func (c *Config) Validate(nodesPerRegion []int) error {
 		if d.v < 0 {
 			return fmt.Errorf("quorum: %s = %s; must not be negative", d.name, d.v)
 		}
+	}
+	switch c.WriteOrder {
+	case WriteOrderClock, WriteOrderQuery, WriteOrderAuto:
+	default:
+		return fmt.Errorf("quorum: write_order = %q; must be clock, query or auto", c.WriteOrder)
 	}
 	// Each default level must be usable from every region that has replicas.
 	for r, n := range c.ReplicasPerRegion {

@@ -14,11 +14,15 @@
 // The node a client talks to (its gateway, in the client's region)
 // coordinates the request:
 //
-//   - Write (put, delete): the coordinator stamps the write with its HLC,
-//     version = (timestamp, coordinator ID), and sends it to every replica.
+//   - Write (put, delete): with query order (below), the coordinator first
+//     asks the nearest replicas that satisfy the keyspace's read level for
+//     their version of the key and lets its HLC observe them. It stamps
+//     the write with its HLC, version = (timestamp, coordinator ID), and
+//     sends it to every replica.
 //     A replica stores it if it is newer than what it has (last writer wins),
 //     makes it durable, and acknowledges. The write succeeds once the acks
-//     satisfy the write level, after the commit wait below. If they do not
+//     satisfy the write level, after the commit wait below (clock order
+//     only). If they do not
 //     arrive within WriteTimeout the client gets ErrTimeout: the outcome is
 //     unknown, and the write may still become visible.
 //   - Read: the coordinator asks the nearest replicas that together satisfy
@@ -26,7 +30,8 @@
 //     also asks the others). Once answers satisfy the level, the highest
 //     version wins; every answering replica that returned an older version
 //     (or none) is sent the winner and must acknowledge it before the read
-//     returns (blocking read repair). Then the commit wait; then the reply.
+//     returns (blocking read repair). Then the commit wait (clock order
+//     only); then the reply.
 //
 // Levels (n = all replicas of the key, n_r = replicas in region r, local =
 // the coordinator's region): ONE, TWO, THREE: that many replicas anywhere;
@@ -34,6 +39,73 @@
 // ⌊n_local/2⌋+1 in local; EACH_QUORUM: ⌊n_r/2⌋+1 in every region. A level
 // a layout cannot satisfy (THREE with two replicas, LOCAL_* where the
 // coordinator's region has no replica) is rejected with ErrInvalid.
+//
+// # Write order
+//
+// Last writer wins is linearizable only if a write's version is above the
+// version of every operation that completed before the write began. The
+// keyspace gets that one of two ways (Config.WriteOrder), the same way for
+// every write of every key:
+//
+//   - clock: the version comes from the coordinator's HLC and answers wait
+//     out the commit wait (below). It rests on the clock bound.
+//   - query: the write's first round asks the nearest replicas that
+//     satisfy the keyspace's read level R for their version of the key;
+//     the HLC observes each answer, so the version stamped next is above
+//     all of them (the first phase of the multi-writer ABD register:
+//     Attiya, Bar-Noy, Dolev 1995; Lynch and Shvartsman 1997). No answer
+//     waits for the clock. Proof sketch, for levels whose R-sets meet
+//     every W-set and every R-set (the linearizable ones below): an
+//     operation that completed left its version durable on a whole set of
+//     replicas — a write on the W-set that acknowledged it, a read on the
+//     R-set that answered, through blocking repair — and a replica never
+//     goes back to an older version. A later write's query meets that
+//     set, so it is stamped above; a later read meets it, so it returns
+//     that version or a newer one. Ordering operations by version (a read
+//     right after the write it returns) is then a linearization. The
+//     sender's clock does not enter (TestTeethQueryOrderNeedsQuery: one
+//     clock 300 ms behind, linearizable; skip the query, rejected).
+//
+// The two must not be mixed in one keyspace: a query write finishes one
+// write round trip after its stamp, so a clock write beginning right after
+// it may, within the clock bound, be stamped below it. (Mixing is safe
+// only where the write round trip is at least 2δ, and there clock order
+// costs no wait anyway.) write_order auto (the default) picks per keyspace,
+// from the world's mean delays every node knows: query when, from every
+// region with replicas, R's round trip plus W's is at most max(W's round
+// trip, 2δ), clock otherwise (Keyspace.QueryOrdered). A single-node
+// cluster does neither: one HLC orders every version, with no wait.
+//
+// What each level costs, with RTT(L) the round trip from the coordinator
+// to the farthest member of the nearest replica set satisfying level L
+// (Floor; 0 for LOCAL_ONE or ONE served by the coordinator's own replica,
+// which also takes no operation state: Replica.fastPath):
+//
+//   - Write, clock: max(RTT(W), 2δ). The wait runs from the stamp, so it
+//     is hidden whenever the replicas are at least 2δ away (every
+//     cross-region level: meteor3's QUORUM write is its 100 ms round trip)
+//     and costs up to 2δ for local ones (LOCAL_ONE, LOCAL_QUORUM, or a
+//     cluster on one LAN: local3's 2 ms QUORUM round trip waits 4 ms).
+//   - Write, query: RTT(R) + RTT(W), no wait: one more round trip than the
+//     replication needs, which beats the wait only when RTT(R) + RTT(W) is
+//     under 2δ (a cluster whose round trips are well under δ, such as one
+//     on loopback). Fast-path writes (ONE, LOCAL_ONE) query too.
+//   - Read: RTT(R), plus one more round trip to the stale replicas that
+//     answered when they must be repaired (RTT(R) again at most), plus,
+//     with clock order only, what is left of 2δ since the returned
+//     version's stamp: only reads of versions written in the last 2δ wait.
+//   - Neither order brings a write whose round trip is under 2δ to one
+//     round trip. Without clocks, a multi-writer atomic register cannot
+//     have every operation finish in one round trip (Dutta, Guerraoui,
+//     Levy, Chakraborty, "How fast can a distributed atomic read be?",
+//     PODC 2004); folding the query into the write round (replicas report
+//     the version they held) is safe when no replica held a newer one,
+//     but a write that finds one can neither keep its version (the newer
+//     one may have completed first) nor restamp (a read may already have
+//     returned it at the old version). With clocks, the 2δ from stamp to
+//     answer is what makes every later stamp larger. Only a smaller δ
+//     (max_clock_offset), where the clocks warrant it, brings such a
+//     write to its floor.
 //
 // # Clock assumption
 //
@@ -57,6 +129,10 @@
 //
 // A restarted coordinator starts its HLC at its clock + 2δ, so it never
 // reissues a version its previous incarnation used (see Replica.Start).
+// This is the one use query order makes of the clock bound: a coordinator
+// restarted with a clock far behind could, after a query that missed an
+// unfinished write of its previous incarnation, stamp that write's version
+// again for another value.
 //
 // # Guarantees
 //
@@ -84,9 +160,12 @@
 //     initial value; replicas converge through read repair.
 //
 // Sequential consistency across keys is not claimed beyond what
-// linearizability implies. Every guarantee assumes the clock bound; the
-// tests show QUORUM/QUORUM losing linearizability when one clock is
-// 300 ms behind with δ = 2 ms.
+// linearizability implies. With clock order every guarantee assumes the
+// clock bound; the tests show QUORUM/QUORUM losing linearizability when
+// one clock is 300 ms behind with δ = 2 ms (TestTeethSkewBeyondBound),
+// and keeping it with query order (TestTeethQueryOrderNeedsQuery).
+// TestSwarmQueryOrder runs the seeded fault swarm with query order for
+// every level pair.
 //
 // # Conditional writes
 //

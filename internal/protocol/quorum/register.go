@@ -56,13 +56,19 @@ func (k *registered) Settings() any { c := k.Config(); return &c }
 func (k *registered) Model() string { return k.guarantee.Model() }
 
 // ClockBound: commit wait makes last-writer-wins agree with real time only
-// while every clock is within MaxClockOffset of it (doc.go).
+// while every clock is within MaxClockOffset of it (doc.go). Query-ordered
+// writes do not rely on it for order, but a restarted coordinator still
+// does to never reissue a version (doc.go, "Write order").
 func (k *registered) ClockBound() time.Duration { return k.Config().MaxClockOffset }
 
 func (k *registered) Describe() string {
 	c := k.Config()
-	return fmt.Sprintf("quorum read=%s write=%s replicas/region=%d guarantee=%s max_clock_offset=%s",
+	d := fmt.Sprintf("quorum read=%s write=%s replicas/region=%d guarantee=%s max_clock_offset=%s",
 		c.Read, c.Write, c.ReplicasPerRegion[0], k.guarantee, c.MaxClockOffset)
+	if k.QueryOrdered() {
+		d += " write_order=query"
+	}
+	return d
 }
 
 func (k *registered) Floor(region int, op protocol.Op, oneWay func(a, b int) time.Duration) time.Duration {

@@ -19,8 +19,12 @@ type Keyspace struct {
 	cfg  Config
 	topo *topo.Topology
 	ring *ring.Ring
-	// commitWaitNs is 2δ, or 0 when commit wait is off.
+	// commitWaitNs is 2δ, or 0 when commit wait is off or writes are
+	// query-ordered.
 	commitWaitNs int64
+	// query: writes are query-ordered (Config.WriteOrder, resolved; never
+	// on a single node, whose one HLC orders every version).
+	query bool
 }
 
 // NewKeyspace validates cfg for topology t.
@@ -34,11 +38,48 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 		return nil, err
 	}
 	ks := &Keyspace{cfg: cfg, topo: t, ring: ring.New(t)}
-	if !cfg.NoCommitWait && len(t.Nodes) > 1 {
-		ks.commitWaitNs = 2 * int64(cfg.MaxClockOffset)
+	if len(t.Nodes) > 1 {
+		ks.query = cfg.WriteOrder == WriteOrderQuery || cfg.WriteOrder == WriteOrderAuto && queryIsFaster(t, cfg)
+		if !ks.query && !cfg.NoCommitWait {
+			ks.commitWaitNs = 2 * int64(cfg.MaxClockOffset)
+		}
 	}
 	return ks, nil
 }
+
+// queryIsFaster is write_order auto's choice, the same at every node (it
+// reads only the topology and the settings): query-ordered writes when,
+// from every region with replicas, a read-level round trip plus a
+// write-level one (the query, then the write) costs no more than a
+// clock-ordered write, max(write round trip, 2δ), the commit wait running
+// from the version's stamp alongside the round trip. A tie goes to the
+// query: its reads do not wait either, its order does not rest on the
+// clock bound, and where the world's delays overstate the real ones (a
+// world run on loopback without WAN emulation) its round trips shrink
+// while 2δ does not. Round trips are the world's mean delays to the
+// nearest replica set (Floor). With commit wait off, clock order costs
+// nothing.
+func queryIsFaster(t *topo.Topology, cfg Config) bool {
+	if cfg.NoCommitWait {
+		return false
+	}
+	oneWay := func(a, b int) time.Duration { return t.World.MeanDelay(a, b) }
+	for reg, n := range cfg.ReplicasPerRegion {
+		if n == 0 {
+			continue
+		}
+		rd := Floor(cfg.ReplicasPerRegion, cfg.Read, reg, oneWay)
+		wr := Floor(cfg.ReplicasPerRegion, cfg.Write, reg, oneWay)
+		if rd+wr > max(wr, 2*cfg.MaxClockOffset) {
+			return false
+		}
+	}
+	return true
+}
+
+// QueryOrdered reports whether the keyspace's writes are query-ordered
+// (Config.WriteOrder after auto's choice).
+func (k *Keyspace) QueryOrdered() bool { return k.query }
 
 // Config returns the keyspace's policy with defaults filled.
 func (k *Keyspace) Config() Config { return k.cfg }
@@ -78,7 +119,15 @@ type Replica struct {
 	// error that makes l unusable here), computed once.
 	needs    [wire.All + 1]need
 	needErrs [wire.All + 1]error
-	scratch  []wire.NodeID
+	// queryNeed is what a query-ordered write's query round needs: the
+	// keyspace's read level, whose sets meet every set a completed write
+	// or read left its version on (doc.go, "Write order").
+	queryNeed need
+	scratch   []wire.NodeID
+	// ownsRegion: this node is its region's only node and the region
+	// keeps a replica of every key, so it holds every key's replica here
+	// and selfSuffices need not hash the key to find it.
+	ownsRegion bool
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -88,6 +137,13 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	for _, l := range wire.Levels() {
 		r.needs[l], r.needErrs[l] = requirement(l, ks.cfg.ReplicasPerRegion, r.region)
 	}
+	// Validate made the read level usable from every region with
+	// replicas; a coordinator in a region without any asks the nearest.
+	r.queryNeed, _ = requirement(ks.cfg.Read, ks.cfg.ReplicasPerRegion, r.region)
+	if r.queryNeed.min == nil {
+		r.queryNeed, _ = requirement(wire.Quorum, ks.cfg.ReplicasPerRegion, r.region)
+	}
+	r.ownsRegion = len(t.ByRegion[r.region]) == 1 && ks.cfg.ReplicasPerRegion[r.region] > 0
 	return r
 }
 
@@ -95,7 +151,8 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 type opPhase uint8
 
 const (
-	phaseCollect opPhase = iota + 1 // waiting for acks or read responses
+	phaseQuery   opPhase = iota + 1 // query-ordered write: waiting for the versions of a read-level set
+	phaseCollect                    // waiting for acks or read responses
 	phaseRepair                     // read: waiting for repair acks
 	phaseWait                       // waiting out commit wait
 )
@@ -113,6 +170,9 @@ type op struct {
 	found    []bool
 	got      []int // answers per region
 	version  wire.Version
+	// above is the highest version a query-ordered write's query round
+	// found; the write is stamped above it.
+	above    wire.Version
 	conflict bool // a conditional write whose condition failed; version is the current one
 	best     store.Record
 	hasBest  bool
@@ -211,6 +271,9 @@ func (r *Replica) selfSuffices(nd need, key string) bool {
 			return false
 		}
 	}
+	if r.ownsRegion {
+		return true
+	}
 	r.scratch = r.ks.ring.Replicas(r.scratch[:0], r.region, key, r.ks.cfg.ReplicasPerRegion[r.region])
 	return slices.Contains(r.scratch, r.id)
 }
@@ -234,8 +297,8 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 		e.Reply(rep)
 		return true
 	}
-	if r.ks.commitWaitNs > 0 {
-		return false
+	if r.ks.commitWaitNs > 0 || r.ks.query {
+		return false // the general path waits, or queries first
 	}
 	v := wire.Version{TS: r.clock.Now(e.Wall()), Node: r.id}
 	rec := store.Record{Version: v, Tombstone: req.Op == wire.OpDelete}
@@ -259,16 +322,45 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 	return true
 }
 
-// startWrite stamps the write with the coordinator's HLC and sends it to
+// startWrite starts a write: with query order, by its query round (the
+// first phase of an ABD write, Attiya, Bar-Noy, Dolev 1995: the highest
+// version of a read-level set of replicas), else at once by sendWrite.
+func (r *Replica) startWrite(e env.Env, o *op) {
+	if !r.ks.query || o.req.Cond || r.ks.cfg.skipQuery {
+		r.sendWrite(e, o)
+		return
+	}
+	o.phase = phaseQuery
+	o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, opTimer{o.id, timerTimeout})
+	r.ask(e, o, r.queryNeed)
+}
+
+// endQuery ends a query-ordered write's query round once its answers
+// satisfy the read level: the HLC observed every version they carried, so
+// the version sendWrite stamps is above all of them.
+func (r *Replica) endQuery(e env.Env, o *op) {
+	e.CancelTimer(o.spec)
+	for i := range o.replicas {
+		o.asked[i], o.answered[i] = false, false
+	}
+	clear(o.got)
+	o.phase = phaseCollect
+	r.sendWrite(e, o)
+}
+
+// sendWrite stamps the write with the coordinator's HLC and sends it to
 // every replica; it succeeds once the level's acks are in (Cassandra write
 // path, seed 002 §3.2).
-func (r *Replica) startWrite(e env.Env, o *op) {
+func (r *Replica) sendWrite(e env.Env, o *op) {
 	if o.req.Cond {
 		// Stamp above the version the write expects, which is then the
 		// key's current one if the condition holds.
 		r.clock.Observe(e.Wall(), o.req.Expected.TS)
 	}
 	o.version = wire.Version{TS: r.clock.Now(e.Wall()), Node: r.id}
+	if !env.Invariant(e, o.above.Less(o.version), "quorum: write of %q stamped %v, not above its query's %v", o.req.Key, o.version, o.above) {
+		return
+	}
 	rec := store.Record{Version: o.version}
 	if o.req.Op == wire.OpDelete {
 		rec.Tombstone = true
@@ -292,7 +384,7 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 			r.onMutateAck(e, r.id, ack)
 		}
 	}
-	if r.ops[o.id] != nil {
+	if r.ops[o.id] != nil && o.timeout == 0 {
 		o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, opTimer{o.id, timerTimeout})
 	}
 }
@@ -301,20 +393,30 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 func (r *Replica) startRead(e env.Env, o *op) {
 	o.recs = make([]store.Record, len(o.replicas))
 	o.found = make([]bool, len(o.replicas))
+	if r.ask(e, o, o.need) {
+		o.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, opTimer{o.id, timerTimeout})
+	}
+}
+
+// ask sends Read to the nearest replicas that together satisfy nd (a
+// read's level, or a query-ordered write's query round), reading the
+// coordinator's own replica in place, and arms the speculative retry. It
+// reports whether o is still pending.
+func (r *Replica) ask(e env.Env, o *op, nd need) bool {
 	// First the nearest replicas each region's minimum needs, then the
 	// nearest others until the total is reached.
 	perRegion := make([]int, len(o.got))
 	n := 0
 	for i, id := range o.replicas {
 		reg := r.ks.topo.RegionOf(id)
-		if perRegion[reg] < o.need.min[reg] {
+		if perRegion[reg] < nd.min[reg] {
 			o.asked[i] = true
 			perRegion[reg]++
 			n++
 		}
 	}
 	for i := range o.replicas {
-		if n >= o.need.total {
+		if n >= nd.total {
 			break
 		}
 		if !o.asked[i] {
@@ -343,8 +445,8 @@ func (r *Replica) startRead(e env.Env, o *op) {
 		} else {
 			r.onReadResp(e, r.id, &ReadResp{Op: o.id, Key: o.req.Key, Found: ok, Rec: rec})
 		}
-		if r.ops[o.id] == nil {
-			return // answered from the local replica alone
+		if r.ops[o.id] == nil || o.phase != phaseQuery && o.req.Op != wire.OpGet {
+			return false // answered, or the query round ended, from the local replica alone
 		}
 	}
 	spec := r.ks.cfg.SpeculativeRetry
@@ -354,7 +456,7 @@ func (r *Replica) startRead(e env.Env, o *op) {
 	if n < len(o.replicas) {
 		o.spec = e.SetTimer(spec, opTimer{o.id, timerSpeculate})
 	}
-	o.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, opTimer{o.id, timerTimeout})
+	return true
 }
 
 // Step implements env.Replica.
@@ -475,7 +577,10 @@ func (r *Replica) onMutateAck(e env.Env, from wire.NodeID, m *MutateAck) {
 
 func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 	o := r.ops[m.Op]
-	if o == nil || o.req.Op != wire.OpGet || o.req.Key != m.Key || o.phase != phaseCollect {
+	if o == nil || o.req.Key != m.Key {
+		return
+	}
+	if o.req.Op == wire.OpGet && o.phase != phaseCollect || o.req.Op != wire.OpGet && o.phase != phaseQuery {
 		return
 	}
 	i := o.index(from)
@@ -484,6 +589,17 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 	}
 	if m.Found {
 		r.clock.Observe(e.Wall(), m.Rec.Version.TS)
+	}
+	if o.phase == phaseQuery {
+		o.answered[i] = true
+		o.got[r.ks.topo.RegionOf(from)]++
+		if m.Found && o.above.Less(m.Rec.Version) {
+			o.above = m.Rec.Version
+		}
+		if r.queryNeed.met(o.got) {
+			r.endQuery(e, o)
+		}
+		return
 	}
 	o.answered[i], o.found[i], o.recs[i] = true, m.Found, m.Rec
 	o.got[r.ks.topo.RegionOf(from)]++
@@ -612,7 +728,7 @@ func (r *Replica) Timer(e env.Env, payload any) {
 		e.Reply(&wire.Reply{ID: o.req.ID, Client: o.req.Client, Err: &wire.Error{
 			Code: wire.ErrTimeout, Msg: "quorum: not enough replicas answered in time"}})
 	case timerSpeculate:
-		if o.phase != phaseCollect {
+		if o.phase != phaseCollect && o.phase != phaseQuery {
 			return
 		}
 		for i, id := range o.replicas {

@@ -57,6 +57,9 @@ func swarmConfig(t testing.TB, seed uint64, read, write wire.Level) scenario.Con
 			Read:              read, Write: write,
 			MaxClockOffset: offset,
 			ReadTimeout:    time.Second, WriteTimeout: time.Second,
+			// Clock order (auto's choice on this world too), which
+			// TestTeethSkewBeyondBound needs; queryOrdered switches.
+			WriteOrder: quorum.WriteOrderClock,
 		},
 		Workload:      wl,
 		Clients:       3 + r.IntN(4),
