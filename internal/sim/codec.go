@@ -31,7 +31,7 @@ func (e *encoded) Kind() string { return e.kind }
 // Without a codec it is m itself, sized by its encoding if it has one (0 if
 // not). With one it is m's encoding; an error is a bug in the protocol's
 // messages or their registration and stops the run.
-func (s *Sim) onWire(from, to wire.NodeID, m wire.Msg) (wire.Msg, int) {
+func (s *Sim) onWire(from, to wire.NodeID, m wire.Msg, c *kindStat) (wire.Msg, int) {
 	if s.cfg.Codec == nil {
 		b, err := wire.AppendMsg(s.scratch[:0], m)
 		if err != nil {
@@ -40,7 +40,15 @@ func (s *Sim) onWire(from, to wire.NodeID, m wire.Msg) (wire.Msg, int) {
 		s.scratch = b
 		return m, len(b)
 	}
-	b, err := s.cfg.Codec.Append(s.scratch[:0], m)
+	var b []byte
+	var err error
+	if _, ok := s.cfg.Codec.(*wire.Codec); ok && c.known {
+		// The codec's Append would only look the kind up again.
+		b, err = wire.AppendMsg(s.scratch[:0], m)
+	} else {
+		b, err = s.cfg.Codec.Append(s.scratch[:0], m)
+		c.known = ok && err == nil
+	}
 	if err != nil {
 		panic(fmt.Sprintf("sim: encoding %s from n%d to n%d at t=%d (seed %d): %v", m.Kind(), from, to, s.now, s.cfg.Seed, err))
 	}

@@ -107,7 +107,7 @@ type Sim struct {
 	hash    uint64 // running FNV-1a of the trace
 	steps   uint64
 	same    int // events run at the current instant
-	counts  map[string]*KindCount
+	counts  map[string]*kindStat
 	scratch []byte // encodes messages to count their bytes
 	// encSlab and frames are the chunks newEncoded carves messages in
 	// flight from; dec decodes every delivery (Config.Codec).
@@ -130,7 +130,7 @@ func New(cfg Config) *Sim {
 		blocked: make([]uint16, n*n),
 		clients: make(map[wire.ClientID]int),
 		hash:    14695981039346656037,
-		counts:  make(map[string]*KindCount),
+		counts:  make(map[string]*kindStat),
 		log:     cfg.Log,
 	}
 	if s.log == nil {
@@ -183,7 +183,7 @@ func (s *Sim) Engine(id wire.NodeID) *store.Mem { return s.nodes[id].engine }
 func (s *Sim) MessageCounts() []KindCount {
 	out := make([]KindCount, 0, len(s.counts))
 	for _, c := range s.counts { // sorted below
-		out = append(out, *c)
+		out = append(out, c.KindCount)
 	}
 	slices.SortFunc(out, func(a, b KindCount) int {
 		if a.Kind < b.Kind {
@@ -195,6 +195,14 @@ func (s *Sim) MessageCounts() []KindCount {
 		return 0
 	})
 	return out
+}
+
+// kindStat is a kind's count and what the simulator learnt of it.
+type kindStat struct {
+	KindCount
+	// known: a *wire.Codec has encoded a message of this kind, so its
+	// kind is registered and later ones skip the codec's lookup.
+	known bool
 }
 
 // KindCount is the messages of one kind sent: how many, and their size on
@@ -330,11 +338,11 @@ func (s *Sim) traceEvent(e event, what string) {
 func (s *Sim) send(at int64, from, to wire.NodeID, m wire.Msg) {
 	c := s.counts[m.Kind()]
 	if c == nil {
-		c = &KindCount{Kind: m.Kind()}
+		c = &kindStat{KindCount: KindCount{Kind: m.Kind()}}
 		s.counts[m.Kind()] = c
 	}
 	c.Count++
-	m, size := s.onWire(from, to, m)
+	m, size := s.onWire(from, to, m, c)
 	c.Bytes += int64(size)
 	fromRegion, fromSvc := s.regionOf(from)
 	toRegion, toSvc := s.regionOf(to)
