@@ -65,6 +65,10 @@ type Config struct {
 	// still no commit wait (tests only: it shows the round is what orders
 	// them).
 	skipQuery bool
+	// anyLevel makes a query-ordered keyspace accept request levels whose
+	// sets can miss a query's (tests only: it shows the refusal is what
+	// keeps them from breaking the order).
+	anyLevel bool
 }
 
 // Write orders (Config.WriteOrder).

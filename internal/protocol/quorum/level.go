@@ -89,6 +89,28 @@ func canBeDisjoint(a, b need, perRegion []int) bool {
 	return spare >= max(0, a.total-amin)+max(0, b.total-bmin)
 }
 
+// covers reports whether every response set satisfying w, from a
+// coordinator in region local, also satisfies r from there: the replicas
+// that can complete a w-level round can always complete an r-level one.
+// A minimal w-set holds at least max(w.min[x], w.total − (replicas
+// outside x)) replicas of region x and w.total in all; r is covered when
+// that meets r.min[x] in every region and w.total ≥ r.total.
+func covers(w, r need, perRegion []int) bool {
+	if w.total < r.total {
+		return false
+	}
+	n := 0
+	for _, c := range perRegion {
+		n += c
+	}
+	for x, c := range perRegion {
+		if max(w.min[x], w.total-(n-c)) < r.min[x] {
+			return false
+		}
+	}
+	return true
+}
+
 // Guarantee is what a read level and a write level give together.
 type Guarantee uint8
 
