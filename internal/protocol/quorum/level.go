@@ -151,9 +151,12 @@ func (g Guarantee) Model() string {
 }
 
 // GuaranteeOf returns the guarantee of reads at level read and writes at
-// level write, for clients in any region with a replica, under the clock
-// assumption of doc.go (every clock within MaxClockOffset of true time).
-// Levels invalid for the layout yield an error.
+// level write, for clients in any region with a replica. With clock write
+// order it rests on the clock assumption of doc.go (every clock within
+// MaxClockOffset of true time); with query order it does not (only a
+// restarted coordinator's fresh versions do: doc.go, "Write order"), as
+// long as requests use levels the keyspace accepts. Levels invalid for
+// the layout yield an error.
 func GuaranteeOf(perRegion []int, read, write wire.Level) (Guarantee, error) {
 	rw, rr := true, true // every read set overlaps every write / read set
 	for ra := range perRegion {
