@@ -48,131 +48,13 @@ die() {
 	exit 2
 }
 
-# --- dependencies -----------------------------------------------------------
-
-install_redis() {
-	local sudo=()
-	if [[ "$(id -u)" != 0 ]]; then
-		command -v sudo >/dev/null 2>&1 || die "redis-server/redis-benchmark missing and not root (no sudo)"
-		sudo=(sudo)
-	fi
-	log "installing redis-server and redis-tools (apt-get)"
-	"${sudo[@]}" apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq redis-server redis-tools >&2
-	# The package may start a system instance through systemd; it is not ours
-	# and does not matter: every instance here uses its own free port.
-}
-
-for tool in redis-server redis-benchmark redis-cli; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		install_redis
-		break
-	fi
-done
 command -v go >/dev/null 2>&1 || die "go not found"
-for tool in redis-server redis-benchmark redis-cli; do
-	command -v "$tool" >/dev/null 2>&1 || die "$tool still missing after install"
-done
 
-# --- temp dir, processes and cleanup -----------------------------------------
-
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/bench-redis.XXXXXX")"
-SERVER_PID=""
-
-stop_server() {
-	local pid="$SERVER_PID"
-	[[ -n "$pid" ]] || return 0
-	SERVER_PID=""
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		local i
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			log "pid $pid did not stop within 10 s; killing it"
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
-	fi
-	wait "$pid" 2>/dev/null || true
-}
-
-# shellcheck disable=SC2317 # invoked by the EXIT trap
-cleanup() {
-	local rc=$?
-	stop_server
-	if [[ "$KEEP" == 1 ]]; then
-		log "kept $WORK"
-	else
-		rm -rf "$WORK"
-	fi
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck source=scripts/bench-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench-redis
+need_redis
 
 # --- helpers -----------------------------------------------------------------
-
-USED_PORTS=" "
-
-# Pick listen ports below the kernel's ephemeral range: redis-benchmark's many
-# client connections take ephemeral ports, and a listener put on one of them
-# can fail to bind.
-read -r EPH_LO EPH_HI </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || { EPH_LO=32768 EPH_HI=60999; }
-if ((EPH_LO > 12000)); then
-	PORT_LO=10000 PORT_HI=$((EPH_LO - 1))
-else
-	PORT_LO=$((EPH_HI + 1)) PORT_HI=65535
-fi
-
-# port_in_use PORT: true if any TCP socket on this machine uses local PORT (ss),
-# or, without ss, if something accepts connections on 127.0.0.1:PORT.
-port_in_use() {
-	if command -v ss >/dev/null 2>&1; then
-		[[ -n "$(ss -Htan "( sport = :$1 )" 2>/dev/null)" ]]
-	else
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-	fi
-}
-
-# free_port: sets PORT to a loopback TCP port nothing uses and this run has not
-# used (not called in $(...), so that USED_PORTS keeps its update).
-PORT=""
-free_port() {
-	local p i
-	for ((i = 0; i < 200; i++)); do
-		p=$((PORT_LO + RANDOM % (PORT_HI - PORT_LO + 1)))
-		[[ "$USED_PORTS" == *" $p "* ]] && continue
-		port_in_use "$p" && continue
-		USED_PORTS+="$p "
-		PORT="$p"
-		return 0
-	done
-	die "no free port found"
-}
-
-# wait_ready PORT LOGFILE: wait until the server on PORT answers PING. Returns
-# 1 if the server exited during start-up (e.g. its port was taken meanwhile).
-wait_ready() {
-	local port="$1" logfile="$2" i
-	for ((i = 0; i < 150; i++)); do
-		if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-			wait "$SERVER_PID" 2>/dev/null || true
-			SERVER_PID=""
-			log "server on port $port exited during start-up:"
-			tail -n 5 "$logfile" >&2 || true
-			return 1
-		fi
-		if [[ "$(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null || true)" == PONG ]]; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	cat "$logfile" >&2 || true
-	die "server on port $port not ready after 15 s"
-}
 
 # cpu_busy_pct: percent of the machine's CPU time busy over one second (all
 # processes). A benchmark on a busy machine measures the contention too: the
@@ -254,24 +136,10 @@ bench() {
 			split(a, x, " "); split(b, y, " ")
 			dt = y[2] - x[2]; other = (y[1] - x[1]) - (y[3] - x[3]) - (y[4] - x[4])
 			printf "%d", (dt > 0 && other > 0) ? 100 * other / dt : 0 }')"
-		# CSV columns (redis-benchmark 7): test, rps, avg, min, p50, p95, p99, max.
-		awk -F, -v t="$target" -v s="$sync" -v p="$p" -v f="$csv" '
-			NR == 1 {
-				for (i = 1; i <= NF; i++) { h = $i; gsub(/"/, "", h); col[h] = i }
-				if (!("rps" in col) || !("p50_latency_ms" in col) || !("p99_latency_ms" in col)) {
-					print "unexpected redis-benchmark CSV header in " f ": " $0 > "/dev/stderr"; exit 1
-				}
-				next
-			}
-			{
-				gsub(/"/, "")
-				if ($1 == "GET" || $1 == "SET") {
-					print t "\t" s "\t" p "\t" $1 "\t" $col["rps"] "\t" $col["p50_latency_ms"] "\t" $col["p99_latency_ms"]
-					n++
-				}
-			}
+		redis_csv_rows <"$csv" | awk -F'\t' -v t="$target" -v s="$sync" -v p="$p" -v f="$csv" '
+			$1 == "GET" || $1 == "SET" { print t "\t" s "\t" p "\t" $0; n++ }
 			END { if (n != 2) { print "expected GET and SET rows in " f > "/dev/stderr"; exit 1 } }
-		' "$csv" >"$csv.rows"
+		' >"$csv.rows"
 		awk -v o="${OTHER_CPU["$target/$sync/$p"]}" '{ print $0 "\t" o }' "$csv.rows" >>"$RESULTS"
 	done
 }
@@ -300,26 +168,10 @@ log "building lightcone ($LC_REV) into $WORK"
 REDIS_VERSION="$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')"
 BENCH_VERSION="$(redis-benchmark --version | awk '{print $2}')"
 
-# start_redis DIR: start redis-server on a free port; sets PORT.
-start_redis() {
-	local dir="$1"
-	rm -rf "${dir:?}"/*
-	free_port
-	log "starting redis-server $REDIS_VERSION on 127.0.0.1:$PORT"
-	redis-server --bind 127.0.0.1 --port "$PORT" --appendonly yes --appendfsync everysec \
-		--save '' --dir "$dir" --daemonize no --logfile "$dir/redis.log" &
-	SERVER_PID=$!
-	wait_ready "$PORT" "$dir/redis.log"
-}
-
 run_redis() {
-	local dir="$WORK/redis" try
-	mkdir -p "$dir"
 	await_quiet redis
-	for try in 1 2 3; do
-		start_redis "$dir" && break
-		((try < 3)) || die "redis-server did not start"
-	done
+	log "starting redis-server $REDIS_VERSION"
+	start_redis "$WORK/redis" everysec
 	sanity "$PORT"
 	bench redis everysec "$PORT"
 	stop_server
@@ -327,31 +179,11 @@ run_redis() {
 
 # --- lightcone ---------------------------------------------------------------
 
-# start_lightcone SYNC DIR: start Lightcone with a fresh data dir on free
-# ports; sets PORT (RESP).
-start_lightcone() {
-	local sync="$1" dir="$2" port http
-	free_port
-	port="$PORT"
-	free_port
-	http="$PORT"
-	rm -rf "$dir/data"
-	log "starting lightcone --sync $sync on 127.0.0.1:$port (http $http)"
-	"$LC" server --data-dir "$dir/data" --resp-addr "127.0.0.1:$port" \
-		--http-addr "127.0.0.1:$http" --sync "$sync" 2>"$dir/server.log" &
-	SERVER_PID=$!
-	PORT="$port"
-	wait_ready "$port" "$dir/server.log"
-}
-
 run_lightcone() {
-	local sync="$1" dir="$WORK/lightcone-$1" try
-	mkdir -p "$dir"
+	local sync="$1"
 	await_quiet "lightcone/$sync"
-	for try in 1 2 3; do
-		start_lightcone "$sync" "$dir" && break
-		((try < 3)) || die "lightcone --sync $sync did not start"
-	done
+	log "starting lightcone --sync $sync"
+	start_lightcone "$LC" "$WORK/lightcone-$sync" "$sync"
 	sanity "$PORT"
 	bench lightcone "$sync" "$PORT"
 	stop_server

@@ -39,65 +39,22 @@ die() {
 	log "error: $*"
 	exit 2
 }
-for tool in redis-server redis-benchmark redis-cli go; do
-	command -v "$tool" >/dev/null 2>&1 || die "$tool not found (bench-redis.sh installs Redis)"
-done
+command -v go >/dev/null 2>&1 || die "go not found"
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench-resp-ab
+need_redis
 
-# Listen ports below the ephemeral range, which redis-benchmark's clients use.
-read -r EPH_LO _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || EPH_LO=32768
-PORT=""
-free_port() {
-	local p i
-	for ((i = 0; i < 200; i++)); do
-		p=$((10000 + RANDOM % (EPH_LO - 10000)))
-		[[ -n "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ]] && continue
-		PORT="$p"
-		return 0
-	done
-	die "no free port"
-}
-
-wait_ready() {
-	local port="$1" i
-	for ((i = 0; i < 150; i++)); do
-		kill -0 "$SERVER_PID" 2>/dev/null || return 1
-		[[ "$(redis-cli -p "$port" PING 2>/dev/null || true)" == PONG ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-# start TARGET: starts it on a free port (retrying a taken one); sets PORT.
+# start TARGET: starts it alone and fresh (Lightcone without gRPC, through a
+# wrapper that sets LC_ENV and execs it); sets PORT.
 start() {
-	local target="$1" try port http dir="$WORK/run-$1"
-	for try in 1 2 3; do
-		rm -rf "$dir"
-		mkdir -p "$dir"
-		free_port
-		port="$PORT"
-		if [[ "$target" == redis ]]; then
-			redis-server --bind 127.0.0.1 --port "$port" --appendonly yes --appendfsync everysec \
-				--save '' --dir "$dir" --daemonize no --logfile "$dir/log" &
-		else
-			free_port
-			http="$PORT"
-			# shellcheck disable=SC2086 # LC_ENV is a list of words
-			env $LC_ENV "$WORK/lightcone-$target" server --data-dir "$dir/data" --resp-addr "127.0.0.1:$port" \
-				--http-addr "127.0.0.1:$http" --grpc-addr off --sync everysec 2>"$dir/log" &
-		fi
-		SERVER_PID=$!
-		PORT="$port"
-		wait_ready "$port" && return 0
-		stop_server
-	done
-	die "$target did not start"
+	local dir="$WORK/run-$1"
+	if [[ "$1" == redis ]]; then
+		start_redis "$dir" everysec
+	else
+		start_lightcone "$WORK/run-lightcone-$1" "$dir" everysec --grpc-addr off
+	fi
 }
-
-# server_cpu: the server's user+system CPU time so far, in clock ticks.
-server_cpu() { sed 's/.*) //' "/proc/$SERVER_PID/stat" | awk '{ print $12 + $13 }'; }
 
 # --- build ---
 TARGETS=(redis tree)
@@ -114,6 +71,10 @@ if [[ -n "$BASE" ]]; then
 	(cd "$WORK/src" && go build -o "$WORK/lightcone-base" ./cmd/lightcone)
 	TARGETS=(redis base tree)
 fi
+for t in tree base; do
+	printf '#!/bin/sh\nexec env %s "%s" "$@"\n' "$LC_ENV" "$WORK/lightcone-$t" >"$WORK/run-lightcone-$t"
+	chmod +x "$WORK/run-lightcone-$t"
+done
 
 RESULTS="$WORK/results.tsv" # round target pipeline op rps p50 p99 cpu-µs/request
 : >"$RESULTS"
@@ -127,11 +88,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
 			for test in ${TESTS//,/ }; do
 				log "round $r: $target -P $p -t $test"
 				cpu0="$(server_cpu)"
-				redis-benchmark -p "$PORT" -t "$test" -n "$N" -c "$CLIENTS" -P "$p" --csv |
-					awk -F, -v r="$r" -v t="$target" -v p="$p" 'NR > 1 { gsub(/"/, ""); printf "%s\t%s\t%s\t%s\t%s\t%s\t%s", r, t, p, $1, $2, $5, $7 }' >>"$RESULTS"
-				# The server's CPU time per request, in µs: unlike requests/s,
-				# it barely moves when other work shares the machine.
-				awk -v a="$cpu0" -v b="$(server_cpu)" -v n="$N" 'BEGIN { printf "\t%.2f\n", (b - a) * 1e6 / 100 / n }' >>"$RESULTS"
+				redis-benchmark -p "$PORT" -t "$test" -n "$N" -c "$CLIENTS" -P "$p" --csv | redis_csv_rows |
+					awk -F'\t' -v r="$r" -v t="$target" -v p="$p" '{ printf "%s\t%s\t%s\t%s\t%s\t%s\t%s", r, t, p, $1, $2, $3, $4 }' >>"$RESULTS"
+				cpu_per "$cpu0" "$N" >>"$RESULTS"
 			done
 		done
 		stop_server
@@ -152,13 +111,7 @@ echo
 echo "| P | op | target | req/s | p99 ms | server CPU µs/req |"
 echo "| ---: | --- | --- | ---: | ---: | ---: |"
 summary() {
-	awk -F'\t' -v mode="$1" '
-	function med(s,   a, n, i, j, t) {
-		n = split(s, a, " ")
-		for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
-		lo = a[1]; hi = a[n]
-		return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+	awk -F'\t' -v mode="$1" "$MEDIAN_AWK"'
 	{
 		k = $3 "\t" $4; keys[k] = 1; if ($1 > R) R = $1
 		rps[k, $2] = rps[k, $2] " " $5; p99[k, $2] = p99[k, $2] " " $7; cpu[k, $2] = cpu[k, $2] " " $8

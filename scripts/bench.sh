@@ -49,9 +49,7 @@ die() {
 	log "error: $*"
 	exit 2
 }
-for tool in redis-server redis-benchmark redis-cli go ss; do
-	command -v "$tool" >/dev/null 2>&1 || die "$tool not found (bench-redis.sh installs Redis)"
-done
+command -v go >/dev/null 2>&1 || die "go not found"
 if [[ "$ETCD" == 1 ]] && ! command -v etcd >/dev/null 2>&1; then
 	log "etcd not installed (apt-get install etcd-server): skipping it"
 	ETCD=0
@@ -59,81 +57,17 @@ fi
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench
+need_redis
 
-# Listen ports below the ephemeral range, which the benchmark clients use.
-read -r EPH_LO _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || EPH_LO=32768
-USED=" "
-PORT=""
-free_port() {
-	local p i
-	for ((i = 0; i < 200; i++)); do
-		p=$((10000 + RANDOM % (EPH_LO - 10000)))
-		[[ "$USED" == *" $p "* ]] && continue
-		[[ -n "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ]] && continue
-		USED+="$p "
-		PORT="$p"
-		return 0
-	done
-	die "no free port"
-}
-
-# ready CHECK...: wait until CHECK succeeds while the server runs.
-ready() {
-	local i
-	for ((i = 0; i < 150; i++)); do
-		kill -0 "$SERVER_PID" 2>/dev/null || return 1
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
-pong() { [[ "$(redis-cli -p "$1" PING 2>/dev/null)" == PONG ]]; }
-
-# start TARGET: starts it on free ports (retrying taken ones); sets PORT (RESP)
-# and GRPC (gRPC: Lightcone's API, etcd's client port).
-GRPC=""
+# start TARGET: starts it alone and fresh; sets PORT (RESP) and GRPC (gRPC:
+# Lightcone's API, etcd's client port).
 start() {
-	local target="$1" try dir="$WORK/run-$1" port http peer
-	for try in 1 2 3; do
-		rm -rf "$dir"
-		mkdir -p "$dir"
-		free_port
-		port="$PORT"
-		case "$target" in
-		redis)
-			redis-server --bind 127.0.0.1 --port "$port" --appendonly yes --appendfsync always \
-				--save '' --dir "$dir" --daemonize no --logfile "$dir/log" &
-			SERVER_PID=$!
-			PORT="$port"
-			ready pong "$port" && return 0
-			;;
-		etcd)
-			free_port
-			peer="$PORT"
-			etcd --name bench --data-dir "$dir/data" \
-				--listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
-				--listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
-				--initial-cluster "bench=http://127.0.0.1:$peer" 2>"$dir/log" &
-			SERVER_PID=$!
-			GRPC="$port"
-			ready curl -sf "http://127.0.0.1:$port/health" && return 0
-			;;
-		*)
-			free_port
-			http="$PORT"
-			free_port
-			GRPC="$PORT"
-			"$WORK/lightcone-$target" server --data-dir "$dir/data" --resp-addr "127.0.0.1:$port" \
-				--http-addr "127.0.0.1:$http" --grpc-addr "127.0.0.1:$GRPC" --sync always 2>"$dir/log" &
-			SERVER_PID=$!
-			PORT="$port"
-			ready pong "$port" && return 0
-			;;
-		esac
-		stop_server
-	done
-	tail -n 5 "$dir/log" >&2 || true
-	die "$target did not start"
+	local dir="$WORK/run-$1"
+	case "$1" in
+	redis) start_redis "$dir" always ;;
+	etcd) start_etcd "$dir" ;;
+	*) start_lightcone "$WORK/lightcone-$1" "$dir" always ;;
+	esac
 }
 
 # --- build ---
@@ -153,12 +87,6 @@ if [[ -n "$BASE" ]]; then
 fi
 [[ "$ETCD" == 1 ]] && TARGETS+=(etcd)
 
-# server_cpu: the server's user+system CPU time so far, in clock ticks.
-server_cpu() { sed 's/.*) //' "/proc/$SERVER_PID/stat" | awk '{ print $12 + $13 }'; }
-# cpu_per TICKS0 N: a tab and the server's CPU µs per request since TICKS0.
-# Unlike requests/s it hardly moves with other work on the machine.
-cpu_per() { awk -v a="$1" -v b="$(server_cpu)" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "\t%.2f\n", (b - a) * 1e6 / hz / n }'; }
-
 RESULTS="$WORK/results.tsv" # round target test rps p50 p99 cpu-µs/request
 : >"$RESULTS"
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -171,8 +99,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 			for p in $PIPELINES; do
 				log "round $r: $target SET -P $p"
 				cpu0="$(server_cpu)"
-				redis-benchmark -p "$PORT" -t set -n "$N" -c "$CLIENTS" -P "$p" --csv |
-					awk -F, -v r="$r" -v t="$target" -v p="$p" 'NR > 1 { gsub(/"/, ""); printf "%s\t%s\tSET -P%s\t%s\t%s\t%s", r, t, p, $2, $5, $7 }' >>"$RESULTS"
+				redis-benchmark -p "$PORT" -t set -n "$N" -c "$CLIENTS" -P "$p" --csv | redis_csv_rows |
+					awk -F'\t' -v r="$r" -v t="$target" -v p="$p" '{ printf "%s\t%s\tSET -P%s\t%s\t%s\t%s", r, t, p, $2, $3, $4 }' >>"$RESULTS"
 				cpu_per "$cpu0" "$N" >>"$RESULTS"
 			done
 		fi
@@ -205,13 +133,7 @@ REPORT="$WORK/report.md"
 	echo
 	echo "Medians (min–max) over rounds; a ratio is taken per round (requests/s, and p99), then its median (min–max)."
 	echo
-	awk -F'\t' '
-	function med(s,   a, n, i, j, t) {
-		n = split(s, a, " ")
-		for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
-		lo = a[1]; hi = a[n]
-		return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+	awk -F'\t' "$MEDIAN_AWK"'
 	{
 		tests[$3] = 1; if ($1 > R) R = $1
 		rps[$3, $2] = rps[$3, $2] " " $4; p99[$3, $2] = p99[$3, $2] " " $6; cpu[$3, $2] = cpu[$3, $2] " " $7

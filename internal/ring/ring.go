@@ -83,6 +83,13 @@ func (r *Ring) Replicas(dst []wire.NodeID, region int, key string, n int) []wire
 // ReplicasEach appends key's replicas in every region r, perRegion[r] of
 // them, region by region: Replicas for each, with the key hashed once.
 func (r *Ring) ReplicasEach(dst []wire.NodeID, key string, perRegion []int) []wire.NodeID {
+	// One allocation at most, not one per doubling (callers pass nil for
+	// a slice they keep).
+	total := 0
+	for _, n := range perRegion {
+		total += max(n, 0)
+	}
+	dst = slices.Grow(dst, total)
 	h := Hash(key)
 	for region, n := range perRegion {
 		dst = r.replicas(dst, region, h, n)
@@ -95,6 +102,9 @@ func (r *Ring) replicas(dst []wire.NodeID, region int, h uint64, n int) []wire.N
 	n = min(n, r.nodes[region])
 	if n <= 0 {
 		return dst
+	}
+	if r.nodes[region] == 1 {
+		return append(dst, toks[0].node) // the region's only node
 	}
 	i, _ := slices.BinarySearchFunc(toks, h, func(t token, h uint64) int {
 		if t.hash < h {

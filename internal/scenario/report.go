@@ -253,16 +253,7 @@ func durMs(d time.Duration) float64 { return float64(d) / float64(time.Milliseco
 // RowOf summarises one latency series (µs histograms: service latency and
 // intended latency) as a report row; the real-runtime driver uses it too.
 func RowOf(region, op string, h, intent *hdrhistogram.Histogram, thresholdMs float64) Row {
-	above := 0.0
-	limit := int64(thresholdMs * 1e3)
-	for _, b := range h.Distribution() {
-		if b.From > limit {
-			above += float64(b.Count)
-		} else if b.To > limit {
-			// The bar straddles the threshold: count the part above it.
-			above += float64(b.Count) * float64(b.To-limit) / float64(b.To-b.From+1)
-		}
-	}
+	above := countAbove(h, int64(thresholdMs*1e3))
 	return Row{
 		Region: region, Op: op, Count: h.TotalCount(),
 		P50: ms(h.ValueAtQuantile(50)), P90: ms(h.ValueAtQuantile(90)), P99: ms(h.ValueAtQuantile(99)),
@@ -270,6 +261,44 @@ func RowOf(region, op string, h, intent *hdrhistogram.Histogram, thresholdMs flo
 		Above:       above / float64(h.TotalCount()),
 		IntendedP50: ms(intent.ValueAtQuantile(50)), IntendedP99: ms(intent.ValueAtQuantile(99)),
 	}
+}
+
+// countAbove is how many of h's values are above limit, a bar straddling
+// it counted in proportion.
+func countAbove(h *hdrhistogram.Histogram, limit int64) float64 {
+	above := 0.0
+	add := func(count, from, to int64) {
+		if from > limit {
+			above += float64(count)
+		} else if to > limit {
+			// The bar straddles the threshold: count the part above it.
+			above += float64(count) * float64(to-limit) / float64(to-from+1)
+		}
+	}
+	if h.LowestTrackableValue() != 1 || h.SignificantFigures() != 3 {
+		for _, b := range h.Distribution() {
+			add(b.Count, b.From, b.To)
+		}
+		return above
+	}
+	// newHist's geometry: 2,048 sub-buckets of width 1, then buckets of
+	// 1,024 sub-buckets each twice as wide as the last, in value order.
+	// Distribution makes a bar of every sub-bucket up to the largest value
+	// (tens of thousands of them); only non-empty ones add to the sum, so
+	// walking those in the same order gives the same float.
+	const sub, half = 2048, 1024
+	for i, n := range h.Export().Counts {
+		if n == 0 {
+			continue
+		}
+		from, width := int64(i), int64(1)
+		if i >= sub {
+			b := i/half - 1
+			from, width = int64(i%half+half)<<b, int64(1)<<b
+		}
+		add(n, from, from+width-1)
+	}
+	return above
 }
 
 // WriteText prints the report as tables. With timing, the real time the

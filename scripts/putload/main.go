@@ -1,12 +1,17 @@
-// Command putload measures durable puts over gRPC against etcd (KV.Put)
-// or Lightcone (lightcone.v1.KV Put) alike: the same client, the same
-// connections and the same keys, so that scripts/bench.sh can compare the
-// two servers and not two benchmark tools. Each of -clients goroutines has
-// its own connection and one put in flight at a time (like etcd's
-// benchmark put --clients N --conns N). It prints one line: puts per
-// second, p50 and p99 latency in milliseconds.
+// Command putload measures puts or gets over gRPC against etcd (KV.Put,
+// KV.Range, linearizable) or Lightcone (lightcone.v1.KV Put, Get) alike:
+// the same client, the same connections and the same keys, so that
+// scripts/bench.sh and scripts/bench-table.sh compare the servers and not
+// two benchmark tools. Each of -clients goroutines has its own connection,
+// to the addresses of -addr in turn, and one request in flight at a time
+// (like etcd's benchmark put --clients N --conns N). It prints one line:
+// requests per second, p50 and p99 latency in milliseconds.
 //
-// The messages are encoded by hand (two bytes fields), which keeps etcd's
+// -mode get first puts every one of -keys keys and reads each once through
+// every address (neither timed: in a lease keyspace the reads prime the
+// leases, as the demo's and realrun's priming does), then times -n gets.
+//
+// The messages are encoded by hand (bytes fields), which keeps etcd's
 // generated code out of this module.
 package main
 
@@ -14,12 +19,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
-	"slices"
-	"sync"
-	"sync/atomic"
-	"time"
+	"strings"
 
+	"github.com/lightcone/lightcone/scripts/internal/closedloop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
@@ -40,28 +44,39 @@ var _ encoding.Codec = rawCodec{}
 
 func main() {
 	target := flag.String("target", "etcd", "etcd or lightcone")
-	addr := flag.String("addr", "127.0.0.1:2379", "the server's gRPC address")
+	mode := flag.String("mode", "put", "put or get")
+	addrs := flag.String("addr", "127.0.0.1:2379", "the servers' gRPC addresses, comma-separated; client i uses the i-th in turn")
+	keyspace := flag.String("keyspace", "", "Lightcone keyspace (empty: the server's default)")
 	clients := flag.Int("clients", 50, "concurrent clients, one connection each")
-	total := flag.Int("n", 20000, "puts in all")
+	total := flag.Int("n", 20000, "timed requests in all")
 	keys := flag.Int("keys", 10000, "distinct keys")
 	size := flag.Int("value-size", 3, "value bytes")
 	flag.Parse()
-	if err := run(*target, *addr, *clients, *total, *keys, *size); err != nil {
+	if err := run(*target, *mode, strings.Split(*addrs, ","), *keyspace, *clients, *total, *keys, *size); err != nil {
 		fmt.Fprintln(os.Stderr, "putload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(target, addr string, clients, total, keys, size int) error {
-	method, keyField, valueField := "/etcdserverpb.KV/Put", protowire.Number(1), protowire.Number(2)
+// rpc is one method and its request's field numbers (0: not sent).
+type rpc struct {
+	method                         string
+	keyspace, keyField, valueField protowire.Number
+}
+
+func run(target, mode string, addrs []string, keyspace string, clients, total, keys, size int) error {
+	put, get := rpc{"/etcdserverpb.KV/Put", 0, 1, 2}, rpc{"/etcdserverpb.KV/Range", 0, 1, 0}
 	if target == "lightcone" {
-		method, keyField, valueField = "/lightcone.v1.KV/Put", 2, 3
+		put, get = rpc{"/lightcone.v1.KV/Put", 1, 2, 3}, rpc{"/lightcone.v1.KV/Get", 1, 2, 0}
 	} else if target != "etcd" {
 		return fmt.Errorf("unknown target %q (etcd or lightcone)", target)
 	}
+	if mode != "put" && mode != "get" {
+		return fmt.Errorf("unknown mode %q (put or get)", mode)
+	}
 	conns := make([]*grpc.ClientConn, clients)
 	for i := range conns {
-		c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		c, err := grpc.NewClient(addrs[i%len(addrs)], grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
 		if err != nil {
 			return err
@@ -73,55 +88,51 @@ func run(target, addr string, clients, total, keys, size int) error {
 	for i := range value {
 		value[i] = 'x'
 	}
-	encode := func(k int) []byte {
+	encode := func(r rpc, k int) []byte {
 		var b []byte
-		b = protowire.AppendTag(b, keyField, protowire.BytesType)
+		if r.keyspace != 0 && keyspace != "" {
+			b = protowire.AppendTag(b, r.keyspace, protowire.BytesType)
+			b = protowire.AppendString(b, keyspace)
+		}
+		b = protowire.AppendTag(b, r.keyField, protowire.BytesType)
 		b = protowire.AppendBytes(b, fmt.Appendf(nil, "key:%012d", k))
-		b = protowire.AppendTag(b, valueField, protowire.BytesType)
-		return protowire.AppendBytes(b, value)
+		if r.valueField != 0 {
+			b = protowire.AppendTag(b, r.valueField, protowire.BytesType)
+			b = protowire.AppendBytes(b, value)
+		}
+		return b
 	}
 	ctx := context.Background()
+	invoke := func(r rpc, c, k int) error {
+		req, resp := encode(r, k%keys), []byte(nil)
+		if err := conns[c].Invoke(ctx, r.method, &req, &resp); err != nil {
+			return fmt.Errorf("%s: %w", r.method, err)
+		}
+		return nil
+	}
+	call := func(r rpc) func(c, k int) error {
+		return func(c, k int) error { return invoke(r, c, k) }
+	}
 	// One put per connection first, so connection set-up is not timed.
-	for i, c := range conns {
-		req, resp := encode(i%keys), []byte(nil)
-		if err := c.Invoke(ctx, method, &req, &resp); err != nil {
-			return fmt.Errorf("warm-up put: %w", err)
+	for c := range conns {
+		if err := invoke(put, c, c); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	var next atomic.Int64
-	lat := make([][]time.Duration, clients)
-	errs := make(chan error, clients)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var resp []byte
-			for {
-				k := next.Add(1) - 1
-				if k >= int64(total) {
-					return
-				}
-				req := encode(int(k) % keys)
-				t := time.Now()
-				if err := c.Invoke(ctx, method, &req, &resp); err != nil {
-					errs <- err
-					return
-				}
-				lat[i] = append(lat[i], time.Since(t))
-			}
-		}()
+	if mode == "put" {
+		return closedloop.Run(os.Stdout, clients, total, call(put))
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	close(errs)
-	if err := <-errs; err != nil {
-		return fmt.Errorf("put: %w", err)
+	if err := closedloop.Run(io.Discard, clients, keys, call(put)); err != nil {
+		return fmt.Errorf("load: %w", err)
 	}
-	all := slices.Concat(lat...)
-	slices.Sort(all)
-	q := func(p float64) float64 { return float64(all[int(p*float64(len(all)-1))]) / 1e6 }
-	fmt.Printf("%.0f %.3f %.3f\n", float64(len(all))/elapsed.Seconds(), q(0.5), q(0.99))
-	return nil
+	// Prime: every key read once through every address; connection i
+	// goes to address i mod len(addrs), and a ClientConn takes concurrent
+	// calls.
+	n := len(addrs)
+	if err := closedloop.Run(io.Discard, clients, keys*n, func(_, k int) error {
+		return invoke(get, k%n, k/n)
+	}); err != nil {
+		return fmt.Errorf("prime: %w", err)
+	}
+	return closedloop.Run(os.Stdout, clients, total, call(get))
 }

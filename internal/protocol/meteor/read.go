@@ -18,18 +18,24 @@ const sweepInterval = time.Second
 type pread struct {
 	gateway  wire.NodeID
 	req      *ReadReq
-	replicas []wire.NodeID
+	ki       *keyInfo
+	replicas []wire.NodeID // ki.replicas
 	deadline int64
 }
 
 // park serves a read now if the status map allows, else keeps it in the
 // read subscription map (Fig. 4.14a, last line).
 func (r *Replica) park(e env.Env, from wire.NodeID, m *ReadReq) {
-	pr := &pread{gateway: from, req: m, replicas: r.ks.Replicas(nil, m.Key), deadline: e.Now() + int64(r.ks.cfg.ReadTimeout)}
+	r.parkKey(e, from, m, r.key(m.Key))
+}
+
+// parkKey is park with the key's keyInfo at hand.
+func (r *Replica) parkKey(e env.Env, from wire.NodeID, m *ReadReq, ki *keyInfo) {
+	pr := pread{gateway: from, req: m, ki: ki, replicas: ki.replicas, deadline: e.Now() + int64(r.ks.cfg.ReadTimeout)}
 	if !slices.Contains(pr.replicas, r.id) {
 		return // not a replica of the key: a misrouted read; the gateway times out
 	}
-	if !r.tryRead(e, pr) {
+	if !r.tryRead(e, &pr) {
 		r.parked = append(r.parked, pr)
 	}
 }
@@ -44,7 +50,7 @@ func (r *Replica) recheck(e env.Env) {
 	now := e.Now()
 	keep := r.parked[:0]
 	for _, pr := range r.parked {
-		if now > pr.deadline || r.tryRead(e, pr) {
+		if now > pr.deadline || r.tryRead(e, &pr) {
 			continue
 		}
 		keep = append(keep, pr)
@@ -129,7 +135,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, TooOld: true})
 		return true
 	}
-	chain, err := r.readChain(e.Store(), key)
+	chain, err := r.readChain(e.Store(), key, pr.ki)
 	if err != nil {
 		e.Log().Error("meteor: read failed", "key", key, "err", err)
 		return false
@@ -141,19 +147,17 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	}
 	n := len(pr.replicas)
 	need := n - r.ks.cfg.writeAcks(n) + 1
-	var candBuf [16]wire.Version // most reads have fewer candidates: no allocation
-	cands := candBuf[:0]
+	// Most keys have few replicas: the lists fit on the stack (a buffer
+	// inside cands would make it escape).
+	var lists [4][]wire.Version
+	cands := candidates{lists: lists[:0]}
 	fresh := 0
 	// This replica counts itself once its closure has passed the view; it
 	// may promise that early, up to ClosureLead ahead of its clock, as its
 	// statuses do.
 	if r.promise(e, min(view, e.Now()+int64(r.ks.cfg.closureLead()))) >= view {
 		fresh++
-		for _, c := range chain {
-			if c.Applied && c.Version.TS.WallNanos <= view {
-				cands = append(cands, c.Version)
-			}
-		}
+		cands.chain = chain[:upTo(chain, view)]
 	}
 	for _, p := range pr.replicas {
 		if p == r.id {
@@ -162,11 +166,8 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		pv := r.peers[p]
 		if pv.closedAt(key, view) {
 			fresh++
-			for _, v := range pv.ver[key] {
-				if v.TS.WallNanos <= view {
-					cands = append(cands, v)
-				}
-			}
+			vs := pv.ver[key]
+			cands.lists = append(cands.lists, vs[:versionsUpTo(vs, view)])
 			continue
 		}
 		r.probe(e, p, pv, key)
@@ -177,11 +178,9 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	if len(chain) > 0 && loaded(chain[0].Version) {
 		// A bulk load put this version on every replica, unreported by
 		// statuses: it is a candidate whichever replicas are counted.
-		cands = append(cands, chain[0].Version)
+		cands.load = chain[0].Version
 	}
-	slices.SortFunc(cands, func(a, b wire.Version) int { return b.Compare(a) })
-	cands = slices.Compact(cands)
-	for _, v := range cands {
+	for v, ok := cands.next(); ok; v, ok = cands.next() {
 		switch r.resolve(e, key, pr.replicas, chain, v) {
 		case uncommitted:
 			continue
@@ -214,6 +213,93 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	}
 	r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key})
 	return true
+}
+
+// candidates are the versions a read may return (tryRead): the applied
+// versions of this replica's chain and the versions the fresh peers report,
+// each list sorted oldest first and cut at the view time, and the bulk
+// load's version. next walks their
+// union newest first, each version once, merging from the tops of the
+// lists: a read usually stops at the newest, so sorting them all would be
+// wasted.
+type candidates struct {
+	chain []link
+	lists [][]wire.Version
+	load  wire.Version // the bulk load's version, if a candidate (not zero)
+}
+
+// next returns the newest candidate not yet returned, or false when none is
+// left.
+func (c *candidates) next() (wire.Version, bool) {
+	for len(c.chain) > 0 && !c.chain[len(c.chain)-1].Applied {
+		c.chain = c.chain[:len(c.chain)-1]
+	}
+	var top wire.Version
+	found := false
+	if len(c.chain) > 0 {
+		top, found = c.chain[len(c.chain)-1].Version, true
+	}
+	for _, l := range c.lists {
+		if len(l) > 0 && (!found || top.Less(l[len(l)-1])) {
+			top, found = l[len(l)-1], true
+		}
+	}
+	if !found {
+		// The bulk load's version is older than every write's: it comes
+		// last.
+		top, c.load = c.load, wire.Version{}
+		return top, !top.IsZero()
+	}
+	if c.load == top {
+		c.load = wire.Version{}
+	}
+	// Each list holds a version at most once: popping the top of every list
+	// that has it returns it once.
+	if len(c.chain) > 0 && c.chain[len(c.chain)-1].Version == top {
+		c.chain = c.chain[:len(c.chain)-1]
+	}
+	for i, l := range c.lists {
+		if len(l) > 0 && l[len(l)-1] == top {
+			c.lists[i] = l[:len(l)-1]
+		}
+	}
+	return top, true
+}
+
+// upTo is the number of links of chain stamped at or before t (versions
+// order by timestamp first, so they are a prefix). A read's view is
+// recent, so few links follow it: a short walk back from the end usually
+// finds it before a binary search would.
+func upTo(chain []link, t int64) int {
+	i := len(chain)
+	for ; i > 0 && len(chain)-i < 4; i-- {
+		if chain[i-1].Version.TS.WallNanos <= t {
+			return i
+		}
+	}
+	j, _ := slices.BinarySearchFunc(chain[:i], t, func(l link, t int64) int { return cmpStamp(l.Version, t) })
+	return j
+}
+
+// versionsUpTo is upTo for a sorted set of versions.
+func versionsUpTo(vs []wire.Version, t int64) int {
+	i := len(vs)
+	for ; i > 0 && len(vs)-i < 4; i-- {
+		if vs[i-1].TS.WallNanos <= t {
+			return i
+		}
+	}
+	j, _ := slices.BinarySearchFunc(vs[:i], t, cmpStamp)
+	return j
+}
+
+// cmpStamp orders v before every version stamped after t and after every
+// other: binary search finds the first version stamped after t.
+func cmpStamp(v wire.Version, t int64) int {
+	if v.TS.WallNanos <= t {
+		return -1
+	}
+	return 1
 }
 
 // verOf is the view's versions of key (none for a nil view).
@@ -264,7 +350,7 @@ func (r *Replica) pull(e env.Env, peer wire.NodeID, key string, want wire.Versio
 }
 
 func (r *Replica) onPull(e env.Env, from wire.NodeID, m *Pull) {
-	chain, err := loadChain(e.Store(), m.Key)
+	chain, err := r.readChain(e.Store(), m.Key, r.key(m.Key))
 	if err != nil {
 		e.Log().Error("meteor: pull failed", "key", m.Key, "err", err)
 		return
@@ -317,7 +403,8 @@ func (r *Replica) onPullResp(e env.Env, from wire.NodeID, m *PullResp) {
 // keepCopy adds rec to key's chain as a copy, unless the chain holds its
 // version already.
 func (r *Replica) keepCopy(e env.Env, key string, rec store.Record) error {
-	chain, err := loadChain(e.Store(), key)
+	ki := r.key(key)
+	chain, err := r.readChain(e.Store(), key, ki)
 	if err != nil || chainIndex(chain, rec.Version) >= 0 {
 		return err
 	}
@@ -325,7 +412,7 @@ func (r *Replica) keepCopy(e env.Env, key string, rec store.Record) error {
 	if len(chain) > 1 {
 		r.dirty[key] = struct{}{}
 	}
-	return saveChain(e, key, chain)
+	return r.storeChain(e, ki, chain)
 }
 
 // sweep compacts the chains of keys with several versions, and forgets
@@ -364,11 +451,12 @@ func (r *Replica) sweep(e env.Env) {
 // known never to commit cannot be. It compacts the local chain and the
 // status map's reports alike.
 func (r *Replica) compact(e env.Env, key string, gc int64) error {
-	chain, err := loadChain(e.Store(), key)
+	ki := r.key(key)
+	chain, err := r.readChain(e.Store(), key, ki)
 	if err != nil {
 		return err
 	}
-	reps := r.ks.Replicas(nil, key)
+	reps := ki.replicas
 	all := make([]wire.Version, 0, len(chain))
 	for _, c := range chain {
 		all = append(all, c.Version)
@@ -417,7 +505,7 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		}
 	}
 	if len(kept) != len(chain) {
-		if err := saveChain(e, key, kept); err != nil {
+		if err := r.storeChain(e, ki, kept); err != nil {
 			return err
 		}
 		r.stats.Compacted += uint64(len(chain) - len(kept))

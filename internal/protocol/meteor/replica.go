@@ -161,12 +161,11 @@ type Replica struct {
 	history []sentPayload // the last Redundant payloads, newest last
 	// Status map and read subscription map (status.go, read.go).
 	peers  map[wire.NodeID]*peerView
-	parked []*pread
+	parked []pread
 	pulls  map[pullKey]int64   // outstanding pulls and when they were sent
 	dirty  map[string]struct{} // keys with more than one version somewhere
-	// decoded caches each key's chain as last decoded by readChain, with
-	// the stored bytes it came from (versions.go).
-	decoded map[string]decodedChain
+	// keys caches each key's replicas and decoded chain (versions.go).
+	keys map[string]*keyInfo
 
 	stats Stats
 }
@@ -195,11 +194,11 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	rank := t.ProximityRank(id)
 	return &Replica{
 		ks: ks, id: id, rank: rank, ops: make(map[uint64]*op),
-		floors:  make(map[wire.ClientID]int64),
-		peers:   make(map[wire.NodeID]*peerView),
-		pulls:   make(map[pullKey]int64),
-		dirty:   make(map[string]struct{}),
-		decoded: make(map[string]decodedChain),
+		floors: make(map[wire.ClientID]int64),
+		peers:  make(map[wire.NodeID]*peerView),
+		pulls:  make(map[pullKey]int64),
+		dirty:  make(map[string]struct{}),
+		keys:   make(map[string]*keyInfo),
 	}
 }
 
@@ -207,7 +206,8 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 type op struct {
 	id       uint64
 	req      *wire.Request
-	replicas []wire.NodeID
+	ki       *keyInfo
+	replicas []wire.NodeID // nearest first; shared (keyInfo.ranked)
 	answered []bool
 	acks     int // write: replicas that applied this attempt
 	rejs     int // write: replicas that refused it (closure passed)
@@ -316,7 +316,8 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 		return
 	}
 	r.nextOp++
-	o := &op{id: r.nextOp, req: req, replicas: r.ks.Replicas(nil, req.Key)}
+	ki := r.key(req.Key)
+	o := &op{id: r.nextOp, req: req, ki: ki, replicas: ki.ranked}
 	// The read rule is derived from the keyspace's write level, so a
 	// request's level can only strengthen a write (more acks keep
 	// r + w > n); a read's level is not used.
@@ -344,7 +345,6 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 			return
 		}
 	}
-	slices.SortFunc(o.replicas, func(a, b wire.NodeID) int { return r.rank[a] - r.rank[b] })
 	o.answered = make([]bool, len(o.replicas))
 	r.ops[o.id] = o
 	if req.Op == wire.OpGet {
@@ -476,7 +476,8 @@ const (
 // (answering "refused" for a version this replica applied would let the
 // gateway restamp a committed write).
 func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (writeOutcome, error) {
-	chain, err := loadChain(e.Store(), key)
+	ki := r.key(key)
+	chain, err := r.readChain(e.Store(), key, ki)
 	if err != nil {
 		e.Log().Warn("meteor: write copy refused: the store failed a read", "key", key, "err", err)
 		return 0, err
@@ -496,7 +497,7 @@ func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (writeOutc
 	}
 	ok := rec.Version.TS.WallNanos > closed || r.ks.cfg.acceptLate
 	chain = chainInsert(chain, link{Record: rec, Applied: ok})
-	if err := saveChain(e, key, chain); err != nil {
+	if err := r.storeChain(e, ki, chain); err != nil {
 		return 0, err
 	}
 	if len(chain) > 1 {
@@ -566,7 +567,7 @@ func (r *Replica) startRead(e env.Env, o *op) {
 func (r *Replica) sendRead(e env.Env, o *op, srv wire.NodeID) {
 	m := &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view}
 	if srv == r.id {
-		r.park(e, r.id, m)
+		r.parkKey(e, r.id, m, o.ki)
 		return
 	}
 	e.Send(srv, m)
@@ -615,8 +616,10 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 		return
 	}
 	// Every replica answers a view with the newest committed version
-	// stamped at or before it (doc.go, "Reads").
-	if !env.Invariant(e, !m.Found || m.Rec.Version.TS.WallNanos <= o.view, "meteor: n%d answered a read of %q at view %d with %v", from, m.Key, o.view, m.Rec.Version) {
+	// stamped at or before it (doc.go, "Reads"). Checked before Invariant
+	// is called: its arguments would be boxed on every read.
+	if m.Found && m.Rec.Version.TS.WallNanos > o.view {
+		env.Invariant(e, false, "meteor: n%d answered a read of %q at view %d with %v", from, m.Key, o.view, m.Rec.Version)
 		return
 	}
 	// The client's later operations are ordered after this read.

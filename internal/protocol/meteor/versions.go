@@ -1,6 +1,7 @@
 package meteor
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 
@@ -66,48 +67,51 @@ type link struct {
 	Applied bool
 }
 
-// loadChain returns the versions of key this replica holds, oldest first.
-func loadChain(s store.Store, key string) ([]link, error) {
-	rec, ok, err := s.Get(chainKey(key))
+// keyInfo is what a replica keeps of a key it has handled, to spare
+// recomputing it on every request: the key's replicas, and its chain as
+// readChain last decoded it, with the stored bytes it came from and the
+// key they are stored under (chainKey). Nothing in it is durable state.
+type keyInfo struct {
+	replicas []wire.NodeID // Keyspace.Replicas: region by region
+	ranked   []wire.NodeID // the same, nearest first (as a gateway sends)
+	stored   string
+	raw      []byte
+	chain    []link
+}
+
+// key returns key's keyInfo. Its slices are shared: callers must not
+// modify them.
+func (r *Replica) key(key string) *keyInfo {
+	ki := r.keys[key]
+	if ki == nil {
+		ki = &keyInfo{replicas: r.ks.Replicas(nil, key), stored: chainKey(key)}
+		ki.ranked = slices.Clone(ki.replicas)
+		slices.SortFunc(ki.ranked, func(a, b wire.NodeID) int { return r.rank[a] - r.rank[b] })
+		r.keys[key] = ki
+	}
+	return ki
+}
+
+// readChain returns the versions of key this replica holds, oldest first.
+// It reads the store every time (a read may fail), but decodes the stored
+// chain only when its bytes are not those it last decoded or stored
+// (storeChain). Stored bytes are never
+// modified in place (storeChain stores a fresh encoding), so bytes at the
+// same address are the same chain. The chain it returns is shared: the
+// caller must not modify it or its records' values (chainInsert copies).
+func (r *Replica) readChain(s store.Store, key string, ki *keyInfo) ([]link, error) {
+	rec, ok, err := s.Get(ki.stored)
 	if err != nil || !ok {
 		return nil, err
 	}
-	return decodeChain(key, rec.Value)
-}
-
-// decodedChain is a chain readChain decoded, the stored bytes it decoded
-// it from, and the key they are stored under (chainKey).
-type decodedChain struct {
-	stored string
-	raw    []byte
-	chain  []link
-}
-
-// readChain is loadChain for a caller that only reads the chain (a read
-// rechecked after every status): it reads the store as loadChain does, but
-// decodes the stored chain only when its bytes changed since the last
-// readChain of key. Stored bytes are never modified in place (saveChain
-// stores a fresh encoding), so bytes at the same address are the same
-// chain. The chain it returns is shared: the caller must not modify it or
-// its records' values.
-func (r *Replica) readChain(s store.Store, key string) ([]link, error) {
-	c, hit := r.decoded[key]
-	if !hit {
-		c.stored = chainKey(key)
-	}
-	rec, ok, err := s.Get(c.stored)
-	if err != nil || !ok {
-		return nil, err
-	}
-	if hit && len(c.raw) == len(rec.Value) && len(c.raw) > 0 && &c.raw[0] == &rec.Value[0] {
-		return c.chain, nil
+	if len(ki.raw) == len(rec.Value) && len(ki.raw) > 0 && &ki.raw[0] == &rec.Value[0] {
+		return ki.chain, nil
 	}
 	chain, err := decodeChain(key, rec.Value)
 	if err != nil {
 		return nil, err
 	}
-	c.raw, c.chain = rec.Value, chain
-	r.decoded[key] = c
+	ki.raw, ki.chain = rec.Value, chain
 	return chain, nil
 }
 
@@ -129,9 +133,16 @@ func decodeChain(key string, raw []byte) ([]link, error) {
 	return chain, nil
 }
 
-// saveChain stores chain as key's versions.
-func saveChain(e env.Env, key string, chain []link) error {
-	return put(e, chainKey(key), encodeChain(chain))
+// storeChain stores chain as key's versions, and keeps it as ki's decoded
+// chain, so the next readChain need not decode what was just encoded. The
+// caller must not modify chain afterwards.
+func (r *Replica) storeChain(e env.Env, ki *keyInfo, chain []link) error {
+	rec := encodeChain(chain)
+	if err := put(e, ki.stored, rec); err != nil {
+		return err
+	}
+	ki.raw, ki.chain = rec.Value, chain
+	return nil
 }
 
 // put writes key. Storage failure is fail-stop (doc.go, "Storage
@@ -171,10 +182,16 @@ func chainIndex(chain []link, v wire.Version) int {
 	return i
 }
 
-// chainInsert adds l to chain (which must not hold its version).
+// chainInsert returns chain with l added (chain must not hold its
+// version). It leaves chain as it was (it may be readChain's), and the new
+// link holds its own copy of the value, as a decoded one does.
 func chainInsert(chain []link, l link) []link {
 	i, _ := slices.BinarySearchFunc(chain, l.Version, linkCmp)
-	return slices.Insert(chain, i, l)
+	l.Value = bytes.Clone(l.Value)
+	out := make([]link, 0, len(chain)+1)
+	out = append(out, chain[:i]...)
+	out = append(out, l)
+	return append(out, chain[i:]...)
 }
 
 // applied reports whether chain holds v as an applied version.
