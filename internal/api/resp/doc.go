@@ -163,6 +163,9 @@
 //	    Sets this connection's default levels (wire.ParseLevel names, or
 //	    DEFAULT for the keyspace's); with no arguments replies
 //	    [READ, level, WRITE, level]. Initially Config.Read and Config.Write.
+//	    The keyspace's protocol decides which levels it accepts: a quorum
+//	    keyspace with write_order query refuses a level whose replicas can
+//	    miss a set of its read level (quorum doc.go, "Write order").
 //	LC.KEYSPACE [name]
 //	    Sets this connection's keyspace, or replies it. Initially
 //	    Config.Keyspace. A name not in Config.Keyspaces (when set) is

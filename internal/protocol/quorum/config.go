@@ -48,13 +48,17 @@ type Config struct {
 	// writes and reads; "query" first asks a read-level set of replicas
 	// for the key's highest version and stamps above it (ABD), costing
 	// one more round trip per write but no commit wait on writes or reads,
-	// and no reliance on the clock bound for ordering; "auto" picks
-	// "query" when, from every region with replicas, the read-level and
-	// write-level round trips together (mean delays of the world, which
-	// every node knows) are shorter than max(write round trip, 2δ), and
-	// "clock" otherwise. One order holds for the whole keyspace: a clock
-	// write could be stamped below a query write that completed before
-	// it. Default auto.
+	// and no reliance on the clock bound for ordering; under it, request
+	// levels whose sets can miss a read-level set are refused (doc.go).
+	// "auto" picks "query" when, from every region with replicas, every
+	// write-level replica set also satisfies the read level, and the
+	// read-level and write-level round trips together (mean delays of
+	// the world, which every node knows) are no longer than max(write
+	// round trip, 2δ); "clock" otherwise. One order holds for the whole
+	// keyspace and every node: a clock write could be stamped below a
+	// query write or read that completed before it, so changing it (or
+	// the world's delays, under auto) takes a full-cluster restart.
+	// Default auto.
 	WriteOrder string `yaml:"write_order"`
 
 	// ignoreCond makes a replica apply conditional writes without
@@ -65,6 +69,10 @@ type Config struct {
 	// still no commit wait (tests only: it shows the round is what orders
 	// them).
 	skipQuery bool
+	// anyLevel makes a query-ordered keyspace accept request levels whose
+	// sets can miss a query's (tests only: it shows the refusal is what
+	// keeps them from breaking the order).
+	anyLevel bool
 }
 
 // Write orders (Config.WriteOrder).

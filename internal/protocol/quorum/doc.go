@@ -66,15 +66,41 @@
 //     sender's clock does not enter (TestTeethQueryOrderNeedsQuery: one
 //     clock 300 ms behind, linearizable; skip the query, rejected).
 //
-// The two must not be mixed in one keyspace: a query write finishes one
-// write round trip after its stamp, so a clock write beginning right after
-// it may, within the clock bound, be stamped below it. (Mixing is safe
-// only where the write round trip is at least 2δ, and there clock order
-// costs no wait anyway.) write_order auto (the default) picks per keyspace,
-// from the world's mean delays every node knows: query when, from every
-// region with replicas, R's round trip plus W's is at most max(W's round
-// trip, 2δ), clock otherwise (Keyspace.QueryOrdered). A single-node
-// cluster does neither: one HLC orders every version, with no wait.
+// The two must not be mixed in one keyspace: a query write, or a query
+// read, answers without waiting, soon after the stamp of the version it
+// returns, so a clock write beginning right after it may, within the
+// clock bound, be stamped below it. Every node must therefore run the
+// same order: write_order is a keyspace setting, resolved from the shared
+// cluster configuration, and changing it, or under auto the world's
+// delays that decide it, takes a full-cluster restart, never a rolling
+// one. write_order auto (the default) picks per keyspace, from the
+// world's mean delays every node knows: query when, from every region
+// with replicas, (1) every replica set that satisfies W also satisfies R
+// (covers: a W-set that omits as many of a region's replicas as it can
+// still holds R's minimum there, and W's count is at least R's), so the
+// query needs no replica the write does not and writes stay as available
+// as with clock order — ALL/ONE and QUORUM/ONE keep the clock, since one
+// replica down would time out every write — and (2) R's round trip plus
+// W's is at most max(W's round trip, 2δ); clock otherwise
+// (Keyspace.QueryOrdered). With ONE or LOCAL_ONE reads and a W that
+// covers them the query is the coordinator's own replica (round trip 0),
+// so auto picks it on a WAN too: writes cost what they did, and reads
+// never wait. A single-node cluster does neither: one HLC orders every
+// version, with no wait.
+//
+// Per-request levels under query order. The query uses the keyspace's
+// read level R, so a request at another level must keep its version
+// where later queries look, or it breaks the order for every client (a
+// ONE write whose copies to the others are lost completes on one replica
+// that a later write's query can miss; that write is stamped below it,
+// and later reads return the older value: TestQueryOrderPerRequestLevel).
+// A query-ordered keyspace refuses with ErrInvalid a write whose level's
+// sets can be disjoint from an R-set (from any two coordinator regions),
+// when R and W give regular or linearizable; and a read whose level's
+// sets can be disjoint from an R-set, when they give linearizable (its
+// blocking repair leaves the version on its set, which later queries must
+// meet). The keyspace's own levels always pass; with clock order every
+// level is accepted, as before.
 //
 // What each level costs, with RTT(L) the round trip from the coordinator
 // to the farthest member of the nearest replica set satisfying level L
@@ -89,7 +115,10 @@
 //   - Write, query: RTT(R) + RTT(W), no wait: one more round trip than the
 //     replication needs, which beats the wait only when RTT(R) + RTT(W) is
 //     under 2δ (a cluster whose round trips are well under δ, such as one
-//     on loopback). Fast-path writes (ONE, LOCAL_ONE) query too.
+//     on loopback). Fast-path writes (ONE, LOCAL_ONE) query too. Its
+//     availability is that of R and W together: it needs a live R-set,
+//     then a live W-set, and WriteTimeout covers both rounds (auto picks
+//     query only where every W-set is an R-set).
 //   - Read: RTT(R), plus one more round trip to the stale replicas that
 //     answered when they must be repaired (RTT(R) again at most), plus,
 //     with clock order only, what is left of 2δ since the returned
@@ -165,7 +194,8 @@
 // one clock is 300 ms behind with δ = 2 ms (TestTeethSkewBeyondBound),
 // and keeping it with query order (TestTeethQueryOrderNeedsQuery).
 // TestSwarmQueryOrder runs the seeded fault swarm with query order for
-// every level pair.
+// every level pair, with clocks up to 300 ms off, where skipping the
+// query fails (TestTeethSwarmQueryOrderNeedsQuery).
 //
 // # Conditional writes
 //

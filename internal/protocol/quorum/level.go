@@ -89,6 +89,28 @@ func canBeDisjoint(a, b need, perRegion []int) bool {
 	return spare >= max(0, a.total-amin)+max(0, b.total-bmin)
 }
 
+// covers reports whether every response set satisfying w, from a
+// coordinator in region local, also satisfies r from there: the replicas
+// that can complete a w-level round can always complete an r-level one.
+// A minimal w-set holds at least max(w.min[x], w.total − (replicas
+// outside x)) replicas of region x and w.total in all; r is covered when
+// that meets r.min[x] in every region and w.total ≥ r.total.
+func covers(w, r need, perRegion []int) bool {
+	if w.total < r.total {
+		return false
+	}
+	n := 0
+	for _, c := range perRegion {
+		n += c
+	}
+	for x, c := range perRegion {
+		if max(w.min[x], w.total-(n-c)) < r.min[x] {
+			return false
+		}
+	}
+	return true
+}
+
 // Guarantee is what a read level and a write level give together.
 type Guarantee uint8
 
@@ -129,9 +151,12 @@ func (g Guarantee) Model() string {
 }
 
 // GuaranteeOf returns the guarantee of reads at level read and writes at
-// level write, for clients in any region with a replica, under the clock
-// assumption of doc.go (every clock within MaxClockOffset of true time).
-// Levels invalid for the layout yield an error.
+// level write, for clients in any region with a replica. With clock write
+// order it rests on the clock assumption of doc.go (every clock within
+// MaxClockOffset of true time); with query order it does not (only a
+// restarted coordinator's fresh versions do: doc.go, "Write order"), as
+// long as requests use levels the keyspace accepts. Levels invalid for
+// the layout yield an error.
 func GuaranteeOf(perRegion []int, read, write wire.Level) (Guarantee, error) {
 	rw, rr := true, true // every read set overlaps every write / read set
 	for ra := range perRegion {

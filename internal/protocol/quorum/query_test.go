@@ -11,23 +11,39 @@ import (
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
-// queryOrdered is swarmConfig with query-ordered writes.
-func queryOrdered(tb testing.TB, seed uint64, read, write wire.Level) scenario.Config {
+// queryOrdered is swarmConfig with query-ordered writes and clocks up to
+// 300ms from true time, far beyond the 2ms bound, so clock order would
+// break (TestTeethSwarmQueryOrderNeedsQuery): the history is checked
+// against GuaranteeOf's model for the levels, not auto's, which gives up
+// the claims that rest on the bound. skip drops the query round
+// (UnsafeSkipQuery).
+func queryOrdered(tb testing.TB, seed uint64, read, write wire.Level, skip bool) scenario.Config {
 	c := swarmConfig(tb, seed, read, write)
-	c.Settings.(*quorum.Config).WriteOrder = quorum.WriteOrderQuery
+	qc := c.Settings.(*quorum.Config)
+	qc.WriteOrder = quorum.WriteOrderQuery
+	if skip {
+		quorum.UnsafeSkipQuery(qc)
+	}
+	c.Clock = scenario.Clock{MaxOffset: 300 * time.Millisecond, MaxDriftPPM: 100}
+	g, err := quorum.GuaranteeOf(qc.ReplicasPerRegion.Expand(3, 1), read, write)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.Check = g.Model()
 	return c
 }
 
 // TestSwarmQueryOrder runs TestSwarm's seeded fault runs with
 // query-ordered writes (write_order: query: no commit wait on writes or
-// reads) for every read/write level combination, each history checked
-// against the guarantee GuaranteeOf claims (doc.go, "Write order").
+// reads) and clocks up to 300ms off, for every read/write level
+// combination, each history checked against the guarantee GuaranteeOf
+// claims (doc.go, "Write order").
 func TestSwarmQueryOrder(t *testing.T) {
 	for _, r := range wire.Levels() {
 		for _, w := range wire.Levels() {
 			t.Run(r.String()+"-"+w.String(), func(t *testing.T) {
 				simtest.Swarm{Seeds: 4, Short: 1, Config: func(tb testing.TB, seed uint64) scenario.Config {
-					return queryOrdered(tb, seed, r, w)
+					return queryOrdered(tb, seed, r, w, false)
 				}}.Run(t)
 			})
 		}
@@ -38,8 +54,23 @@ func TestSwarmQueryOrder(t *testing.T) {
 // more of them: the combination the mode is for.
 func TestSwarmQueryOrderQuorum(t *testing.T) {
 	simtest.Swarm{Seeds: 64, Short: 8, Config: func(tb testing.TB, seed uint64) scenario.Config {
-		return queryOrdered(tb, seed, wire.Quorum, wire.Quorum)
+		return queryOrdered(tb, seed, wire.Quorum, wire.Quorum, false)
 	}}.Run(t)
+}
+
+// TestTeethSwarmQueryOrderNeedsQuery: under queryOrdered's clocks (up to
+// 300ms off) the swarm's checker rejects query-ordered writes that skip
+// their query round, so TestSwarmQueryOrder's passing runs owe it to the
+// query, not to clocks too close to matter.
+func TestTeethSwarmQueryOrderNeedsQuery(t *testing.T) {
+	for _, p := range [][2]wire.Level{{wire.Quorum, wire.Quorum}, {wire.All, wire.One}} {
+		t.Run(p[0].String()+"-"+p[1].String(), func(t *testing.T) {
+			gen := func(skip bool) simtest.Generator {
+				return func(tb testing.TB, seed uint64) scenario.Config { return queryOrdered(tb, seed, p[0], p[1], skip) }
+			}
+			simtest.Teeth{Seeds: 200, Unsafe: gen(true), Safe: gen(false), SafeSeeds: 4}.Run(t)
+		})
+	}
 }
 
 // skewedQuery is skewed (one clock 300ms behind, far beyond the 2ms
@@ -69,7 +100,7 @@ func TestTeethQueryOrderNeedsQuery(t *testing.T) {
 // TestQueryOrderDeterministic: one seed of query-ordered writes with
 // every fault runs twice to the same trace.
 func TestQueryOrderDeterministic(t *testing.T) {
-	c := queryOrdered(t, 7, wire.Quorum, wire.Quorum)
+	c := queryOrdered(t, 7, wire.Quorum, wire.Quorum, false)
 	c.RandomFaults = true
 	a := simtest.Deterministic(t, c)
 	if a.Ops < 20 {
@@ -77,9 +108,10 @@ func TestQueryOrderDeterministic(t *testing.T) {
 	}
 }
 
-// TestWriteOrderAuto: auto picks the query round where a read round trip
-// plus a write round trip beat max(write round trip, 2δ), the same at
-// every node (it reads only the world and the settings).
+// TestWriteOrderAuto: auto picks the query round where every write-level
+// set also satisfies the read level and a read round trip plus a write
+// round trip are at most max(write round trip, 2δ), the same at every
+// node (it reads only the world and the settings).
 func TestWriteOrderAuto(t *testing.T) {
 	zero, err := topo.Parse([]byte(`
 name: loop3
@@ -124,6 +156,25 @@ links:
 		{world: preset("local3"), order: "query", read: wire.Quorum, write: wire.Quorum, want: true},
 		// meteor3: the round trips are ~100ms, the commit wait 4ms.
 		{world: preset("meteor3"), order: "auto", read: wire.Quorum, write: wire.Quorum, want: false},
+		// ALL reads, ONE writes: the query would need every replica where
+		// the write needs one (one replica down: every write times out),
+		// so auto keeps the clock even where the query is faster; query
+		// order must be asked for.
+		{world: zero, order: "auto", read: wire.All, write: wire.One, want: false},
+		{world: preset("local3"), order: "auto", read: wire.All, write: wire.One, want: false},
+		{world: preset("local3"), order: "auto", read: wire.Quorum, write: wire.One, want: false},
+		{world: preset("local3"), order: "query", read: wire.All, write: wire.One, want: true},
+		// ONE and LOCAL_ONE reads: the query is the coordinator's own
+		// replica (round trip 0), needs no replica an ALL or QUORUM write
+		// does not, and spares reads the commit wait, so auto picks it on
+		// a WAN too (the write costs its own round trip either way).
+		{world: preset("meteor3"), order: "auto", read: wire.One, write: wire.All, want: true},
+		{world: preset("meteor3"), order: "auto", read: wire.LocalOne, write: wire.All, want: true},
+		{world: preset("meteor3"), order: "auto", read: wire.One, write: wire.Quorum, want: true},
+		{world: preset("local3"), order: "auto", read: wire.One, write: wire.All, want: true},
+		// LOCAL_ONE reads, QUORUM writes: a QUORUM set can leave out the
+		// coordinator's region, whose replica the query needs.
+		{world: preset("meteor3"), order: "auto", read: wire.LocalOne, write: wire.Quorum, want: false},
 	} {
 		cfg := quorum.Config{Read: tc.read, Write: tc.write, WriteOrder: tc.order, MaxClockOffset: tc.offset, NoCommitWait: tc.noWait}
 		ks, err := quorum.NewKeyspace(topo.NewTopology(tc.world), cfg)

@@ -71,13 +71,18 @@ func (k *registered) Describe() string {
 	return d
 }
 
+// Floor: a read's level's round trip; a write's, plus the read level's
+// under query order (the query round comes first).
 func (k *registered) Floor(region int, op protocol.Op, oneWay func(a, b int) time.Duration) time.Duration {
 	c := k.Config()
-	l := c.Read
-	if op == protocol.Write {
-		l = c.Write
+	if op != protocol.Write {
+		return Floor(c.ReplicasPerRegion, c.Read, region, oneWay)
 	}
-	return Floor(c.ReplicasPerRegion, l, region, oneWay)
+	f := Floor(c.ReplicasPerRegion, c.Write, region, oneWay)
+	if k.QueryOrdered() {
+		f += Floor(c.ReplicasPerRegion, c.Read, region, oneWay)
+	}
+	return f
 }
 
 // Load: a quorum replica stores a key's newest record as is.

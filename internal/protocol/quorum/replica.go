@@ -25,6 +25,8 @@ type Keyspace struct {
 	// query: writes are query-ordered (Config.WriteOrder, resolved; never
 	// on a single node, whose one HLC orders every version).
 	query bool
+	// guarantee is GuaranteeOf the keyspace's levels, when query.
+	guarantee Guarantee
 }
 
 // NewKeyspace validates cfg for topology t.
@@ -44,15 +46,70 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 			ks.commitWaitNs = 2 * int64(cfg.MaxClockOffset)
 		}
 	}
+	if ks.query {
+		g, err := GuaranteeOf(cfg.ReplicasPerRegion, cfg.Read, cfg.Write)
+		if err != nil {
+			return nil, err
+		}
+		ks.guarantee = g
+	}
 	return ks, nil
+}
+
+// queryNeed is what a query round needs from a coordinator in region reg:
+// the keyspace's read level, whose sets meet every set a completed write
+// or read left its version on (doc.go, "Write order"); QUORUM where the
+// read level is unusable (a region without replicas and a LOCAL_ level).
+func queryNeed(cfg Config, reg int) need {
+	nd, err := requirement(cfg.Read, cfg.ReplicasPerRegion, reg)
+	if err != nil {
+		nd, _ = requirement(wire.Quorum, cfg.ReplicasPerRegion, reg)
+	}
+	return nd
+}
+
+// queryRefusal is why a query-ordered keyspace refuses level l for reads
+// (read) or writes from a coordinator in region reg, or nil. A query
+// orders a write only after the operations whose sets it meets (doc.go,
+// "Write order"), so a request at a level whose set can miss some
+// region's query set would let later writes be stamped below it, breaking
+// the guarantee of the keyspace's own levels for every client. Writes are
+// checked when the keyspace's reads see completed writes (regular or
+// linearizable): the write's set must meet every query set. Reads are
+// checked when the keyspace is linearizable: a read's repair leaves its
+// version on its set, which must meet every later query. The keyspace's
+// own levels always pass (GuaranteeOf's intersections).
+func (k *Keyspace) queryRefusal(l wire.Level, read bool, reg int) error {
+	if !k.query || k.cfg.anyLevel || read && k.guarantee < Linearizable || !read && k.guarantee < Regular {
+		return nil
+	}
+	nd, err := requirement(l, k.cfg.ReplicasPerRegion, reg)
+	if err != nil {
+		return nil // refused as invalid anyway
+	}
+	for b := range k.cfg.ReplicasPerRegion {
+		if canBeDisjoint(nd, queryNeed(k.cfg, b), k.cfg.ReplicasPerRegion) {
+			what := "write"
+			if read {
+				what = "read"
+			}
+			return fmt.Errorf("quorum: this keyspace orders writes by a query at its read level %s (write_order query; read %s, write %s), "+
+				"and a %s at level %s can miss a query's replicas, letting later writes order below it; use a level whose replicas always meet a %s set (or the keyspace's own)",
+				k.cfg.Read, k.cfg.Read, k.cfg.Write, what, l, k.cfg.Read)
+		}
+	}
+	return nil
 }
 
 // queryIsFaster is write_order auto's choice, the same at every node (it
 // reads only the topology and the settings): query-ordered writes when,
-// from every region with replicas, a read-level round trip plus a
-// write-level one (the query, then the write) costs no more than a
-// clock-ordered write, max(write round trip, 2δ), the commit wait running
-// from the version's stamp alongside the round trip. A tie goes to the
+// from every region with replicas, (1) every replica set that satisfies
+// the write level also satisfies the read level (covers), so the query
+// needs no replica the write would not, and a write is as available as
+// with clock order; and (2) a read-level round trip plus a write-level
+// one (the query, then the write) costs no more than a clock-ordered
+// write, max(write round trip, 2δ), the commit wait running from the
+// version's stamp alongside the round trip. A tie goes to the
 // query: its reads do not wait either, its order does not rest on the
 // clock bound, and where the world's delays overstate the real ones (a
 // world run on loopback without WAN emulation) its round trips shrink
@@ -67,6 +124,14 @@ func queryIsFaster(t *topo.Topology, cfg Config) bool {
 	for reg, n := range cfg.ReplicasPerRegion {
 		if n == 0 {
 			continue
+		}
+		rn, err := requirement(cfg.Read, cfg.ReplicasPerRegion, reg)
+		if err != nil {
+			return false
+		}
+		wn, err := requirement(cfg.Write, cfg.ReplicasPerRegion, reg)
+		if err != nil || !covers(wn, rn, cfg.ReplicasPerRegion) {
+			return false
 		}
 		rd := Floor(cfg.ReplicasPerRegion, cfg.Read, reg, oneWay)
 		wr := Floor(cfg.ReplicasPerRegion, cfg.Write, reg, oneWay)
@@ -119,10 +184,12 @@ type Replica struct {
 	// error that makes l unusable here), computed once.
 	needs    [wire.All + 1]need
 	needErrs [wire.All + 1]error
-	// queryNeed is what a query-ordered write's query round needs: the
-	// keyspace's read level, whose sets meet every set a completed write
-	// or read left its version on (doc.go, "Write order").
+	// queryNeed is what a query-ordered write's query round needs here
+	// (the function of that name).
 	queryNeed need
+	// queryErrs[0][l], queryErrs[1][l]: why a write, a read, at level l
+	// is refused here under query order (Keyspace.queryRefusal), or nil.
+	queryErrs [2][wire.All + 1]error
 	scratch   []wire.NodeID
 	// ownsRegion: this node is its region's only node and the region
 	// keeps a replica of every key, so it holds every key's replica here
@@ -137,12 +204,11 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	for _, l := range wire.Levels() {
 		r.needs[l], r.needErrs[l] = requirement(l, ks.cfg.ReplicasPerRegion, r.region)
 	}
-	// Validate made the read level usable from every region with
-	// replicas; a coordinator in a region without any asks the nearest.
-	r.queryNeed, _ = requirement(ks.cfg.Read, ks.cfg.ReplicasPerRegion, r.region)
-	if r.queryNeed.min == nil {
-		r.queryNeed, _ = requirement(wire.Quorum, ks.cfg.ReplicasPerRegion, r.region)
+	for _, l := range wire.Levels() {
+		r.queryErrs[0][l] = ks.queryRefusal(l, false, r.region)
+		r.queryErrs[1][l] = ks.queryRefusal(l, true, r.region)
 	}
+	r.queryNeed = queryNeed(ks.cfg, r.region)
 	r.ownsRegion = len(t.ByRegion[r.region]) == 1 && ks.cfg.ReplicasPerRegion[r.region] > 0
 	return r
 }
@@ -234,6 +300,9 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 		return
 	}
 	nd, err := r.needs[level], r.needErrs[level]
+	if err == nil && !req.Cond {
+		err = r.queryErrs[b2i(isRead)][level]
+	}
 	if err != nil {
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: err.Error()}})
 		return
@@ -258,6 +327,13 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 	} else {
 		r.startWrite(e, o)
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // selfSuffices reports whether this node's own replica of key satisfies nd

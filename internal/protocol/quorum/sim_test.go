@@ -57,8 +57,10 @@ func swarmConfig(t testing.TB, seed uint64, read, write wire.Level) scenario.Con
 			Read:              read, Write: write,
 			MaxClockOffset: offset,
 			ReadTimeout:    time.Second, WriteTimeout: time.Second,
-			// Clock order (auto's choice on this world too), which
-			// TestTeethSkewBeyondBound needs; queryOrdered switches.
+			// Clock order (auto's choice on this world too, except for
+			// ONE reads and LOCAL_ONE reads a write level covers, whose
+			// query is free), which TestTeethSkewBeyondBound needs;
+			// queryOrdered switches.
 			WriteOrder: quorum.WriteOrderClock,
 		},
 		Workload:      wl,

@@ -31,7 +31,9 @@ const (
 // Consistency is a per-request consistency level in Cassandra's
 // vocabulary. Each keyspace's replication protocol documents which levels
 // it honours and what each guarantees; a level the protocol does not
-// support fails with INVALID_ARGUMENT.
+// support fails with INVALID_ARGUMENT. A quorum keyspace with
+// write_order query also refuses a level whose replicas can miss a
+// set of its read level (internal/protocol/quorum/doc.go, "Write order").
 type Consistency int32
 
 const (

@@ -4,4 +4,4 @@ package lightconev1
 
 // ProtoSHA256 is the SHA-256 of proto/lightcone/v1/lightcone.proto, carriage
 // returns removed, that the code in this package was generated from.
-const ProtoSHA256 = "a36fe229146f4a61fdb24031d8511a999a1973d42b90072b5f048773810f5244"
+const ProtoSHA256 = "8cec5af1df85a3fb221bca7242ed09cc36fc80b7607cad595141195b8bff6bad"
