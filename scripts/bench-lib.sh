@@ -179,7 +179,8 @@ cluster_ready() {
 
 # start_lightcone3 BIN DIR SYNC [YAML...]: three nodes a-0, b-0, c-0 of the
 # local3 world on loopback (no WAN emulation), the default keyspace quorum
-# with one replica per region at QUORUM/QUORUM, each YAML line appended to the
+# with one replica per region at QUORUM/QUORUM and write_order auto (query
+# order on local3: no 2δ commit wait), each YAML line appended to the
 # cluster file (e.g. a keyspaces list); sets PORTS (RESP, space-separated)
 # and GRPCS (comma-separated).
 PORTS=""
@@ -202,7 +203,7 @@ start_lightcone3() {
 				done
 				printf '}\n'
 			done
-			printf 'keyspace: {protocol: quorum, replicas_per_region: 1}\nread: QUORUM\nwrite: QUORUM\nsync: %s\n' "$sync"
+			printf 'keyspace: {protocol: quorum, replicas_per_region: 1, write_order: auto}\nread: QUORUM\nwrite: QUORUM\nsync: %s\n' "$sync"
 			for line in "$@"; do printf '%s\n' "$line"; done
 		} >"$dir/cluster.yaml"
 		for n in a-0 b-0 c-0; do

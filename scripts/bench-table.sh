@@ -14,7 +14,8 @@
 #   etcd1     etcd, one member, default settings (fsyncs its WAL before a commit)
 #   lc3       three lightcone servers --sync always, world local3 on loopback
 #             (no WAN emulation): default keyspace quorum, one replica per
-#             region, QUORUM/QUORUM; keyspace "lease" (protocol lease, defaults)
+#             region, QUORUM/QUORUM, write_order auto; keyspace "lease"
+#             (protocol lease, defaults)
 #   etcd3     etcd, three members on loopback
 #   sim       the simulator's Go benchmark (test binary built once)
 # Rows (ROWS picks them; the goals are issue 17's):

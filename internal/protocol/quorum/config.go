@@ -58,7 +58,8 @@ type Config struct {
 	// keyspace and every node: a clock write could be stamped below a
 	// query write or read that completed before it, so changing it (or
 	// the world's delays, under auto) takes a full-cluster restart.
-	// Default auto.
+	// Default clock: it accepts every per-request level, and an existing
+	// cluster keeps its order; auto and query are chosen explicitly.
 	WriteOrder string `yaml:"write_order"`
 
 	// ignoreCond makes a replica apply conditional writes without
@@ -104,7 +105,7 @@ func (c *Config) EnsureDefaults(regions int) {
 		c.MaxClockOffset = DefaultMaxClockOffset
 	}
 	if c.WriteOrder == "" {
-		c.WriteOrder = WriteOrderAuto
+		c.WriteOrder = WriteOrderClock
 	}
 }
 

@@ -73,7 +73,7 @@
 // same order: write_order is a keyspace setting, resolved from the shared
 // cluster configuration, and changing it, or under auto the world's
 // delays that decide it, takes a full-cluster restart, never a rolling
-// one. write_order auto (the default) picks per keyspace, from the
+// one. write_order auto picks per keyspace, from the
 // world's mean delays every node knows: query when, from every region
 // with replicas, (1) every replica set that satisfies W also satisfies R
 // (covers: a W-set that omits as many of a region's replicas as it can
