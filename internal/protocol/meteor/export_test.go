@@ -9,3 +9,9 @@ func UnsafeAcceptLateWrites(c *Config) { c.acceptLate = true }
 // their clock, not those up to the closure their statuses promised ahead of
 // it (ClosureLead), breaking that promise (teeth tests only).
 func UnsafeRefuseByClock(c *Config) { c.clockOnly = true }
+
+// MaxKeyInfos is the bound of a replica's key cache (versions.go).
+const MaxKeyInfos = maxKeyInfos
+
+// KeyInfos is how many keys replica r caches.
+func KeyInfos(r *Replica) int { return len(r.keys) }

@@ -79,11 +79,23 @@ type keyInfo struct {
 	chain    []link
 }
 
+// maxKeyInfos bounds the keyInfo cache: a node that sees many keys (a
+// random-key workload, clients asking for absent keys, peers' pulls and
+// statuses) would otherwise keep an entry, and each written key's chain
+// twice (stored and decoded), for every key it ever saw. When it is full
+// the whole cache is dropped: nothing in it is durable or changes an
+// answer (readChain checks the stored bytes), holders of an old entry
+// keep a valid one, and dropping everything depends on no map order.
+const maxKeyInfos = 4096
+
 // key returns key's keyInfo. Its slices are shared: callers must not
 // modify them.
 func (r *Replica) key(key string) *keyInfo {
 	ki := r.keys[key]
 	if ki == nil {
+		if len(r.keys) >= maxKeyInfos {
+			clear(r.keys)
+		}
 		ki = &keyInfo{replicas: r.ks.Replicas(nil, key), stored: chainKey(key)}
 		ki.ranked = slices.Clone(ki.replicas)
 		slices.SortFunc(ki.ranked, func(a, b wire.NodeID) int { return r.rank[a] - r.rank[b] })
