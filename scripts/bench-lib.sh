@@ -1,7 +1,12 @@
 # bench-lib.sh: what the benchmark scripts share (bench.sh, bench-table.sh,
-# bench-redis.sh, bench-resp-ab.sh). Source it after defining log(), die()
-# and KEEP; it makes WORK (a temp dir named after $1), traps EXIT, INT and
+# bench-redis.sh, bench-resp-ab.sh). Source it with the script's name as $1,
+# after setting KEEP; it sets REPO (the repository's root), checks that go is
+# installed, makes WORK (a temp dir named after $1), traps EXIT, INT and
 # TERM to stop the servers and remove WORK (kept with KEEP=1), and defines:
+#   log MSG, die MSG     a "[$1] MSG" line on stderr; die exits 2 after it
+#   tree_rev             the work tree's short HEAD, "+dirty" if Go code changed
+#   build_base REV       lightcone of git revision REV (git archive) built to
+#                        $WORK/lightcone-base; sets BASE_REV (its short hash)
 #   free_port            PORT: a loopback port below the ephemeral range, unused
 #   ready CHECK...       wait until CHECK succeeds while the servers run
 #   pong PORT            redis-cli PING answers PONG
@@ -20,6 +25,31 @@
 #                        setting lo and hi to their min and max
 # Each start_* retries taken ports; on failure it prints the log's tail and dies.
 # shellcheck shell=bash
+
+BENCH_NAME="$1"
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+log() { printf '[%s] %s\n' "$BENCH_NAME" "$*" >&2; }
+die() {
+	log "error: $*"
+	exit 2
+}
+command -v go >/dev/null 2>&1 || die "go not found"
+
+tree_rev() {
+	local rev
+	rev="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')"
+	[[ -z "$(git -C "$REPO" status --porcelain -- '*.go' go.mod go.sum 2>/dev/null)" ]] || rev+="+dirty"
+	printf '%s\n' "$rev"
+}
+
+BASE_REV=""
+build_base() {
+	BASE_REV="$(git -C "$REPO" rev-parse --short "$1")"
+	log "building base $1 ($BASE_REV)"
+	rm -rf "$WORK/src" && mkdir -p "$WORK/src"
+	git -C "$REPO" archive "$1" | tar -x -C "$WORK/src"
+	(cd "$WORK/src" && go build -o "$WORK/lightcone-base" ./cmd/lightcone)
+}
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")"
 SERVER_PID=""  # the server started last

@@ -40,16 +40,6 @@ REF="${REF:-}"
 QUIET_WAIT="${QUIET_WAIT:-120}"
 QUIET_PCT="${QUIET_PCT:-15}"
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-
-log() { printf '[bench-redis] %s\n' "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 2
-}
-
-command -v go >/dev/null 2>&1 || die "go not found"
-
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench-redis
 need_redis
@@ -155,10 +145,7 @@ if [[ -n "$REF" ]]; then
 	LC_REV="$(git -C "$REPO" rev-parse --short "$REF")"
 else
 	SRC="$REPO"
-	LC_REV="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')"
-	if [[ -n "$(git -C "$REPO" status --porcelain -- '*.go' go.mod go.sum 2>/dev/null)" ]]; then
-		LC_REV+="+dirty"
-	fi
+	LC_REV="$(tree_rev)"
 fi
 log "building lightcone ($LC_REV) into $WORK"
 (cd "$SRC" && go build -o "$LC" ./cmd/lightcone)

@@ -33,14 +33,6 @@ TESTS="${TESTS:-get,set}"
 KEEP="${KEEP:-0}"
 LC_ENV="${LC_ENV:-}"
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-log() { printf '[bench-resp-ab] %s\n' "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 2
-}
-command -v go >/dev/null 2>&1 || die "go not found"
-
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench-resp-ab
 need_redis
@@ -60,15 +52,9 @@ start() {
 TARGETS=(redis tree)
 log "building the work tree"
 (cd "$REPO" && go build -o "$WORK/lightcone-tree" ./cmd/lightcone)
-TREE_REV="$(git -C "$REPO" rev-parse --short HEAD)"
-[[ -z "$(git -C "$REPO" status --porcelain -- '*.go' 2>/dev/null)" ]] || TREE_REV+="+dirty"
-BASE_REV=""
+TREE_REV="$(tree_rev)"
 if [[ -n "$BASE" ]]; then
-	BASE_REV="$(git -C "$REPO" rev-parse --short "$BASE")"
-	log "building base $BASE ($BASE_REV)"
-	mkdir -p "$WORK/src"
-	git -C "$REPO" archive "$BASE" | tar -x -C "$WORK/src"
-	(cd "$WORK/src" && go build -o "$WORK/lightcone-base" ./cmd/lightcone)
+	build_base "$BASE"
 	TARGETS=(redis base tree)
 fi
 for t in tree base; do

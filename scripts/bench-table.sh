@@ -73,18 +73,10 @@ SIM_BENCHTIME="${SIM_BENCHTIME:-2x}"
 KEEP="${KEEP:-0}"
 OUT="${OUT:-}"
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-log() { printf '[bench-table] %s\n' "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 2
-}
 row() { [[ " $ROWS " == *" $1 "* ]]; }
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench-table
-
-command -v go >/dev/null 2>&1 || die "go not found"
 if row get || row set || row p99 || row ycsb; then need_redis; fi
 if row put || row quorum || row lease; then need_etcd; fi
 command -v curl >/dev/null 2>&1 || die "curl not found"
@@ -112,8 +104,7 @@ log "building lightcone, putload, ycsbload$(row sim && echo ' and the simulator 
 	go build -o "$WORK/ycsbload" ./scripts/ycsbload
 	if row sim; then go test -c -o "$WORK/scenario.test" ./internal/scenario; fi
 )
-REV="$(git -C "$REPO" rev-parse --short HEAD)"
-[[ -z "$(git -C "$REPO" status --porcelain -- '*.go' go.mod go.sum 2>/dev/null)" ]] || REV+="+dirty"
+REV="$(tree_rev)"
 
 RESULTS="$WORK/results.tsv" # round test target rps p50 p99
 : >"$RESULTS"

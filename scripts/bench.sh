@@ -43,21 +43,13 @@ ETCD="${ETCD:-1}"
 KEEP="${KEEP:-0}"
 OUT="${OUT:-}"
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-log() { printf '[bench] %s\n' "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 2
-}
-command -v go >/dev/null 2>&1 || die "go not found"
+# shellcheck source=scripts/bench-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench
+need_redis
 if [[ "$ETCD" == 1 ]] && ! command -v etcd >/dev/null 2>&1; then
 	log "etcd not installed (apt-get install etcd-server): skipping it"
 	ETCD=0
 fi
-
-# shellcheck source=scripts/bench-lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench
-need_redis
 
 # start TARGET: starts it alone and fresh; sets PORT (RESP) and GRPC (gRPC:
 # Lightcone's API, etcd's client port).
@@ -74,15 +66,9 @@ start() {
 TARGETS=(redis tree)
 log "building the work tree and putload"
 (cd "$REPO" && go build -o "$WORK/lightcone-tree" ./cmd/lightcone && go build -o "$WORK/putload" ./scripts/putload)
-TREE_REV="$(git -C "$REPO" rev-parse --short HEAD)"
-[[ -z "$(git -C "$REPO" status --porcelain -- '*.go' 2>/dev/null)" ]] || TREE_REV+="+dirty"
-BASE_REV=""
+TREE_REV="$(tree_rev)"
 if [[ -n "$BASE" ]]; then
-	BASE_REV="$(git -C "$REPO" rev-parse --short "$BASE")"
-	log "building base $BASE ($BASE_REV)"
-	mkdir -p "$WORK/src"
-	git -C "$REPO" archive "$BASE" | tar -x -C "$WORK/src"
-	(cd "$WORK/src" && go build -o "$WORK/lightcone-base" ./cmd/lightcone)
+	build_base "$BASE"
 	TARGETS+=(base)
 fi
 [[ "$ETCD" == 1 ]] && TARGETS+=(etcd)
