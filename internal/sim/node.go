@@ -102,7 +102,7 @@ func (n *node) SetTimer(d time.Duration, payload any) env.TimerID {
 	// d is measured on this node's clock, which runs at 1+drift of true time.
 	// Round up, so the node's clock has advanced by at least d when it fires.
 	trueD := int64(math.Ceil(float64(d) / (1 + n.driftPPM/1e6)))
-	n.sim.schedule(event{at: n.sim.now + max(trueD, 0), kind: evTimer, node: n.id, gen: n.gen, timer: id})
+	n.sim.scheduleAfter(event{kind: evTimer, node: n.id, gen: n.gen, timer: id}, max(trueD, 0))
 	return id
 }
 

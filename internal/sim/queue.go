@@ -47,22 +47,40 @@ type event struct {
 // is 4-ary: half as deep as a binary one, and a node's children share a
 // cache line.
 //
-// Beside the heap runs a lane: a FIFO of keys, each at or after the one
-// before it. A new event that comes no earlier than the lane's last joins
-// the lane instead of the heap: clients' timeouts (a request's time plus a
-// fixed wait) all do, so the many long waits pending at any time stay out
-// of the heap, which holds the near events. The next event is the earlier
-// of the heap's top and the lane's head, by (at, seq) as always, so the
-// order is the one a single heap gives.
+// Beside the heap run lanes, one per fixed wait: an event scheduled a
+// fixed time after now (pushAfter: a timer, a client's timeout) joins the
+// lane of its wait, a FIFO, since events scheduled w after a
+// non-decreasing now come in (at, seq) order. Only each lane's head sits
+// in the heap; popping it puts the lane's next key in its place. Most
+// timers are cancelled long before they fire (a gateway's 5 s timeout on a
+// request answered in milliseconds), and they stay queued until then, so
+// without lanes a lease run's heap held ~70k keys, nearly all cancelled
+// timers, and its sift was ~14% of the run; with them it holds about the
+// messages in flight. The order is the one a single heap gives.
 type queue struct {
-	heap []qkey
-	lane []qkey // lane[laneHead:] is the FIFO, in (at, seq) order
-	// laneHead is the index of the lane's first key.
-	laneHead int
-	slab     [][]event // chunks of slabChunk events
-	used     uint32    // slots handed out so far
-	free     []uint32
+	heap  []qkey
+	lanes [numLanes]lane
+	n     int       // events queued
+	slab  [][]event // chunks of slabChunk events
+	used  uint32    // slots handed out so far
+	free  []uint32
 }
+
+// numLanes bounds the lanes: the distinct waits in use at once (a run has
+// a few: clients' timeout, each protocol's request timeouts and periodic
+// timers); an event whose wait has no lane goes to the heap.
+const numLanes = 8
+
+// lane is the FIFO of the events pushed with one wait: keys[head:], in
+// (at, seq) order, keys[head] also in the heap while the lane is not
+// empty.
+type lane struct {
+	wait int64
+	keys []qkey
+	head int
+}
+
+func (l *lane) empty() bool { return l.head == len(l.keys) }
 
 // slabChunk is the number of events in one chunk of the slab: a power of
 // two, so a slot splits into chunk and index with a shift and a mask.
@@ -74,12 +92,14 @@ const (
 // slot is the event in slot i of the slab.
 func (q *queue) slot(i uint32) *event { return &q.slab[i>>slabShift][i&(slabChunk-1)] }
 
-// qkey is an event's place in the heap: its time, its scheduling order
-// and its slot in the slab.
+// qkey is an event's place in the heap: its time, its scheduling order,
+// its slot in the slab, and, for a lane's head, the lane (1 + its index;
+// 0: the event is in the heap alone).
 type qkey struct {
 	at   int64
 	seq  uint64
 	slot uint32
+	lane uint8
 }
 
 func (a qkey) less(b qkey) bool {
@@ -89,20 +109,13 @@ func (a qkey) less(b qkey) bool {
 	return a.seq < b.seq
 }
 
-func (q *queue) len() int { return len(q.heap) + len(q.lane) - q.laneHead }
+func (q *queue) len() int { return q.n }
 
 // next is the time of the earliest event; the queue must not be empty.
-func (q *queue) next() int64 {
-	if q.laneHead == len(q.lane) {
-		return q.heap[0].at
-	}
-	if len(q.heap) == 0 {
-		return q.lane[q.laneHead].at
-	}
-	return min(q.heap[0].at, q.lane[q.laneHead].at)
-}
+func (q *queue) next() int64 { return q.heap[0].at }
 
-func (q *queue) push(e event) {
+// store puts e in a free slot of the slab and returns its key.
+func (q *queue) store(e event) qkey {
 	var slot uint32
 	if n := len(q.free); n > 0 {
 		slot = q.free[n-1]
@@ -115,18 +128,54 @@ func (q *queue) push(e event) {
 		}
 	}
 	*q.slot(slot) = e
-	k := qkey{at: e.at, seq: e.seq, slot: slot}
-	if n := len(q.lane); n == q.laneHead || q.lane[n-1].at <= k.at {
-		// Seqs only grow, so k comes after the lane's last key.
-		if q.laneHead == n && n > 0 {
-			q.lane, q.laneHead = q.lane[:0], 0
-		} else if q.laneHead >= 1024 && q.laneHead*2 >= n {
-			q.lane = q.lane[:copy(q.lane, q.lane[q.laneHead:])]
-			q.laneHead = 0
+	q.n++
+	return qkey{at: e.at, seq: e.seq, slot: slot}
+}
+
+// push queues e in the heap.
+func (q *queue) push(e event) { q.up(q.store(e)) }
+
+// pushAfter queues e, scheduled wait after the current time: in wait's
+// lane if it has one or one is free, else in the heap. A key that would
+// break its lane's order (the caller's time went back, which the
+// simulator's never does) goes to the heap too.
+func (q *queue) pushAfter(e event, wait int64) {
+	k := q.store(e)
+	free := -1
+	for i := range q.lanes {
+		l := &q.lanes[i]
+		if l.empty() {
+			if free < 0 || l.wait == wait {
+				free = i
+			}
+			continue
 		}
-		q.lane = append(q.lane, k)
+		if l.wait != wait {
+			continue
+		}
+		if !l.keys[len(l.keys)-1].less(k) {
+			q.up(k)
+			return
+		}
+		if l.head >= 1024 && l.head*2 >= len(l.keys) {
+			l.keys = l.keys[:copy(l.keys, l.keys[l.head:])]
+			l.head = 0
+		}
+		l.keys = append(l.keys, k)
 		return
 	}
+	if free < 0 {
+		q.up(k)
+		return
+	}
+	l := &q.lanes[free]
+	l.wait, l.keys, l.head = wait, append(l.keys[:0], k), 0
+	k.lane = uint8(free + 1)
+	q.up(k)
+}
+
+// up adds k to the heap.
+func (q *queue) up(k qkey) {
 	q.heap = append(q.heap, k)
 	h := q.heap
 	i := len(h) - 1
@@ -142,39 +191,50 @@ func (q *queue) push(e event) {
 }
 
 func (q *queue) pop() event {
-	if q.laneHead < len(q.lane) && (len(q.heap) == 0 || q.lane[q.laneHead].less(q.heap[0])) {
-		top := q.lane[q.laneHead]
-		q.laneHead++
-		return q.take(top.slot)
-	}
 	h := q.heap
 	top := h[0]
-	last := len(h) - 1
-	k := h[last]
-	h = h[:last]
-	q.heap = h
-	if last > 0 {
-		i := 0
-		for {
-			c := 4*i + 1
-			if c >= last {
-				break
-			}
-			m := c
-			for j := c + 1; j < c+4 && j < last; j++ {
-				if h[j].less(h[m]) {
-					m = j
-				}
-			}
-			if !h[m].less(k) {
-				break
-			}
-			h[i] = h[m]
-			i = m
+	q.n--
+	if top.lane != 0 {
+		l := &q.lanes[top.lane-1]
+		if l.head++; l.head < len(l.keys) {
+			// The lane's next key takes the head's place.
+			k := l.keys[l.head]
+			k.lane = top.lane
+			q.down(k, len(h))
+			return q.take(top.slot)
 		}
-		h[i] = k
+		l.keys, l.head = l.keys[:0], 0
+	}
+	last := len(h) - 1
+	q.heap = h[:last]
+	if last > 0 {
+		q.down(h[last], last)
 	}
 	return q.take(top.slot)
+}
+
+// down puts k at the root of the heap's first n keys and sifts it down.
+func (q *queue) down(k qkey, n int) {
+	h := q.heap[:n]
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		m := c
+		for j := c + 1; j < c+4 && j < n; j++ {
+			if h[j].less(h[m]) {
+				m = j
+			}
+		}
+		if !h[m].less(k) {
+			break
+		}
+		h[i] = h[m]
+		i = m
+	}
+	h[i] = k
 }
 
 // take removes the event in slot from the slab.

@@ -7,9 +7,10 @@ import (
 )
 
 // TestQueueOrder checks the queue against a sorted list: pushes (near
-// events, far ones in the order they would be scheduled, as clients'
-// timeouts are, and events at the current time) mixed with pops always pop
-// the least (at, seq).
+// events, events at the current time, and events a fixed wait from now,
+// as timers and clients' timeouts are: a few common waits, which get
+// lanes, and more distinct ones than there are lanes, which share them or
+// go to the heap) mixed with pops always pop the least (at, seq).
 func TestQueueOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var q queue
@@ -19,17 +20,31 @@ func TestQueueOrder(t *testing.T) {
 	for i := 0; i < 300_000; i++ {
 		if rng.IntN(2) == 0 || len(ref) == 0 {
 			seq++
-			var at int64
-			switch rng.IntN(4) {
+			var e event
+			switch rng.IntN(6) {
 			case 0:
-				at = now + 10_000 // a fixed wait: the lane
+				// A common fixed wait: its lane.
+				wait := [...]int64{10_000, 5_000, 300, 0}[rng.IntN(4)]
+				e = event{at: now + wait, seq: seq}
+				q.pushAfter(e, wait)
 			case 1:
-				at = now
+				// One of more waits than there are lanes.
+				wait := rng.Int64N(3 * numLanes)
+				e = event{at: now + wait, seq: seq}
+				q.pushAfter(e, wait)
+			case 2:
+				// A fixed wait from a time before now, which the
+				// simulator never schedules: the lane must not take it
+				// out of order.
+				e = event{at: now + 5_000 - rng.Int64N(100), seq: seq}
+				q.pushAfter(e, 5_000)
+			case 3:
+				e = event{at: now, seq: seq}
+				q.push(e)
 			default:
-				at = now + rng.Int64N(200)
+				e = event{at: now + rng.Int64N(200), seq: seq}
+				q.push(e)
 			}
-			e := event{at: at, seq: seq}
-			q.push(e)
 			ref = append(ref, e)
 			continue
 		}

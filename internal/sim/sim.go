@@ -221,8 +221,10 @@ func (s *Sim) At(t int64, fn func()) {
 	s.schedule(event{at: max(t, s.now), kind: evFunc, fn: fn})
 }
 
-// After schedules fn d from now.
-func (s *Sim) After(d time.Duration, fn func()) { s.At(s.now+int64(d), fn) }
+// After schedules fn d from now (now, if d is negative).
+func (s *Sim) After(d time.Duration, fn func()) {
+	s.scheduleAfter(event{kind: evFunc, fn: fn}, int64(max(d, 0)))
+}
 
 // Run processes events until the queue is empty or the next event is after
 // until; time then stands at until.
@@ -246,6 +248,14 @@ func (s *Sim) schedule(e event) {
 	s.seq++
 	e.seq = s.seq
 	s.q.push(e)
+}
+
+// scheduleAfter schedules e wait from now: a fixed wait (a timer's, a
+// client's timeout), which the queue keeps in a lane of its own.
+func (s *Sim) scheduleAfter(e event, wait int64) {
+	s.seq++
+	e.seq, e.at = s.seq, s.now+wait
+	s.q.pushAfter(e, wait)
 }
 
 func (s *Sim) step(e event) {
