@@ -80,6 +80,17 @@ func (r *Ring) Replicas(dst []wire.NodeID, region int, key string, n int) []wire
 	return r.replicas(dst, region, Hash(key), n)
 }
 
+// Owner is key's first replica in region, Replicas(nil, region, key,
+// 1)[0], without building a slice (a lease gateway asks it on every
+// read); region must have a node.
+func (r *Ring) Owner(region int, key string) wire.NodeID {
+	toks := r.regions[region]
+	if r.nodes[region] == 1 {
+		return toks[0].node
+	}
+	return toks[search(toks, Hash(key))%len(toks)].node
+}
+
 // ReplicasEach appends key's replicas in every region r, perRegion[r] of
 // them, region by region: Replicas for each, with the key hashed once.
 func (r *Ring) ReplicasEach(dst []wire.NodeID, key string, perRegion []int) []wire.NodeID {
@@ -106,6 +117,20 @@ func (r *Ring) replicas(dst []wire.NodeID, region int, h uint64, n int) []wire.N
 	if r.nodes[region] == 1 {
 		return append(dst, toks[0].node) // the region's only node
 	}
+	i := search(toks, h)
+	start := len(dst)
+	for j := 0; j < len(toks) && len(dst)-start < n; j++ {
+		id := toks[(i+j)%len(toks)].node
+		if !slices.Contains(dst[start:], id) {
+			dst = append(dst, id)
+		}
+	}
+	return dst
+}
+
+// search is the index of the first token at or after hash h (len(toks)
+// if none: the walk wraps around).
+func search(toks []token, h uint64) int {
 	i, _ := slices.BinarySearchFunc(toks, h, func(t token, h uint64) int {
 		if t.hash < h {
 			return -1
@@ -115,14 +140,7 @@ func (r *Ring) replicas(dst []wire.NodeID, region int, h uint64, n int) []wire.N
 		}
 		return 0
 	})
-	start := len(dst)
-	for j := 0; j < len(toks) && len(dst)-start < n; j++ {
-		id := toks[(i+j)%len(toks)].node
-		if !slices.Contains(dst[start:], id) {
-			dst = append(dst, id)
-		}
-	}
-	return dst
+	return i
 }
 
 // ValidatePlacement checks a replicas-per-region setting against a world

@@ -53,3 +53,27 @@ func TestReplicasDistinctInRegionAndBalanced(t *testing.T) {
 		t.Errorf("Replicas(n=9) on a 5-node region = %d nodes; want 5", len(got))
 	}
 }
+
+// TestOwnerIsFirstReplica: Owner is Replicas' first node, in regions of
+// one node and of several, for keys hashing anywhere on the ring
+// (including past its last token, where the walk wraps).
+func TestOwnerIsFirstReplica(t *testing.T) {
+	for _, perRegion := range []int{1, 2, 5} {
+		tp := testTopology(3, perRegion)
+		r := New(tp)
+		owned := map[wire.NodeID]bool{}
+		for k := 0; k < 5000; k++ {
+			key := fmt.Sprintf("user%d", k)
+			for region := 0; region < 3; region++ {
+				want := r.Replicas(nil, region, key, 1)[0]
+				if got := r.Owner(region, key); got != want {
+					t.Fatalf("%d per region: Owner(%d, %q) = n%d; want n%d", perRegion, region, key, got, want)
+				}
+				owned[want] = true
+			}
+		}
+		if len(owned) != 3*perRegion {
+			t.Errorf("%d per region: %d nodes own keys; want all %d", perRegion, len(owned), 3*perRegion)
+		}
+	}
+}

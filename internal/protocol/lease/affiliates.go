@@ -389,7 +389,7 @@ func (r *Replica) dropAffiliates(key string) {
 // readTarget is where a gateway sends a read: the key's replica in its
 // region, or, for a hot key, the next of the host and its affiliates.
 func (r *Replica) readTarget(key string) wire.NodeID {
-	host := r.ks.ring.Replicas(nil, r.region, key, 1)[0]
+	host := r.ks.ring.Owner(r.region, key)
 	affs := r.affCache[key]
 	if len(affs) == 0 {
 		return host

@@ -139,7 +139,7 @@ const maxBatchKeys = 4096
 func (r *Replica) sendBatch(e env.Env, keys []string) {
 	br := &batchRound{sent: e.Now(), ballots: map[string]Ballot{}, acks: map[string]map[wire.NodeID]bool{}, asked: map[wire.NodeID][]string{}}
 	for _, k := range keys {
-		if r.ks.majority(k) == 1 { // a group of one: this node is the majority
+		if r.ks.majority() == 1 { // a group of one: this node is the majority
 			r.mlease[k] = br.sent + int64(r.ks.cfg.MasterLease)
 			continue
 		}
@@ -204,7 +204,7 @@ func (r *Replica) onConfirmBatchAck(e env.Env, from wire.NodeID, m *ConfirmBatch
 			continue
 		}
 		br.acks[k][from] = true
-		if len(br.acks[k]) == r.ks.majority(k) && r.isMaster(mt) {
+		if len(br.acks[k]) == r.ks.majority() && r.isMaster(mt) {
 			r.mlease[k] = max(r.mlease[k], br.sent+int64(r.ks.cfg.MasterLease))
 			r.refreshAffiliates(e, k)
 		}

@@ -153,6 +153,9 @@ type Keyspace struct {
 	// recordFactor stretches a duration measured on one clock into a bound
 	// on another's, for the worst drifts: (1+ρ)/(1−ρ) (doc.go).
 	recordFactor float64
+	// group is the size of every key's replication group (Replicas): one
+	// replica in each region.
+	group int
 }
 
 // NewKeyspace validates cfg for topology t.
@@ -165,7 +168,9 @@ func NewKeyspace(t *topo.Topology, cfg Config) (*Keyspace, error) {
 		return nil, fmt.Errorf("lease: affiliates %d: a region of world %q has only %d other nodes", cfg.Affiliates, t.World.Name, t.World.NodesPerRegion-1)
 	}
 	rho := cfg.MaxDriftPPM / 1e6
-	return &Keyspace{cfg: cfg, topo: t, ring: ring.New(t), recordFactor: (1 + rho) / (1 - rho)}, nil
+	k := &Keyspace{cfg: cfg, topo: t, ring: ring.New(t), recordFactor: (1 + rho) / (1 - rho)}
+	k.group = len(k.Replicas(nil, "")) // any key's: each region's ring gives one
+	return k, nil
 }
 
 // Config returns the policy with defaults filled.
@@ -184,7 +189,7 @@ func (k *Keyspace) Replicas(dst []wire.NodeID, key string) []wire.NodeID {
 // key hashes to. Migrations and elections move it.
 func (k *Keyspace) Master(key string) wire.NodeID {
 	r := int(ring.Hash("master/"+key) % uint64(len(k.topo.World.Regions)))
-	return k.ring.Replicas(nil, r, key, 1)[0]
+	return k.ring.Owner(r, key)
 }
 
 // LoadVersion is the version of records loaded into the store before a run
@@ -201,7 +206,8 @@ func (k *Keyspace) Factory() env.Factory {
 // stretch converts a duration on one clock into a bound on any other.
 func (k *Keyspace) stretch(d time.Duration) int64 { return int64(float64(d) * k.recordFactor) }
 
-func (k *Keyspace) majority(key string) int { return len(k.Replicas(nil, key))/2 + 1 }
+// majority is the size of a majority of a key's replication group.
+func (k *Keyspace) majority() int { return k.group/2 + 1 }
 
 // stamp is the version of the seq-th write of a mastership: ballot-major,
 // so every write of a later master orders after every write of an earlier
@@ -579,7 +585,7 @@ func (r *Replica) setMeta(e env.Env, key string, promised, accepted Ballot) {
 func (r *Replica) isMaster(m *meta) bool { return m.accepted.Node == r.id && m.promised == m.accepted }
 
 func (r *Replica) isMember(key string) bool {
-	return r.ks.ring.Replicas(nil, r.region, key, 1)[0] == r.id
+	return r.ks.ring.Owner(r.region, key) == r.id
 }
 
 // known is the newest mastership of key this node has heard of.
@@ -1129,7 +1135,7 @@ func (r *Replica) check(e env.Env, w *write) {
 			members++
 		}
 	}
-	if wait == 0 && members >= r.ks.majority(w.key) {
+	if wait == 0 && members >= r.ks.majority() {
 		r.finishWrite(e, w, false)
 		return
 	}
@@ -1240,7 +1246,7 @@ func (r *Replica) onConfirmAck(e env.Env, from wire.NodeID, m *ConfirmAck) {
 // MasterLease on the master's clock from when the round was sent, so it
 // ends before any confirming replica's promise does.
 func (r *Replica) confirmed(e env.Env, key string, c *confirmRound) {
-	if len(c.acks) < r.ks.majority(key) {
+	if len(c.acks) < r.ks.majority() {
 		return
 	}
 	delete(r.confirms, key)
@@ -1403,7 +1409,7 @@ func (r *Replica) onPromise(e env.Env, from wire.NodeID, m *Promise) {
 		// A larger ballot, or a replica still bound to a live master.
 		r.hint(e, m.Key, m.Known)
 		c.rejects++
-		if m.Known.N >= c.ballot.N || c.rejects > len(r.ks.Replicas(nil, m.Key))-r.ks.majority(m.Key) {
+		if m.Known.N >= c.ballot.N || c.rejects > r.ks.group-r.ks.majority() {
 			r.endCampaign(e, m.Key, c, false)
 		}
 		return
@@ -1425,7 +1431,7 @@ func (r *Replica) onPromise(e env.Env, from wire.NodeID, m *Promise) {
 // the newest record any of them holds — every completed write is on a
 // majority, so it is among them — and asks the group to accept.
 func (r *Replica) promised(e env.Env, key string, c *campaign) {
-	if c.phase != 1 || len(c.promises) < r.ks.majority(key) {
+	if c.phase != 1 || len(c.promises) < r.ks.majority() {
 		return
 	}
 	c.phase = 2
@@ -1486,7 +1492,7 @@ func (r *Replica) onAccepted(e env.Env, from wire.NodeID, m *Accepted) {
 // old master could have granted — only under its master lease, which ended
 // before a majority could promise — has expired.
 func (r *Replica) acceptedBy(e env.Env, key string, c *campaign) {
-	if c.phase != 2 || len(c.accepted) < r.ks.majority(key) {
+	if c.phase != 2 || len(c.accepted) < r.ks.majority() {
 		return
 	}
 	now := e.Now()
@@ -1585,7 +1591,7 @@ func (r *Replica) startMigration(e env.Env, key string, region int, mg *migratio
 		r.confirm(e, key, nil, nil)
 		return "the master is confirming its mastership"
 	}
-	mg.target = r.ks.ring.Replicas(nil, region, key, 1)[0]
+	mg.target = r.ks.ring.Owner(region, key)
 	r.migrating[key] = mg
 	r.send(e, mg.target, r.handoff(e, key))
 	e.SetTimer(2*r.ks.cfg.ElectionTimeout, leaseTimer{kind: timerMigrate, key: key, nonce: uint64(mg.target)})
@@ -1689,7 +1695,7 @@ func (r *Replica) answerRead(e env.Env, from wire.NodeID, m *LReadResp) {
 	if g == nil || g.req.Key != m.Key {
 		return
 	}
-	host := r.ks.ring.Replicas(nil, r.region, m.Key, 1)[0]
+	host := r.ks.ring.Owner(r.region, m.Key)
 	// An affiliate without a secondary lease, or one behind what this
 	// gateway already returned for the key (the host applies updates
 	// before its affiliates, so it is never behind them): ask the host.
