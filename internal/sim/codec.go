@@ -79,7 +79,7 @@ func (s *Sim) newEncoded(kind string, b []byte) *encoded {
 // delivered is the message e hands its receiver: a fresh decoding when e
 // carries an encoding. A decoding error, or a decoded message of another
 // kind than the one sent (a flag lost on the way), stops the run.
-func (s *Sim) delivered(e event) wire.Msg {
+func (s *Sim) delivered(e *event) wire.Msg {
 	enc, ok := e.msg.(*encoded)
 	if !ok {
 		return e.msg

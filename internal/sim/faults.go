@@ -19,7 +19,7 @@ func (s *Sim) Crash(id wire.NodeID) {
 	n.replica = nil
 	clear(n.timers)
 	n.crashStore()
-	s.traceEvent(event{at: s.now, node: id}, "crash")
+	s.traceEvent(&event{at: s.now, node: id}, "crash")
 }
 
 // Restart boots a crashed node with a fresh replica over its surviving store.
@@ -28,7 +28,7 @@ func (s *Sim) Restart(id wire.NodeID) {
 	if n.up {
 		return
 	}
-	s.traceEvent(event{at: s.now, node: id}, "restart")
+	s.traceEvent(&event{at: s.now, node: id}, "restart")
 	n.boot()
 }
 

@@ -57,7 +57,9 @@ func TestQueueOrder(t *testing.T) {
 		if q.len() != len(ref) || q.next() != ref[0].at {
 			t.Fatalf("step %d: len %d, next %d; want %d, %d", i, q.len(), q.next(), len(ref), ref[0].at)
 		}
-		got := q.pop()
+		slot := q.pop()
+		got := *q.slot(slot)
+		q.release(slot)
 		if got.at != ref[0].at || got.seq != ref[0].seq {
 			t.Fatalf("step %d: pop = (%d, %d); want (%d, %d)", i, got.at, got.seq, ref[0].at, ref[0].seq)
 		}

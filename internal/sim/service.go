@@ -73,12 +73,12 @@ func (s *Sim) SetServiceDown(region int, down bool) {
 	if down {
 		what = "service-down"
 	}
-	s.traceEvent(event{at: s.now, node: wire.StorageService(region)}, what)
+	s.traceEvent(&event{at: s.now, node: wire.StorageService(region)}, what)
 }
 
 // serviceStep handles a request's arrival at a service (evService) and its
 // completion (evServiceDone).
-func (s *Sim) serviceStep(e event) {
+func (s *Sim) serviceStep(e *event) {
 	region, _ := e.node.StorageRegion()
 	switch e.kind {
 	case evService:

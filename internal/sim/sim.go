@@ -230,7 +230,9 @@ func (s *Sim) After(d time.Duration, fn func()) {
 // until; time then stands at until.
 func (s *Sim) Run(until int64) {
 	for s.q.len() > 0 && s.q.next() <= until {
-		s.step(s.q.pop())
+		slot := s.q.pop()
+		s.step(s.q.slot(slot))
+		s.q.release(slot)
 	}
 	s.now = max(s.now, until)
 }
@@ -258,7 +260,9 @@ func (s *Sim) scheduleAfter(e event, wait int64) {
 	s.q.pushAfter(e, wait)
 }
 
-func (s *Sim) step(e event) {
+// step runs e, which stays in its slot of the queue's slab meanwhile
+// (events the step schedules take other slots).
+func (s *Sim) step(e *event) {
 	if e.at == s.now {
 		if s.same++; s.same > maxSameTime {
 			panic(fmt.Sprintf("sim: livelock: %d events at t=%s without time advancing (seed %d)", s.same, time.Duration(s.now), s.cfg.Seed))
@@ -279,7 +283,7 @@ func (s *Sim) step(e event) {
 			done := max(s.now, nd.busyUntil) + int64(s.cfg.ServiceTime)
 			nd.busyUntil = done
 			e.served, e.gen, e.at = true, nd.gen, done
-			s.schedule(e)
+			s.schedule(*e)
 			return
 		}
 		if e.gen != nd.gen {
@@ -322,7 +326,7 @@ func (s *Sim) step(e event) {
 	}
 }
 
-func (s *Sim) traceEvent(e event, what string) {
+func (s *Sim) traceEvent(e *event, what string) {
 	// A word at a time (multiply by an odd constant, fold the high half
 	// down), then the label's bytes: FNV-1a's byte loop over the four
 	// words cost 7% of a quorum run.

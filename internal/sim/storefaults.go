@@ -174,7 +174,7 @@ func (n *node) failStop() {
 	n.outMsgs = n.outMsgs[:0]
 	clear(n.outReps)
 	n.outReps = n.outReps[:0]
-	s.traceEvent(event{at: s.now, node: n.id}, "fail-stop")
+	s.traceEvent(&event{at: s.now, node: n.id}, "fail-stop")
 	s.Crash(n.id)
 	n.sf.failure = nil
 	if f.Violation() {
