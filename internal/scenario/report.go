@@ -181,7 +181,7 @@ func (rn *runner) result() *Result {
 	for reg, rg := range w.Regions {
 		for k := opClass(0); k < numClasses; k++ {
 			h := rn.lat[reg][k]
-			if h.TotalCount() == 0 {
+			if h == nil || h.TotalCount() == 0 {
 				continue
 			}
 			allLat.Merge(h)
