@@ -32,7 +32,7 @@ func pump(rs []*Replica, es []*fakeEnv, drop func(from, to wire.NodeID, m wire.M
 // fireCommitWaits runs e's commit-wait timers (the clock has passed them).
 func fireCommitWaits(r *Replica, e *fakeEnv) {
 	for id, p := range e.timers {
-		if ot, ok := p.(opTimer); ok && ot.kind == timerCommitWait {
+		if ot, ok := p.(*opTimer); ok && ot.kind == timerCommitWait {
 			delete(e.timers, id)
 			r.Timer(e, p)
 		}
@@ -134,7 +134,7 @@ func TestQueryRound(t *testing.T) {
 	}
 	// The speculative retry also asks node 2.
 	for id, p := range e.timers {
-		if p.(opTimer).kind == timerSpeculate {
+		if p.(*opTimer).kind == timerSpeculate {
 			delete(e.timers, id)
 			r.Timer(e, p)
 		}
@@ -179,7 +179,7 @@ func TestQueryRound(t *testing.T) {
 	q2 := e.sent[0].msg.(*Read)
 	e.sent = nil
 	for id, p := range e.timers {
-		if ot := p.(opTimer); ot.op == q2.Op && ot.kind == timerTimeout {
+		if ot := p.(*opTimer); ot.op == q2.Op && ot.kind == timerTimeout {
 			delete(e.timers, id)
 			r.Timer(e, p)
 		}

@@ -245,6 +245,7 @@ type op struct {
 	repairs  int // repair acks still missing
 	timeout  env.TimerID
 	spec     env.TimerID
+	timers   [timerCommitWait]opTimer // payloads, by kind − 1 (timer)
 }
 
 type timerKind uint8
@@ -258,6 +259,15 @@ const (
 type opTimer struct {
 	op   uint64
 	kind timerKind
+}
+
+// timer is o's payload for a timer of kind k: a pointer into o, so that
+// arming a timer allocates nothing (a boxed opTimer was an allocation per
+// timer, up to three per read).
+func (o *op) timer(k timerKind) *opTimer {
+	t := &o.timers[k-1]
+	*t = opTimer{o.id, k}
+	return t
 }
 
 // Start implements env.Replica. All durable state is in the store, so a
@@ -450,7 +460,7 @@ func (r *Replica) startWrite(e env.Env, o *op) {
 		return
 	}
 	o.phase = phaseQuery
-	o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, opTimer{o.id, timerTimeout})
+	o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, o.timer(timerTimeout))
 	r.ask(e, o, r.queryNeed)
 }
 
@@ -505,14 +515,14 @@ func (r *Replica) sendWrite(e env.Env, o *op) {
 		}
 	}
 	if r.ops[o.id] != nil && o.timeout == 0 {
-		o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, opTimer{o.id, timerTimeout})
+		o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, o.timer(timerTimeout))
 	}
 }
 
 // startRead asks the nearest replicas that together satisfy the level.
 func (r *Replica) startRead(e env.Env, o *op) {
 	if r.ask(e, o, o.need) {
-		o.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, opTimer{o.id, timerTimeout})
+		o.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, o.timer(timerTimeout))
 	}
 }
 
@@ -576,7 +586,7 @@ func (r *Replica) ask(e env.Env, o *op, nd need) bool {
 		spec = farthest*3/2 + 5*time.Millisecond
 	}
 	if n < len(o.replicas) {
-		o.spec = e.SetTimer(spec, opTimer{o.id, timerSpeculate})
+		o.spec = e.SetTimer(spec, o.timer(timerSpeculate))
 	}
 	return true
 }
@@ -788,7 +798,7 @@ func (r *Replica) finish(e env.Env, o *op) {
 			}
 			// A microsecond past the deadline: the clock must read beyond it,
 			// and clock arithmetic may round.
-			e.SetTimer(time.Duration(wait)+time.Microsecond, opTimer{o.id, timerCommitWait})
+			e.SetTimer(time.Duration(wait)+time.Microsecond, o.timer(timerCommitWait))
 			return
 		}
 	}
@@ -837,7 +847,7 @@ func (r *Replica) reply(e env.Env, o *op) {
 
 // Timer implements env.Replica.
 func (r *Replica) Timer(e env.Env, payload any) {
-	t, ok := payload.(opTimer)
+	t, ok := payload.(*opTimer)
 	if !ok {
 		return
 	}
