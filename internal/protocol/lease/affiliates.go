@@ -322,7 +322,7 @@ func (r *Replica) checkHostWait(e env.Env, id uint64, w *hostWait) {
 		r.send(e, w.master, &UpdateAck{Op: w.op, Key: w.key, OK: true, Ballot: w.ballot})
 		return
 	}
-	e.SetTimer(time.Duration(wait-now)+time.Microsecond, leaseTimer{kind: timerHostWait, op: id})
+	e.SetTimer(time.Duration(wait-now)+time.Microsecond, &leaseTimer{kind: timerHostWait, op: id})
 }
 
 func (r *Replica) onSecUpdateAck(e env.Env, from wire.NodeID, m *SecUpdateAck) {

@@ -168,7 +168,7 @@ func (r *Replica) sendBatch(e env.Env, keys []string) {
 		e.Send(p, m)
 	}
 	r.stats.Confirms += uint64(len(br.ballots))
-	e.SetTimer(r.ks.cfg.RenewTimeout, leaseTimer{kind: timerBatch, op: nonce})
+	e.SetTimer(r.ks.cfg.RenewTimeout, &leaseTimer{kind: timerBatch, op: nonce})
 }
 
 func (r *Replica) onConfirmBatch(e env.Env, from wire.NodeID, m *ConfirmBatch) {

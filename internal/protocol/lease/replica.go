@@ -335,10 +335,18 @@ type Replica struct {
 type gop struct {
 	req       *wire.Request
 	timeout   env.TimerID
+	timer     leaseTimer  // timeout's payload (gatewayTimer)
 	msg       request     // what is sent to the master (writes, migrations)
 	target    wire.NodeID // where the current attempt went
 	inc       uint64      // the incarnation of target it was addressed to
 	redirects int
+}
+
+// gatewayTimer is the payload of g's timeout, operation op: a pointer
+// into g, so that arming it allocates nothing (every read arms one).
+func (g *gop) gatewayTimer(op uint64) *leaseTimer {
+	g.timer = leaseTimer{kind: timerGateway, op: op}
+	return &g.timer
 }
 
 type opID struct {
@@ -521,16 +529,16 @@ func (r *Replica) Start(e env.Env) {
 		r.fence = now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout)
 		r.voteFence = now + r.ks.stretch(r.ks.cfg.MasterLease)
 	}
-	e.SetTimer(keepAlivePeriod(r.ks.cfg.MasterLease), leaseTimer{kind: timerKeepAlive})
-	e.SetTimer(r.ks.cfg.LeaseLength, leaseTimer{kind: timerSweep})
+	e.SetTimer(keepAlivePeriod(r.ks.cfg.MasterLease), &leaseTimer{kind: timerKeepAlive})
+	e.SetTimer(r.ks.cfg.LeaseLength, &leaseTimer{kind: timerSweep})
 	if r.ks.cfg.AutoMigrate {
-		e.SetTimer(r.ks.cfg.MigrateWindow, leaseTimer{kind: timerAutoMigrate})
+		e.SetTimer(r.ks.cfg.MigrateWindow, &leaseTimer{kind: timerAutoMigrate})
 	}
 	if r.ks.cfg.Affiliates > 0 {
 		if r.active {
 			r.affFence = now + r.ks.stretch(r.ks.cfg.LeaseLength+r.ks.cfg.RenewTimeout)
 		}
-		e.SetTimer(r.ks.cfg.HotWindow, leaseTimer{kind: timerHot})
+		e.SetTimer(r.ks.cfg.HotWindow, &leaseTimer{kind: timerHot})
 	}
 }
 
@@ -635,7 +643,7 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 	g := &gop{req: req}
 	switch req.Op {
 	case wire.OpGet:
-		g.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, leaseTimer{kind: timerGateway, op: op})
+		g.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, g.gatewayTimer(op))
 		r.ops[op] = g
 		r.send(e, r.readTarget(req.Key), &LRead{Op: op, Key: req.Key})
 		return
@@ -652,7 +660,7 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 			passive = true
 		}
 		g.msg = &MWrite{Op: op, Key: req.Key, Rec: rec, Passive: passive, Origin: r.region, Cond: req.Cond, Expected: req.Expected}
-		g.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, leaseTimer{kind: timerGateway, op: op})
+		g.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, g.gatewayTimer(op))
 	case wire.OpMigrate:
 		reg := r.ks.topo.World.RegionIndex(string(req.Value))
 		if reg < 0 {
@@ -660,7 +668,7 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 			return
 		}
 		g.msg = &Migrate{Op: op, Key: req.Key, Region: reg}
-		g.timeout = e.SetTimer(r.ks.cfg.WriteTimeout+r.ks.cfg.ElectionTimeout, leaseTimer{kind: timerGateway, op: op})
+		g.timeout = e.SetTimer(r.ks.cfg.WriteTimeout+r.ks.cfg.ElectionTimeout, g.gatewayTimer(op))
 	default:
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrInvalid, Msg: fmt.Sprintf("lease: unknown operation %s", req.Op)}})
 		return
@@ -802,7 +810,7 @@ func (r *Replica) requestLease(e env.Env, key string, rn *renewal) {
 	rn.sent = e.Now()
 	r.stats.Renewals++
 	r.send(e, r.known(e, key).Node, &Renew{Key: key, Nonce: rn.nonce})
-	e.SetTimer(r.ks.cfg.RenewTimeout, leaseTimer{kind: timerRenew, key: key, nonce: rn.nonce})
+	e.SetTimer(r.ks.cfg.RenewTimeout, &leaseTimer{kind: timerRenew, key: key, nonce: rn.nonce})
 }
 
 // onGrant starts the lease on arrival (GlobLease §III.D) — if it answers
@@ -1021,7 +1029,7 @@ func (r *Replica) activeUpdate(e env.Env, w *write, rec store.Record) {
 	w.id, w.acked = r.nextOp, map[wire.NodeID]bool{}
 	r.writes[w.id] = w
 	r.inflight[w.key]++
-	w.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, leaseTimer{kind: timerWriteTimeout, op: w.id})
+	w.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, &leaseTimer{kind: timerWriteTimeout, op: w.id})
 	r.stats.Invalidations += uint64(len(r.holders(w.key, now)))
 	for _, n := range r.others(w.key) {
 		r.send(e, n, &Update{Op: w.id, Key: w.key, Rec: rec, Active: true, Ballot: w.ballot})
@@ -1141,7 +1149,7 @@ func (r *Replica) check(e env.Env, w *write) {
 	}
 	if wait > 0 {
 		e.CancelTimer(w.recheck)
-		w.recheck = e.SetTimer(time.Duration(wait-now)+time.Microsecond, leaseTimer{kind: timerRecheck, op: w.id})
+		w.recheck = e.SetTimer(time.Duration(wait-now)+time.Microsecond, &leaseTimer{kind: timerRecheck, op: w.id})
 	}
 }
 
@@ -1216,7 +1224,7 @@ func (r *Replica) sendConfirm(e env.Env, key string, c *confirmRound) {
 	for _, n := range r.others(key) {
 		e.Send(n, &Confirm{Key: key, Nonce: c.nonce, Ballot: b})
 	}
-	e.SetTimer(r.ks.cfg.RenewTimeout, leaseTimer{kind: timerConfirm, key: key, nonce: c.nonce})
+	e.SetTimer(r.ks.cfg.RenewTimeout, &leaseTimer{kind: timerConfirm, key: key, nonce: c.nonce})
 	r.confirmed(e, key, c)
 }
 
@@ -1364,7 +1372,7 @@ func (r *Replica) campaignFor(e env.Env, key string, h *Handoff, notify wire.Nod
 	for _, o := range r.others(key) {
 		e.Send(o, &Prepare{Key: key, Ballot: c.ballot, Handoff: c.old, Consent: c.consent})
 	}
-	e.SetTimer(r.ks.cfg.ElectionTimeout, leaseTimer{kind: timerCampaign, key: key, nonce: c.ballot.N})
+	e.SetTimer(r.ks.cfg.ElectionTimeout, &leaseTimer{kind: timerCampaign, key: key, nonce: c.ballot.N})
 	r.promised(e, key, c)
 }
 
@@ -1594,7 +1602,7 @@ func (r *Replica) startMigration(e env.Env, key string, region int, mg *migratio
 	mg.target = r.ks.ring.Owner(region, key)
 	r.migrating[key] = mg
 	r.send(e, mg.target, r.handoff(e, key))
-	e.SetTimer(2*r.ks.cfg.ElectionTimeout, leaseTimer{kind: timerMigrate, key: key, nonce: uint64(mg.target)})
+	e.SetTimer(2*r.ks.cfg.ElectionTimeout, &leaseTimer{kind: timerMigrate, key: key, nonce: uint64(mg.target)})
 	return ""
 }
 
@@ -1811,7 +1819,7 @@ func (r *Replica) answerMigrate(e env.Env, from wire.NodeID, m *MigrateResp) {
 
 // Timer implements env.Replica.
 func (r *Replica) Timer(e env.Env, payload any) {
-	t, ok := payload.(leaseTimer)
+	t, ok := payload.(*leaseTimer)
 	if !ok {
 		return
 	}
@@ -1861,18 +1869,18 @@ func (r *Replica) Timer(e env.Env, payload any) {
 		}
 	case timerAutoMigrate:
 		r.autoMigrate(e)
-		e.SetTimer(r.ks.cfg.MigrateWindow, leaseTimer{kind: timerAutoMigrate})
+		e.SetTimer(r.ks.cfg.MigrateWindow, &leaseTimer{kind: timerAutoMigrate})
 	case timerKeepAlive:
 		r.keepAlive(e)
-		e.SetTimer(keepAlivePeriod(r.ks.cfg.MasterLease), leaseTimer{kind: timerKeepAlive})
+		e.SetTimer(keepAlivePeriod(r.ks.cfg.MasterLease), &leaseTimer{kind: timerKeepAlive})
 	case timerBatch:
 		delete(r.batches, t.op)
 	case timerSweep:
 		r.sweep(e)
-		e.SetTimer(r.ks.cfg.LeaseLength, leaseTimer{kind: timerSweep})
+		e.SetTimer(r.ks.cfg.LeaseLength, &leaseTimer{kind: timerSweep})
 	case timerHot:
 		r.detectHot(e)
-		e.SetTimer(r.ks.cfg.HotWindow, leaseTimer{kind: timerHot})
+		e.SetTimer(r.ks.cfg.HotWindow, &leaseTimer{kind: timerHot})
 	case timerHostWait:
 		if w := r.hostWaits[t.op]; w != nil {
 			r.checkHostWait(e, t.op, w)
