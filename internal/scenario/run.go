@@ -93,12 +93,20 @@ type client struct {
 	rng     *rand.Rand
 	session wire.ClientID
 
-	queue      []int64 // arrival times of operations not yet started (open loop)
-	busy       bool
-	class      opClass
-	intended   int64 // arrival time of the running operation
-	started    int64 // when its first request left
-	steps      []step
+	queue    []int64 // arrival times of operations not yet started (open loop)
+	busy     bool
+	class    opClass
+	intended int64 // arrival time of the running operation
+	started  int64 // when its first request left
+	steps    []step
+	stepBuf  []step // the array steps was last built in, reused by the next operation
+	// waits are the requests whose client timeout is pending, oldest
+	// first (waits[waitHead:]): every timeout waits ClientTimeout, so they
+	// fire in the order they were scheduled, and one func per client
+	// (timeout) serves them all instead of a closure per request.
+	waits      []sentReq
+	waitHead   int
+	timeout    func()
 	reqID      wire.RequestID
 	call       int64 // when the current request left
 	value      string
@@ -345,7 +353,7 @@ func (rn *runner) startOp(cl *client, intended int64) {
 	prefix := rn.regionPrefix(cl)
 	op.Key = prefix + op.Key
 	cl.busy, cl.class, cl.intended, cl.started, cl.failed = true, classOf(op.Kind), intended, now, false
-	cl.steps = cl.steps[:0]
+	cl.steps = cl.stepBuf[:0]
 	switch op.Kind {
 	case workload.Read:
 		cl.steps = append(cl.steps, step{op: wire.OpGet, key: op.Key})
@@ -373,6 +381,7 @@ func (rn *runner) startOp(cl *client, intended int64) {
 			cl.steps = append(cl.steps, step{op: wire.OpGet, key: op.Key}, step{op: wire.OpPut, key: op.Key})
 		}
 	}
+	cl.stepBuf = cl.steps
 	if rn.r.def.Locking {
 		cl.steps = bracket(cl.steps)
 	}
@@ -438,12 +447,32 @@ func (rn *runner) sendStep(cl *client) {
 		req.Value = rn.valueBytes(cl.value)
 	}
 	rn.s.Submit(cl.region, cl.gateway, req)
-	id, sess := cl.reqID, cl.session
-	rn.s.After(rn.r.cfg.ClientTimeout, func() {
-		if cl.session == sess && cl.reqID == id && cl.busy {
-			rn.complete(cl, &wire.Reply{ID: id, Client: sess, Err: &wire.Error{Code: wire.ErrTimeout, Msg: "client timeout"}})
-		}
-	})
+	if cl.timeout == nil {
+		cl.timeout = func() { rn.clientTimeout(cl) }
+	}
+	cl.waits = append(cl.waits, sentReq{cl.reqID, cl.session})
+	rn.s.After(rn.r.cfg.ClientTimeout, cl.timeout)
+}
+
+// sentReq is a request a client's timeout waits for.
+type sentReq struct {
+	id   wire.RequestID
+	sess wire.ClientID
+}
+
+// clientTimeout is the client timeout of cl's oldest request still
+// waited for: it fails the request if it is still the one running.
+func (rn *runner) clientTimeout(cl *client) {
+	w := cl.waits[cl.waitHead]
+	if cl.waitHead++; cl.waitHead == len(cl.waits) {
+		cl.waits, cl.waitHead = cl.waits[:0], 0
+	} else if cl.waitHead >= 64 && cl.waitHead*2 >= len(cl.waits) {
+		cl.waits = cl.waits[:copy(cl.waits, cl.waits[cl.waitHead:])]
+		cl.waitHead = 0
+	}
+	if cl.session == w.sess && cl.reqID == w.id && cl.busy {
+		rn.complete(cl, &wire.Reply{ID: w.id, Client: w.sess, Err: &wire.Error{Code: wire.ErrTimeout, Msg: "client timeout"}})
+	}
 }
 
 // nextValue is the value of cl's next write: unique per history, since
