@@ -110,7 +110,9 @@ type Sim struct {
 	counts  map[string]*kindStat
 	scratch []byte // encodes messages to count their bytes
 	// encSlab and frames are the chunks newEncoded carves messages in
-	// flight from; dec decodes every delivery (Config.Codec).
+	// flight from; dec decodes every delivery (Config.Codec), interning
+	// the strings it decodes (keys, mostly): a decoded key costs no
+	// allocation, and a replica's maps find it by its pointer.
 	encSlab []encoded
 	frames  []byte
 	dec     wire.Decoder
@@ -136,6 +138,7 @@ func New(cfg Config) *Sim {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.dec.Intern(make(map[string]string)) // strings are immutable: sharing one is safe
 	s.svc.init(cfg.Seed, len(cfg.Topology.World.Regions))
 	clk := rand.New(rand.NewPCG(cfg.Seed, 0x636c6b)) // "clk"
 	for i := 0; i < n; i++ {

@@ -114,7 +114,7 @@ func (c *Codec) DecodeWith(d *Decoder, b []byte) (Msg, error) {
 	if b[0] != CodecVersion {
 		return nil, fmt.Errorf("wire: message encoding version %d; this build speaks %d", b[0], CodecVersion)
 	}
-	*d = Decoder{b: b[1:]}
+	*d = Decoder{b: b[1:], interned: d.interned}
 	kb := d.view()
 	if err := d.Err(); err != nil {
 		return nil, err
@@ -173,7 +173,19 @@ var ErrTruncated = errors.New("wire: truncated message")
 type Decoder struct {
 	b   []byte
 	err error
+	// interned, if set, holds one copy of each string decoded (Intern).
+	interned map[string]string
 }
+
+// maxInterned bounds an intern table: past it, strings are copied as
+// without one.
+const maxInterned = 1 << 16
+
+// Intern makes String return, for equal strings, the one copy kept in
+// table (up to maxInterned of them) instead of a new copy each: a
+// simulator decoding every message of a run reuses its keys, allocating
+// nothing, and maps keyed by them find a key by its pointer.
+func (d *Decoder) Intern(table map[string]string) { d.interned = table }
 
 // NewDecoder reads from b.
 func NewDecoder(b []byte) *Decoder { return &Decoder{b: b} }
@@ -246,7 +258,20 @@ func (d *Decoder) Bytes() []byte {
 }
 
 // String reads a length-prefixed string.
-func (d *Decoder) String() string { return string(d.view()) }
+func (d *Decoder) String() string {
+	v := d.view()
+	if d.interned == nil {
+		return string(v)
+	}
+	if s, ok := d.interned[string(v)]; ok { // looked up without copying v
+		return s
+	}
+	s := string(v)
+	if len(d.interned) < maxInterned {
+		d.interned[s] = s
+	}
+	return s
+}
 
 // Bool reads a bool.
 func (d *Decoder) Bool() bool {

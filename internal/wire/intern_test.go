@@ -1,0 +1,57 @@
+package wire
+
+import (
+	"strconv"
+	"testing"
+	"unsafe"
+)
+
+// keyMsg is a message of one string, for TestDecoderIntern.
+type keyMsg struct{ Key string }
+
+func (*keyMsg) Kind() string                    { return "test.key" }
+func (m *keyMsg) AppendPayload(b []byte) []byte { return AppendString(b, m.Key) }
+func (m *keyMsg) DecodePayload(d *Decoder)      { m.Key = d.String() }
+
+// TestDecoderIntern: with an intern table, equal strings decode to one
+// copy, through Codec.DecodeWith's reuse of the decoder too; without one,
+// each is a copy of its own; the table stops growing at maxInterned and
+// strings past it still decode right.
+func TestDecoderIntern(t *testing.T) {
+	c, err := NewCodec([]MsgType{{Kind: "test.key", New: func() Encodable { return new(keyMsg) }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode := func(d *Decoder, key string) string {
+		b, err := c.Append(nil, &keyMsg{Key: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := c.DecodeWith(d, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.(*keyMsg).Key
+	}
+	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+
+	var plain Decoder
+	if a, b := decode(&plain, "user1"), decode(&plain, "user1"); a != "user1" || b != "user1" || same(a, b) {
+		t.Errorf("without a table: %q, %q share memory %v; want two copies of user1", a, b, same(a, b))
+	}
+	var d Decoder
+	table := map[string]string{}
+	d.Intern(table)
+	a, b, other := decode(&d, "user1"), decode(&d, "user1"), decode(&d, "user2")
+	if a != "user1" || b != "user1" || !same(a, b) || other != "user2" {
+		t.Errorf("with a table: %q, %q (one copy: %v), %q; want user1 twice as one copy, user2", a, b, same(a, b), other)
+	}
+	for i := range maxInterned + 10 {
+		if k := "k" + strconv.Itoa(i); decode(&d, k) != k {
+			t.Fatalf("decoding %q past the table's bound: wrong string", k)
+		}
+	}
+	if len(table) != maxInterned {
+		t.Errorf("table holds %d strings; want the bound, %d", len(table), maxInterned)
+	}
+}
