@@ -40,38 +40,58 @@ func (s *Sim) onWire(from, to wire.NodeID, m wire.Msg, c *kindStat) (wire.Msg, i
 		s.scratch = b
 		return m, len(b)
 	}
+	// Encode straight into the free end of the frames chunk (newEncoded).
+	if cap(s.frames)-len(s.frames) < frameRoom {
+		s.frames = make([]byte, 0, frameChunk)
+	}
+	dst := s.frames[len(s.frames):len(s.frames)]
 	var b []byte
 	var err error
 	if _, ok := s.cfg.Codec.(*wire.Codec); ok && c.known {
 		// The codec's Append would only look the kind up again.
-		b, err = wire.AppendMsg(s.scratch[:0], m)
+		b, err = wire.AppendMsg(dst, m)
 	} else {
-		b, err = s.cfg.Codec.Append(s.scratch[:0], m)
+		b, err = s.cfg.Codec.Append(dst, m)
 		c.known = ok && err == nil
 	}
 	if err != nil {
 		panic(fmt.Sprintf("sim: encoding %s from n%d to n%d at t=%d (seed %d): %v", m.Kind(), from, to, s.now, s.cfg.Seed, err))
 	}
-	s.scratch = b
 	return s.newEncoded(m.Kind(), b), len(b)
 }
 
-// newEncoded is a message in flight carrying a copy of b. The encoded
-// values and their bytes are carved from chunks the simulator allocates
-// a few at a time (two allocations per message cost ~5% of a quorum run
-// with the codec); a chunk is garbage once every message cut from it has
-// been delivered or dropped. Each message still has bytes of its own.
+// The frames chunks messages in flight are encoded into: frameChunk
+// bytes each, a new one when less than frameRoom is left.
+const (
+	frameChunk = 16 << 10
+	frameRoom  = 1 << 10
+)
+
+// newEncoded is a message in flight carrying b, an encoding appended to
+// the free end of the frames chunk (taken there, not copied), or else a
+// copy of b. The encoded values and the frames are chunks the
+// simulator allocates a few at a time (two allocations per message cost
+// ~5% of a quorum run with the codec); a chunk is garbage once every
+// message cut from it has been delivered or dropped. Each message still
+// has bytes of its own.
 func (s *Sim) newEncoded(kind string, b []byte) *encoded {
 	if len(s.encSlab) == cap(s.encSlab) {
 		s.encSlab = make([]encoded, 0, 256)
 	}
 	s.encSlab = append(s.encSlab, encoded{kind: kind})
 	e := &s.encSlab[len(s.encSlab)-1]
-	if len(b) > cap(s.frames)-len(s.frames) {
-		s.frames = make([]byte, 0, max(16<<10, len(b)))
-	}
 	n := len(s.frames)
-	s.frames = append(s.frames, b...)
+	if len(b) == 0 || len(b) > cap(s.frames)-n || &b[0] != &s.frames[n : n+1][0] {
+		// Not in place (too large, or a codec that appends elsewhere):
+		// copied, as b may be reused.
+		if len(b) > cap(s.frames)-n {
+			s.frames = make([]byte, 0, max(frameChunk, len(b)))
+			n = 0
+		}
+		s.frames = append(s.frames, b...)
+	} else {
+		s.frames = s.frames[:n+len(b)]
+	}
 	e.b = s.frames[n:len(s.frames):len(s.frames)]
 	return e
 }

@@ -46,13 +46,66 @@ func (r *relay) Request(e env.Env, req *wire.Request) {
 
 func runRelay(t *testing.T, c Codec, net NetConfig) (s *Sim, sent, got []*note) {
 	t.Helper()
+	keys := make([]string, 20)
+	for i := range keys {
+		keys[i] = fmt.Sprint("k", i)
+	}
+	return runRelayKeys(t, c, net, keys)
+}
+
+// runRelayKeys runs a relay request per key (its note's Text).
+func runRelayKeys(t *testing.T, c Codec, net NetConfig, keys []string) (s *Sim, sent, got []*note) {
+	t.Helper()
 	s = New(Config{Seed: 5, Topology: testWorld(t), Log: slog.New(slog.DiscardHandler), Net: net, Codec: c,
 		Factory: func(wire.NodeID) env.Replica { return &relay{got: &got, sent: &sent} }})
-	for i := range 20 {
-		s.Submit(0, wire.NodeID(i%2), &wire.Request{ID: wire.RequestID(i + 1), Client: 1, Key: fmt.Sprint("k", i)})
+	for i, k := range keys {
+		s.Submit(0, wire.NodeID(i%2), &wire.Request{ID: wire.RequestID(i + 1), Client: 1, Key: k})
 	}
 	s.Run(1e9)
 	return s, sent, got
+}
+
+// reusingCodec encodes every message into one buffer of its own, which it
+// returns and overwrites at the next call.
+type reusingCodec struct {
+	*wire.Codec
+	buf *[]byte
+}
+
+func (c reusingCodec) Append(_ []byte, m wire.Msg) ([]byte, error) {
+	b, err := c.Codec.Append((*c.buf)[:0], m)
+	*c.buf = b
+	return b, err
+}
+
+// TestCodecFramesHoldEveryMessage: messages in flight are encoded into
+// shared chunks; small and large ones (past a chunk's free room, past a
+// whole chunk), and those of a codec that returns a buffer it reuses,
+// each arrive as sent.
+func TestCodecFramesHoldEveryMessage(t *testing.T) {
+	var keys []string
+	for i := range 200 {
+		keys = append(keys, strings.Repeat(string(rune('a'+i%26)), []int{3, 700, frameRoom + 5, 3000, frameChunk + 100}[i%5]))
+	}
+	for _, tc := range []struct {
+		name string
+		c    Codec
+	}{{"codec", MustCodec(noteTypes())}, {"reusing", reusingCodec{MustCodec(noteTypes()), new([]byte)}}} {
+		name := tc.name
+		_, sent, got := runRelayKeys(t, tc.c, NetConfig{Reorder: 0.5}, keys)
+		if len(got) != 2*len(keys) {
+			t.Fatalf("%s: %d delivered; want %d", name, len(got), 2*len(keys))
+		}
+		byN := map[uint64]*note{}
+		for _, m := range sent {
+			byN[m.N] = m
+		}
+		for _, m := range got {
+			if !reflect.DeepEqual(m, byN[m.N]) {
+				t.Fatalf("%s: delivered note %d with a %d-byte text; sent %d bytes", name, m.N, len(m.Text), len(byN[m.N].Text))
+			}
+		}
+	}
 }
 
 // TestCodecGivesEachDeliveryItsOwnCopy: with a codec, every delivery (to
