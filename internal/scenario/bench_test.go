@@ -13,7 +13,7 @@ import (
 var benchProtocols = []string{"quorum", "lease", "meteor", "sc", "rc", "cric"}
 
 // benchConfig is BenchmarkSim's fixed scenario: meteor3 (three regions,
-// Europe, US and Asia, one node each), closed-loop clients spread over the
+// Europe, US and Asia, three nodes each), closed-loop clients spread over the
 // regions, YCSB B (95% reads, 1,000 keys), 10 simulated seconds, seed 1,
 // no faults, the history recorded.
 func benchConfig(proto string, clients int) Config {
