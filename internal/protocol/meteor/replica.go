@@ -496,8 +496,8 @@ func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (writeOutc
 		closed = e.Now() // teeth: the promise ahead of the clock is not kept
 	}
 	ok := rec.Version.TS.WallNanos > closed || r.ks.cfg.acceptLate
-	chain = chainInsert(chain, link{Record: rec, Applied: ok})
-	if err := r.storeChain(e, ki, chain); err != nil {
+	chain, err = r.storeInsert(e, ki, chain, link{Record: rec, Applied: ok})
+	if err != nil {
 		return 0, err
 	}
 	if len(chain) > 1 {
