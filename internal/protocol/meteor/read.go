@@ -91,6 +91,10 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 	} else if r.closure(e) >= v.TS.WallNanos {
 		absent++
 	}
+	// Once w replicas hold v, the others cannot change the answer.
+	if held >= w {
+		return committed
+	}
 	for _, p := range reps {
 		if p == r.id {
 			continue
@@ -102,6 +106,9 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 		switch {
 		case hasVersion(pv.ver[key], v):
 			held++
+			if held >= w {
+				return committed
+			}
 		case pv.knowsAbsent(key, v):
 			absent++
 		}

@@ -16,6 +16,10 @@ type sentPayload struct {
 	seq     uint64
 	msgTs   int64
 	entries []sentEntry
+	// toPeer[q] is the payload as peer q gets it (forPeer), computed once
+	// when the payload is first sent: it is repeated in the next Redundant
+	// statuses.
+	toPeer []Payload
 }
 
 type sentEntry struct {
@@ -57,6 +61,10 @@ func (r *Replica) dispatch(e env.Env) {
 		p.entries = append(p.entries, sentEntry{en, r.key(en.Key).replicas})
 	}
 	r.pending = r.pending[:0]
+	p.toPeer = make([]Payload, len(r.ks.topo.Nodes))
+	for q := range p.toPeer {
+		p.toPeer[q] = p.forPeer(wire.NodeID(q))
+	}
 	r.history = append(r.history, p)
 	if len(r.history) > r.ks.cfg.Redundant+1 {
 		r.history = slices.Delete(r.history, 0, len(r.history)-r.ks.cfg.Redundant-1)
@@ -66,9 +74,12 @@ func (r *Replica) dispatch(e env.Env) {
 		if peer == r.id {
 			continue
 		}
-		m := &Status{Epoch: r.epoch, Genesis: r.genesis, Now: r.history[len(r.history)-1].forPeer(peer)}
+		m := &Status{Epoch: r.epoch, Genesis: r.genesis, Now: r.history[len(r.history)-1].toPeer[peer]}
+		if len(r.history) > 1 {
+			m.Redundant = make([]Payload, 0, len(r.history)-1)
+		}
 		for i := len(r.history) - 2; i >= 0; i-- {
-			m.Redundant = append(m.Redundant, r.history[i].forPeer(peer))
+			m.Redundant = append(m.Redundant, r.history[i].toPeer[peer])
 		}
 		e.Send(peer, m)
 	}
