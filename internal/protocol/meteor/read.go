@@ -99,7 +99,7 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 		if p == r.id {
 			continue
 		}
-		pv := r.peers[p]
+		pv := r.peer(p)
 		if pv == nil {
 			continue
 		}
@@ -149,8 +149,11 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	}
 	if len(chain) > 1 {
 		// The set of keys to compact is not stored: a restarted replica
-		// relearns it from the keys it touches.
-		r.dirty[key] = struct{}{}
+		// relearns it from the keys it touches. (Looked up first: most
+		// reads find the key there, and a lookup costs less than a store.)
+		if _, ok := r.dirty[key]; !ok {
+			r.dirty[key] = struct{}{}
+		}
 	}
 	n := len(pr.replicas)
 	need := n - r.ks.cfg.writeAcks(n) + 1
@@ -170,7 +173,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		if p == r.id {
 			continue
 		}
-		pv := r.peers[p]
+		pv := r.peer(p)
 		if pv.closedAt(key, view) {
 			fresh++
 			vs := pv.ver[key]
@@ -196,7 +199,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 			// incomplete; statuses bring the rest.
 			for _, p := range pr.replicas {
 				if p != r.id {
-					r.probe(e, p, r.peers[p], key)
+					r.probe(e, p, r.peer(p), key)
 				}
 			}
 			return false
@@ -209,7 +212,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		// in flight or lost): fetch it from the nearest replica that does.
 		var src wire.NodeID = -1
 		for _, p := range pr.replicas {
-			if p != r.id && hasVersion(r.peers[p].verOf(key), v) && (src < 0 || r.rank[p] < r.rank[src]) {
+			if p != r.id && hasVersion(r.peer(p).verOf(key), v) && (src < 0 || r.rank[p] < r.rank[src]) {
 				src = p
 			}
 		}
@@ -394,7 +397,7 @@ func (r *Replica) onPullResp(e env.Env, from wire.NodeID, m *PullResp) {
 			e.Log().Error("meteor: cannot keep a fetched value", "key", m.Key, "err", err)
 		}
 	}
-	if pv := r.peers[from]; pv != nil {
+	if pv := r.peer(from); pv != nil {
 		for _, v := range m.Versions {
 			r.addPeerVersion(pv, m.Key, v)
 		}
@@ -462,7 +465,7 @@ func (r *Replica) hasOlder(key string, reps []wire.NodeID, chain []link, gc int6
 		return true
 	}
 	for _, p := range reps {
-		if pv := r.peers[p]; pv != nil && p != r.id {
+		if pv := r.peer(p); pv != nil && p != r.id {
 			if vs := pv.ver[key]; len(vs) > 0 && vs[0].TS.WallNanos <= gc {
 				return true
 			}
@@ -478,7 +481,7 @@ func (r *Replica) hasBelow(key string, reps []wire.NodeID, chain []link, v wire.
 		return true
 	}
 	for _, p := range reps {
-		if pv := r.peers[p]; pv != nil && p != r.id {
+		if pv := r.peer(p); pv != nil && p != r.id {
 			if vs := pv.ver[key]; len(vs) > 0 && vs[0].Less(v) {
 				return true
 			}
@@ -517,7 +520,7 @@ func (r *Replica) atMostOneVersion(key string, reps []wire.NodeID, chain []link)
 		one = chain[0].Version
 	}
 	for _, p := range reps {
-		pv := r.peers[p]
+		pv := r.peer(p)
 		if pv == nil || p == r.id {
 			continue
 		}
@@ -563,7 +566,7 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 	}
 	lists := [][]wire.Version{own}
 	for _, p := range reps {
-		if pv := r.peers[p]; pv != nil && p != r.id {
+		if pv := r.peer(p); pv != nil && p != r.id {
 			vs := pv.ver[key]
 			lists = append(lists, vs[:versionsUpTo(vs, gc)])
 		}
@@ -608,7 +611,7 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 	}
 	left := len(kept)
 	for _, p := range reps {
-		pv := r.peers[p]
+		pv := r.peer(p)
 		if pv == nil || p == r.id {
 			continue
 		}

@@ -112,6 +112,15 @@ type peerView struct {
 	probed map[string]probe          // keys whose state a pull told
 }
 
+// peer is the status map's record of node p: nil before its first
+// status, or if p is no node of the topology.
+func (r *Replica) peer(p wire.NodeID) *peerView {
+	if p < 0 || int(p) >= len(r.peers) {
+		return nil
+	}
+	return r.peers[p]
+}
+
 // probe is what a pull told of a peer's key: the Seq of the last status it
 // had sent, and its compaction watermark, at or below which the versions it
 // listed are not the whole story.
@@ -182,6 +191,9 @@ func (pv *peerView) knowsAbsent(key string, v wire.Version) bool {
 // onStatus is updateStatus (Fig. 4.13b): add the status to the status map,
 // then wake the parked reads.
 func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
+	if from < 0 || int(from) >= len(r.peers) {
+		return // not a node of the topology
+	}
 	pv := r.peers[from]
 	if pv == nil {
 		pv = &peerView{buf: map[uint64]Payload{}, ver: map[string][]wire.Version{}, probed: map[string]probe{}}
