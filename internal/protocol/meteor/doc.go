@@ -154,7 +154,9 @@
 //     closer to ε + WriteLead trades these milliseconds for refused write
 //     copies and restamped writes one to one in the jitter's tail, and only
 //     a shorter interval shortens the phase (dispatch_interval=5ms: p99 7.5
-//     ms in workload b, twice the statuses).
+//     ms in workload b, twice the statuses; 2.5ms: 5.8 ms, four times the
+//     statuses, and closures stepping that often refuse five times as many
+//     write copies as restamps in workload a).
 //
 // Candidates undecided (a version applied but not yet known committed or
 // not) delayed fewer than 0.3% of reads.
