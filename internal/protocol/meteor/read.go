@@ -91,17 +91,24 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 	} else if r.closure(e) >= v.TS.WallNanos {
 		absent++
 	}
+	// Once w replicas hold v, the others cannot change the answer.
+	if held >= w {
+		return committed
+	}
 	for _, p := range reps {
 		if p == r.id {
 			continue
 		}
-		pv := r.peers[p]
+		pv := r.peer(p)
 		if pv == nil {
 			continue
 		}
 		switch {
 		case hasVersion(pv.ver[key], v):
 			held++
+			if held >= w {
+				return committed
+			}
 		case pv.knowsAbsent(key, v):
 			absent++
 		}
@@ -142,8 +149,11 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	}
 	if len(chain) > 1 {
 		// The set of keys to compact is not stored: a restarted replica
-		// relearns it from the keys it touches.
-		r.dirty[key] = struct{}{}
+		// relearns it from the keys it touches. (Looked up first: most
+		// reads find the key there, and a lookup costs less than a store.)
+		if _, ok := r.dirty[key]; !ok {
+			r.dirty[key] = struct{}{}
+		}
 	}
 	n := len(pr.replicas)
 	need := n - r.ks.cfg.writeAcks(n) + 1
@@ -163,7 +173,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		if p == r.id {
 			continue
 		}
-		pv := r.peers[p]
+		pv := r.peer(p)
 		if pv.closedAt(key, view) {
 			fresh++
 			vs := pv.ver[key]
@@ -189,7 +199,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 			// incomplete; statuses bring the rest.
 			for _, p := range pr.replicas {
 				if p != r.id {
-					r.probe(e, p, r.peers[p], key)
+					r.probe(e, p, r.peer(p), key)
 				}
 			}
 			return false
@@ -202,7 +212,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		// in flight or lost): fetch it from the nearest replica that does.
 		var src wire.NodeID = -1
 		for _, p := range pr.replicas {
-			if p != r.id && hasVersion(r.peers[p].verOf(key), v) && (src < 0 || r.rank[p] < r.rank[src]) {
+			if p != r.id && hasVersion(r.peer(p).verOf(key), v) && (src < 0 || r.rank[p] < r.rank[src]) {
 				src = p
 			}
 		}
@@ -387,7 +397,7 @@ func (r *Replica) onPullResp(e env.Env, from wire.NodeID, m *PullResp) {
 			e.Log().Error("meteor: cannot keep a fetched value", "key", m.Key, "err", err)
 		}
 	}
-	if pv := r.peers[from]; pv != nil {
+	if pv := r.peer(from); pv != nil {
 		for _, v := range m.Versions {
 			r.addPeerVersion(pv, m.Key, v)
 		}
@@ -408,11 +418,14 @@ func (r *Replica) keepCopy(e env.Env, key string, rec store.Record) error {
 	if err != nil || chainIndex(chain, rec.Version) >= 0 {
 		return err
 	}
-	chain = chainInsert(chain, link{Record: rec})
+	chain, err = r.storeInsert(e, ki, chain, link{Record: rec})
+	if err != nil {
+		return err
+	}
 	if len(chain) > 1 {
 		r.dirty[key] = struct{}{}
 	}
-	return r.storeChain(e, ki, chain)
+	return nil
 }
 
 // sweep compacts the chains of keys with several versions, and forgets
@@ -445,6 +458,84 @@ func (r *Replica) sweep(e env.Env) {
 	}
 }
 
+// hasOlder reports whether the local chain of key or a peer's report of it
+// holds a version stamped at or before gc (each is sorted oldest first).
+func (r *Replica) hasOlder(key string, reps []wire.NodeID, chain []link, gc int64) bool {
+	if len(chain) > 0 && chain[0].Version.TS.WallNanos <= gc {
+		return true
+	}
+	for _, p := range reps {
+		if pv := r.peer(p); pv != nil && p != r.id {
+			if vs := pv.ver[key]; len(vs) > 0 && vs[0].TS.WallNanos <= gc {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasBelow reports whether the local chain of key or a peer's report of
+// it holds a version older than v.
+func (r *Replica) hasBelow(key string, reps []wire.NodeID, chain []link, v wire.Version) bool {
+	if len(chain) > 0 && chain[0].Version.Less(v) {
+		return true
+	}
+	for _, p := range reps {
+		if pv := r.peer(p); pv != nil && p != r.id {
+			if vs := pv.ver[key]; len(vs) > 0 && vs[0].Less(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// popNewest removes the newest version from the ends of lists (each sorted
+// oldest first, each holding a version at most once) and returns it, or
+// false when every list is empty.
+func popNewest(lists [][]wire.Version) (wire.Version, bool) {
+	var top wire.Version
+	found := false
+	for _, l := range lists {
+		if len(l) > 0 && (!found || top.Less(l[len(l)-1])) {
+			top, found = l[len(l)-1], true
+		}
+	}
+	for i, l := range lists {
+		if len(l) > 0 && l[len(l)-1] == top {
+			lists[i] = l[:len(l)-1]
+		}
+	}
+	return top, found
+}
+
+// atMostOneVersion reports whether the local chain of key and the peers'
+// reports of it hold one version between them, or none.
+func (r *Replica) atMostOneVersion(key string, reps []wire.NodeID, chain []link) bool {
+	if len(chain) > 1 {
+		return false
+	}
+	var one wire.Version
+	if len(chain) == 1 {
+		one = chain[0].Version
+	}
+	for _, p := range reps {
+		pv := r.peer(p)
+		if pv == nil || p == r.id {
+			continue
+		}
+		switch vs := pv.ver[key]; {
+		case len(vs) > 1:
+			return false
+		case len(vs) == 1 && one.IsZero():
+			one = vs[0]
+		case len(vs) == 1 && vs[0] != one:
+			return false
+		}
+	}
+	return true
+}
+
 // compact drops the versions of key no read can return: reads view at
 // least gc (tryRead refuses older views), so of the versions stamped at or
 // before gc only the newest committed one can be an answer, and versions
@@ -457,43 +548,51 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		return err
 	}
 	reps := ki.replicas
-	all := make([]wire.Version, 0, len(chain))
-	for _, c := range chain {
-		all = append(all, c.Version)
+	if !r.hasOlder(key, reps, chain, gc) {
+		// Nothing is stamped at or before gc: nothing to drop (the common
+		// case: most sweeps find every version of a dirty key recent).
+		if r.atMostOneVersion(key, reps, chain) {
+			delete(r.dirty, key)
+		}
+		return nil
 	}
+	// The versions stamped at or before gc, newest first, down to the
+	// newest committed one, the base: those above it known never to commit
+	// are dropped, and every version below it. Each list is sorted oldest
+	// first, so they are merged from their ends, not sorted again.
+	own := make([]wire.Version, 0, len(chain))
+	for _, c := range chain[:upTo(chain, gc)] {
+		own = append(own, c.Version)
+	}
+	lists := [][]wire.Version{own}
 	for _, p := range reps {
-		if pv := r.peers[p]; pv != nil && p != r.id {
-			all = append(all, pv.ver[key]...)
+		if pv := r.peer(p); pv != nil && p != r.id {
+			vs := pv.ver[key]
+			lists = append(lists, vs[:versionsUpTo(vs, gc)])
 		}
 	}
-	slices.SortFunc(all, func(a, b wire.Version) int { return b.Compare(a) })
-	all = slices.Compact(all)
 	var base wire.Version
-	var drop []wire.Version
-	for _, v := range all {
-		if v.TS.WallNanos > gc {
-			continue
-		}
-		if !base.IsZero() {
-			drop = append(drop, v)
-			continue
-		}
+	var undone []wire.Version
+	for v, ok := popNewest(lists); ok && base.IsZero(); v, ok = popNewest(lists) {
 		switch r.resolve(e, key, reps, chain, v) {
 		case committed:
 			base = v
 		case uncommitted:
-			drop = append(drop, v)
+			undone = append(undone, v)
 		}
 	}
-	if len(drop) == 0 {
-		if len(all) <= 1 {
+	// The zero version is below every version: without a base, only the
+	// undone are dropped.
+	drop := func(v wire.Version) bool { return v.Less(base) || slices.Contains(undone, v) }
+	if len(undone) == 0 && !r.hasBelow(key, reps, chain, base) {
+		if r.atMostOneVersion(key, reps, chain) {
 			delete(r.dirty, key)
 		}
 		return nil
 	}
 	kept := chain[:0:0]
 	for _, c := range chain {
-		if !slices.Contains(drop, c.Version) {
+		if !drop(c.Version) {
 			kept = append(kept, c)
 		}
 	}
@@ -512,11 +611,11 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 	}
 	left := len(kept)
 	for _, p := range reps {
-		pv := r.peers[p]
+		pv := r.peer(p)
 		if pv == nil || p == r.id {
 			continue
 		}
-		vs := slices.DeleteFunc(pv.ver[key], func(v wire.Version) bool { return slices.Contains(drop, v) })
+		vs := slices.DeleteFunc(pv.ver[key], drop)
 		if len(vs) == 0 {
 			delete(pv.ver, key)
 		} else {

@@ -160,7 +160,7 @@ type Replica struct {
 	pending []Entry       // applied since the last status
 	history []sentPayload // the last Redundant payloads, newest last
 	// Status map and read subscription map (status.go, read.go).
-	peers  map[wire.NodeID]*peerView
+	peers  []*peerView // by node ID (peer)
 	parked []pread
 	pulls  map[pullKey]int64   // outstanding pulls and when they were sent
 	dirty  map[string]struct{} // keys with more than one version somewhere
@@ -195,7 +195,7 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	return &Replica{
 		ks: ks, id: id, rank: rank, ops: make(map[uint64]*op),
 		floors: make(map[wire.ClientID]int64),
-		peers:  make(map[wire.NodeID]*peerView),
+		peers:  make([]*peerView, len(t.Nodes)),
 		pulls:  make(map[pullKey]int64),
 		dirty:  make(map[string]struct{}),
 		keys:   make(map[string]*keyInfo),
@@ -422,7 +422,7 @@ func (r *Replica) live(e env.Env, p wire.NodeID) bool {
 	if p == r.id {
 		return true
 	}
-	pv := r.peers[p]
+	pv := r.peer(p)
 	if pv == nil {
 		return true
 	}
@@ -496,8 +496,8 @@ func (r *Replica) applyWrite(e env.Env, key string, rec store.Record) (writeOutc
 		closed = e.Now() // teeth: the promise ahead of the clock is not kept
 	}
 	ok := rec.Version.TS.WallNanos > closed || r.ks.cfg.acceptLate
-	chain = chainInsert(chain, link{Record: rec, Applied: ok})
-	if err := r.storeChain(e, ki, chain); err != nil {
+	chain, err = r.storeInsert(e, ki, chain, link{Record: rec, Applied: ok})
+	if err != nil {
 		return 0, err
 	}
 	if len(chain) > 1 {

@@ -16,6 +16,10 @@ type sentPayload struct {
 	seq     uint64
 	msgTs   int64
 	entries []sentEntry
+	// toPeer[q] is the payload as peer q gets it (forPeer), computed once
+	// when the payload is first sent: it is repeated in the next Redundant
+	// statuses.
+	toPeer []Payload
 }
 
 type sentEntry struct {
@@ -57,6 +61,10 @@ func (r *Replica) dispatch(e env.Env) {
 		p.entries = append(p.entries, sentEntry{en, r.key(en.Key).replicas})
 	}
 	r.pending = r.pending[:0]
+	p.toPeer = make([]Payload, len(r.ks.topo.Nodes))
+	for q := range p.toPeer {
+		p.toPeer[q] = p.forPeer(wire.NodeID(q))
+	}
 	r.history = append(r.history, p)
 	if len(r.history) > r.ks.cfg.Redundant+1 {
 		r.history = slices.Delete(r.history, 0, len(r.history)-r.ks.cfg.Redundant-1)
@@ -66,9 +74,12 @@ func (r *Replica) dispatch(e env.Env) {
 		if peer == r.id {
 			continue
 		}
-		m := &Status{Epoch: r.epoch, Genesis: r.genesis, Now: r.history[len(r.history)-1].forPeer(peer)}
+		m := &Status{Epoch: r.epoch, Genesis: r.genesis, Now: r.history[len(r.history)-1].toPeer[peer]}
+		if len(r.history) > 1 {
+			m.Redundant = make([]Payload, 0, len(r.history)-1)
+		}
 		for i := len(r.history) - 2; i >= 0; i-- {
-			m.Redundant = append(m.Redundant, r.history[i].forPeer(peer))
+			m.Redundant = append(m.Redundant, r.history[i].toPeer[peer])
 		}
 		e.Send(peer, m)
 	}
@@ -99,6 +110,15 @@ type peerView struct {
 	buf    map[uint64]Payload        // payloads after a gap, waiting for it to fill
 	ver    map[string][]wire.Version // key → versions reported applied, oldest first
 	probed map[string]probe          // keys whose state a pull told
+}
+
+// peer is the status map's record of node p: nil before its first
+// status, or if p is no node of the topology.
+func (r *Replica) peer(p wire.NodeID) *peerView {
+	if p < 0 || int(p) >= len(r.peers) {
+		return nil
+	}
+	return r.peers[p]
 }
 
 // probe is what a pull told of a peer's key: the Seq of the last status it
@@ -171,6 +191,9 @@ func (pv *peerView) knowsAbsent(key string, v wire.Version) bool {
 // onStatus is updateStatus (Fig. 4.13b): add the status to the status map,
 // then wake the parked reads.
 func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
+	if from < 0 || int(from) >= len(r.peers) {
+		return // not a node of the topology
+	}
 	pv := r.peers[from]
 	if pv == nil {
 		pv = &peerView{buf: map[uint64]Payload{}, ver: map[string][]wire.Version{}, probed: map[string]probe{}}

@@ -157,6 +157,29 @@ func (r *Replica) storeChain(e env.Env, ki *keyInfo, chain []link) error {
 	return nil
 }
 
+// storeInsert stores chain, as readChain returned it, with l added
+// (chainInsert), and returns the new chain. A write usually adds the
+// newest version: its encoding is then the stored one's with a new count
+// and the link's bytes appended, not the whole chain encoded again (each
+// write re-encoded its key's chain, every version since the last
+// compaction).
+func (r *Replica) storeInsert(e env.Env, ki *keyInfo, chain []link, l link) ([]link, error) {
+	next := chainInsert(chain, l)
+	n := len(chain)
+	var rec store.Record
+	if n > 0 && next[n].Version == l.Version && len(ki.chain) == n && &ki.chain[0] == &chain[0] {
+		// ki.raw is chain's encoding (readChain, storeChain).
+		rec = appendLink(ki.raw, n, next[n])
+	} else {
+		rec = encodeChain(next)
+	}
+	if err := put(e, ki.stored, rec); err != nil {
+		return nil, err
+	}
+	ki.raw, ki.chain = rec.Value, next
+	return next, nil
+}
+
 // put writes key. Storage failure is fail-stop (doc.go, "Storage
 // failure"): a failed write may or may not have taken effect, so the node
 // stops, and nothing the handler sends leaves. A failed read only refuses
@@ -181,6 +204,18 @@ func encodeChain(chain []link) store.Record {
 		newest = chain[len(chain)-1].Version
 	}
 	return store.Record{Value: b, Version: newest}
+}
+
+// appendLink is encodeChain of a chain of n links encoded as raw with l
+// added last: the same bytes, from a copy of raw's.
+func appendLink(raw []byte, n int, l link) store.Record {
+	body := raw[len(wire.AppendUvarint(nil, uint64(n))):]
+	b := make([]byte, 0, len(raw)+16+len(l.Value)+len(body)/n)
+	b = wire.AppendUvarint(b, uint64(n+1))
+	b = append(b, body...)
+	b = wire.AppendBool(b, l.Applied)
+	b = store.AppendWire(b, l.Record)
+	return store.Record{Value: b, Version: l.Version}
 }
 
 func linkCmp(l link, v wire.Version) int { return l.Version.Compare(v) }
