@@ -142,6 +142,11 @@ func decodeChain(key string, raw []byte) ([]link, error) {
 	if err := d.Err(); err != nil {
 		return nil, fmt.Errorf("meteor: stored chain of %q: %w", key, err)
 	}
+	// storeInsert appends to these bytes as they are, so bytes past the
+	// last link would be carried into every later chain: refuse them.
+	if d.Len() != 0 {
+		return nil, fmt.Errorf("meteor: stored chain of %q has %d bytes after its last version", key, d.Len())
+	}
 	return chain, nil
 }
 

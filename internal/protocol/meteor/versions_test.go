@@ -3,6 +3,7 @@ package meteor
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/lightcone/lightcone/internal/hlc"
@@ -32,5 +33,19 @@ func TestAppendLink(t *testing.T) {
 			}
 		}
 		chain = append(chain, l)
+	}
+}
+
+// TestDecodeChainRefusesTrailingBytes: storeInsert appends to the stored
+// bytes as read, so a chain with bytes after its last link must not decode
+// (they would be carried into every later chain).
+func TestDecodeChainRefusesTrailingBytes(t *testing.T) {
+	l := link{Record: store.Record{Version: wire.Version{TS: hlc.Timestamp{WallNanos: 1000}}, Value: []byte("v")}, Applied: true}
+	raw := encodeChain([]link{l}).Value
+	if _, err := decodeChain("k", raw); err != nil {
+		t.Fatalf("decoding a well-formed chain: %v", err)
+	}
+	if dec, err := decodeChain("k", append(slices.Clone(raw), 0x7f)); err == nil {
+		t.Fatalf("a chain with a trailing byte decoded as %d links; want an error", len(dec))
 	}
 }
