@@ -13,6 +13,7 @@ import (
 
 	"github.com/lightcone/lightcone/internal/check"
 	"github.com/lightcone/lightcone/internal/cost"
+	"github.com/lightcone/lightcone/internal/fifo"
 	"github.com/lightcone/lightcone/internal/hlc"
 	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/sim"
@@ -101,11 +102,10 @@ type client struct {
 	steps    []step
 	stepBuf  []step // the array steps was last built in, reused by the next operation
 	// waits are the requests whose client timeout is pending, oldest
-	// first (waits[waitHead:]): every timeout waits ClientTimeout, so they
-	// fire in the order they were scheduled, and one func per client
-	// (timeout) serves them all instead of a closure per request.
-	waits      []sentReq
-	waitHead   int
+	// first: every timeout waits ClientTimeout, so they fire in the order
+	// they were scheduled, and one func per client (timeout) serves them
+	// all instead of a closure per request.
+	waits      fifo.Queue[sentReq]
 	timeout    func()
 	reqID      wire.RequestID
 	call       int64 // when the current request left
@@ -450,7 +450,7 @@ func (rn *runner) sendStep(cl *client) {
 	if cl.timeout == nil {
 		cl.timeout = func() { rn.clientTimeout(cl) }
 	}
-	cl.waits = append(cl.waits, sentReq{cl.reqID, cl.session})
+	cl.waits.Push(sentReq{cl.reqID, cl.session})
 	rn.s.After(rn.r.cfg.ClientTimeout, cl.timeout)
 }
 
@@ -463,13 +463,7 @@ type sentReq struct {
 // clientTimeout is the client timeout of cl's oldest request still
 // waited for: it fails the request if it is still the one running.
 func (rn *runner) clientTimeout(cl *client) {
-	w := cl.waits[cl.waitHead]
-	if cl.waitHead++; cl.waitHead == len(cl.waits) {
-		cl.waits, cl.waitHead = cl.waits[:0], 0
-	} else if cl.waitHead >= 64 && cl.waitHead*2 >= len(cl.waits) {
-		cl.waits = cl.waits[:copy(cl.waits, cl.waits[cl.waitHead:])]
-		cl.waitHead = 0
-	}
+	w := cl.waits.Pop()
 	if cl.session == w.sess && cl.reqID == w.id && cl.busy {
 		rn.complete(cl, &wire.Reply{ID: w.id, Client: w.sess, Err: &wire.Error{Code: wire.ErrTimeout, Msg: "client timeout"}})
 	}

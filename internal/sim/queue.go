@@ -1,9 +1,8 @@
 package sim
 
 import (
-	"slices"
-
 	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/fifo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -73,16 +72,14 @@ type queue struct {
 // timers); an event whose wait has no lane goes to the heap.
 const numLanes = 8
 
-// lane is the FIFO of the events pushed with one wait: keys[head:], in
-// (at, seq) order, keys[head] also in the heap while the lane is not
-// empty.
+// lane is the FIFO of the events pushed with one wait, in (at, seq)
+// order; its front is also in the heap while the lane is not empty.
 type lane struct {
 	wait int64
-	keys []qkey
-	head int
+	keys fifo.Queue[qkey]
 }
 
-func (l *lane) empty() bool { return l.head == len(l.keys) }
+func (l *lane) empty() bool { return l.keys.Len() == 0 }
 
 // slabChunk is the number of events in one chunk of the slab: a power of
 // two, so a slot splits into chunk and index with a shift and a mask.
@@ -155,19 +152,11 @@ func (q *queue) pushAfter(e event, wait int64) {
 		if l.wait != wait {
 			continue
 		}
-		if !l.keys[len(l.keys)-1].less(k) {
+		if !l.keys.Back().less(k) {
 			q.up(k)
 			return
 		}
-		if l.head >= 1024 && l.head*2 >= len(l.keys) {
-			l.keys = l.keys[:copy(l.keys, l.keys[l.head:])]
-			l.head = 0
-		} else if len(l.keys) == cap(l.keys) {
-			// Double: append grows a long slice by ~1.25x, which copied
-			// a lane of clients' timeouts ~5 times over while it filled.
-			l.keys = slices.Grow(l.keys, len(l.keys))
-		}
-		l.keys = append(l.keys, k)
+		l.keys.Push(k)
 		return
 	}
 	if free < 0 {
@@ -175,7 +164,8 @@ func (q *queue) pushAfter(e event, wait int64) {
 		return
 	}
 	l := &q.lanes[free]
-	l.wait, l.keys, l.head = wait, append(l.keys[:0], k), 0
+	l.wait = wait
+	l.keys.Push(k)
 	k.lane = uint8(free + 1)
 	q.up(k)
 }
@@ -205,14 +195,14 @@ func (q *queue) pop() uint32 {
 	q.n--
 	if top.lane != 0 {
 		l := &q.lanes[top.lane-1]
-		if l.head++; l.head < len(l.keys) {
+		l.keys.Pop()
+		if !l.empty() {
 			// The lane's next key takes the head's place.
-			k := l.keys[l.head]
+			k := l.keys.Front()
 			k.lane = top.lane
 			q.down(k, len(h))
 			return top.slot
 		}
-		l.keys, l.head = l.keys[:0], 0
 	}
 	last := len(h) - 1
 	q.heap = h[:last]
