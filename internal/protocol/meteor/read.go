@@ -458,31 +458,16 @@ func (r *Replica) sweep(e env.Env) {
 	}
 }
 
-// hasOlder reports whether the local chain of key or a peer's report of it
-// holds a version stamped at or before gc (each is sorted oldest first).
-func (r *Replica) hasOlder(key string, reps []wire.NodeID, chain []link, gc int64) bool {
-	if len(chain) > 0 && chain[0].Version.TS.WallNanos <= gc {
+// anyOldest reports whether the oldest version of key in the local chain
+// or in a peer's report of it (each sorted oldest first) satisfies old:
+// whether any version is old enough to matter to compact.
+func (r *Replica) anyOldest(key string, reps []wire.NodeID, chain []link, old func(wire.Version) bool) bool {
+	if len(chain) > 0 && old(chain[0].Version) {
 		return true
 	}
 	for _, p := range reps {
 		if pv := r.peer(p); pv != nil && p != r.id {
-			if vs := pv.ver[key]; len(vs) > 0 && vs[0].TS.WallNanos <= gc {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// hasBelow reports whether the local chain of key or a peer's report of
-// it holds a version older than v.
-func (r *Replica) hasBelow(key string, reps []wire.NodeID, chain []link, v wire.Version) bool {
-	if len(chain) > 0 && chain[0].Version.Less(v) {
-		return true
-	}
-	for _, p := range reps {
-		if pv := r.peer(p); pv != nil && p != r.id {
-			if vs := pv.ver[key]; len(vs) > 0 && vs[0].Less(v) {
+			if vs := pv.ver[key]; len(vs) > 0 && old(vs[0]) {
 				return true
 			}
 		}
@@ -548,7 +533,7 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		return err
 	}
 	reps := ki.replicas
-	if !r.hasOlder(key, reps, chain, gc) {
+	if !r.anyOldest(key, reps, chain, func(v wire.Version) bool { return v.TS.WallNanos <= gc }) {
 		// Nothing is stamped at or before gc: nothing to drop (the common
 		// case: most sweeps find every version of a dirty key recent).
 		if r.atMostOneVersion(key, reps, chain) {
@@ -584,7 +569,7 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 	// The zero version is below every version: without a base, only the
 	// undone are dropped.
 	drop := func(v wire.Version) bool { return v.Less(base) || slices.Contains(undone, v) }
-	if len(undone) == 0 && !r.hasBelow(key, reps, chain, base) {
+	if len(undone) == 0 && !r.anyOldest(key, reps, chain, func(v wire.Version) bool { return v.Less(base) }) {
 		if r.atMostOneVersion(key, reps, chain) {
 			delete(r.dirty, key)
 		}

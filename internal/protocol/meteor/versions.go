@@ -201,8 +201,7 @@ func put(e env.Env, key string, rec store.Record) error {
 func encodeChain(chain []link) store.Record {
 	b := wire.AppendUvarint(nil, uint64(len(chain)))
 	for _, l := range chain {
-		b = wire.AppendBool(b, l.Applied)
-		b = store.AppendWire(b, l.Record)
+		b = appendLinkWire(b, l)
 	}
 	var newest wire.Version
 	if len(chain) > 0 {
@@ -218,9 +217,14 @@ func appendLink(raw []byte, n int, l link) store.Record {
 	b := make([]byte, 0, len(raw)+16+len(l.Value)+len(body)/n)
 	b = wire.AppendUvarint(b, uint64(n+1))
 	b = append(b, body...)
-	b = wire.AppendBool(b, l.Applied)
-	b = store.AppendWire(b, l.Record)
+	b = appendLinkWire(b, l)
 	return store.Record{Value: b, Version: l.Version}
+}
+
+// appendLinkWire appends one link's encoding in a stored chain.
+func appendLinkWire(b []byte, l link) []byte {
+	b = wire.AppendBool(b, l.Applied)
+	return store.AppendWire(b, l.Record)
 }
 
 func linkCmp(l link, v wire.Version) int { return l.Version.Compare(v) }
