@@ -11,6 +11,12 @@
 #   redis-al  redis-server --appendonly yes --appendfsync always --save ''
 #   lc-es     lightcone server --sync everysec (like-for-like with redis-es)
 #   lc-al     lightcone server --sync always
+#             Both run with GOMAXPROCS=$LC_PROCS (default 1): one core, as
+#             Redis's one event-loop thread, leaving the other to the load
+#             generator. With Go's default (both cores) the server's second
+#             thread contends with the load generator for the machine's two
+#             cores: lower GET throughput and a p99 tail of 2-5 ms
+#             (README, "Performance"). LC_PROCS=0 runs Go's default.
 #   etcd1     etcd, one member, default settings (fsyncs its WAL before a commit)
 #   lc3       three lightcone servers --sync always, world local3 on loopback
 #             (no WAN emulation): default keyspace quorum, one replica per
@@ -53,6 +59,7 @@
 #   KEYS=10000        keys of putload (gets: loaded and primed first)
 #   GETS=100000       gets per putload -mode get run
 #   SIM_BENCHTIME=2x  go test -benchtime of the simulator rows
+#   LC_PROCS=1        GOMAXPROCS of lc-es and lc-al (0: Go's default, every CPU)
 #   KEEP=1            keep the temp dir (binaries, data dirs, logs, raw rows)
 #   OUT=FILE          also write the report (Markdown) to FILE
 # Redis (redis-server, redis-tools) and etcd (etcd-server) are installed with
@@ -71,6 +78,7 @@ KEYS="${KEYS:-10000}"
 GETS="${GETS:-100000}"
 SIM_BENCHTIME="${SIM_BENCHTIME:-2x}"
 KEEP="${KEEP:-0}"
+LC_PROCS="${LC_PROCS:-1}"
 OUT="${OUT:-}"
 
 row() { [[ " $ROWS " == *" $1 "* ]]; }
@@ -140,6 +148,16 @@ load() {
 	"$WORK/putload" -target "$kind" -addr "$addrs" -clients "$CLIENTS" "$@" | record "$r" "$test" "$target"
 }
 
+# lc_procs CMD...: CMD with GOMAXPROCS=$LC_PROCS in its environment (none
+# with LC_PROCS=0).
+lc_procs() {
+	if ((LC_PROCS > 0)); then
+		GOMAXPROCS="$LC_PROCS" "$@"
+	else
+		"$@"
+	fi
+}
+
 # run R TARGET: start TARGET alone, run the tests of the chosen rows on it, stop it.
 run() {
 	local r="$1" t="$2" dir="$WORK/run-$2"
@@ -154,11 +172,11 @@ run() {
 		redis_bench "$r" "$t" set
 		;;
 	lc-es)
-		start_lightcone "$WORK/lightcone" "$dir" everysec
+		lc_procs start_lightcone "$WORK/lightcone" "$dir" everysec
 		redis_bench "$r" "$t" get
 		;;
 	lc-al)
-		start_lightcone "$WORK/lightcone" "$dir" always
+		lc_procs start_lightcone "$WORK/lightcone" "$dir" always
 		if row set || row p99; then redis_bench "$r" "$t" set; fi
 		if row ycsb; then ycsb "$r" "$t"; fi
 		if row put; then load "$r" put1 "$t" lightcone "127.0.0.1:$GRPC" -n "$PUTS"; fi
@@ -233,6 +251,7 @@ REPORT="$WORK/report.md"
 	echo
 	echo "Lightcone $REV; redis $(redis-server --version 2>/dev/null | sed -n 's/.*v=\([^ ]*\).*/\1/p');" \
 		"$(etcd --version 2>/dev/null | head -1 | sed 's/: / /');" \
+		"lc-es and lc-al GOMAXPROCS=$( ((LC_PROCS > 0)) && echo "$LC_PROCS" || echo "Go's default");" \
 		"N=$N, CLIENTS=$CLIENTS, RECORDS=$RECORDS, YCSB_OPS=$YCSB_OPS, PUTS=$PUTS, KEYS=$KEYS, GETS=$GETS, SIM_BENCHTIME=$SIM_BENCHTIME;" \
 		"$(nproc) CPUs, $(date -u +%Y-%m-%d); load average (1 min) at each round's start and at the end: $LOADS; $MINUTES min."
 	echo
