@@ -557,11 +557,20 @@ func (n *Node) release() {
 	}
 	n.outMsgs = n.outMsgs[:0]
 	now := time.Now() // one clock read for the batch's latencies
+	done := 0
 	for i, r := range n.outReps {
-		n.completeAt(r, now)
+		if n.completeAt(r, now) {
+			done++
+		}
 		n.outReps[i] = nil
 	}
 	n.outReps = n.outReps[:0]
+	if n.obs != nil && done > 0 {
+		// One update of the gauge for the batch: it is an atomic
+		// read-modify-write loop, 3% of the CPU of pipelined GETs when
+		// made per reply.
+		n.obs.InflightAdd(-done)
+	}
 }
 
 // breakDown turns the node into one that refuses every request with the
@@ -592,22 +601,28 @@ func (n *Node) timeoutPending(msg string) {
 	}
 }
 
-func (n *Node) complete(r *wire.Reply) { n.completeAt(r, time.Now()) }
+func (n *Node) complete(r *wire.Reply) {
+	if n.completeAt(r, time.Now()) && n.obs != nil {
+		n.obs.InflightAdd(-1)
+	}
+}
 
-func (n *Node) completeAt(r *wire.Reply, now time.Time) {
+// completeAt answers the pending request r replies to, if any, and
+// reports whether it did; the caller updates the in-flight gauge.
+func (n *Node) completeAt(r *wire.Reply, now time.Time) bool {
 	p, ok := n.take(pendingKey{r.Client, r.ID})
 	if !ok {
-		return // already answered
+		return false // already answered
 	}
 	if n.obs != nil {
 		code := "ok"
 		if r.Err != nil {
 			code = r.Err.Code.String()
 		}
-		n.obs.InflightAdd(-1)
 		n.obs.Request(p.op.String(), p.level.String(), now.Sub(p.start), code)
 	}
 	p.done(r)
+	return true
 }
 
 // take removes and returns the pending request k: the next fresh one if

@@ -426,3 +426,76 @@ func TestFailStopStopsTheNode(t *testing.T) {
 		t.Fatalf("the fail-stop was logged %d times; want once:\n%s", c, logs.String())
 	}
 }
+
+// countingObserver sums what the node reports.
+type countingObserver struct {
+	mu       sync.Mutex
+	inflight int
+	requests int
+}
+
+func (o *countingObserver) Request(string, string, time.Duration, string) {
+	o.mu.Lock()
+	o.requests++
+	o.mu.Unlock()
+}
+func (o *countingObserver) InflightAdd(d int) {
+	o.mu.Lock()
+	o.inflight += d
+	o.mu.Unlock()
+}
+func (o *countingObserver) LoopBatch(int, time.Duration) {}
+
+// TestInflightGaugeCountsEachRequestOnce: the in-flight gauge, updated once
+// per batch of replies, is back at zero once every request is answered,
+// whatever the path of its reply (in its batch, a later one, a second reply
+// to the same request), and every request is counted once.
+func TestInflightGaugeCountsEachRequestOnce(t *testing.T) {
+	w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := &countingObserver{}
+	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return &timerReplica{} },
+		Engine: store.NewMem(), Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	kinds := []string{"now", "self", "2ms", "twice", "now", "self", "now"}
+	got := make(chan struct{}, 1000)
+	total := 0
+	for round := range 30 {
+		client := n.NewClientID()
+		var reqs []*wire.Request
+		for i, kind := range kinds[round%4:] {
+			reqs = append(reqs, &wire.Request{ID: wire.RequestID(i + 1), Client: client, Key: fmt.Sprint(kind, round, i), Value: []byte(kind)})
+		}
+		total += len(reqs)
+		n.SubmitBatch(reqs, func(*wire.Reply) { got <- struct{}{} })
+	}
+	for i := range total {
+		select {
+		case <-got:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%d of %d requests answered, then nothing for 5s", i, total)
+		}
+	}
+	// On the loop, after the batch that sent the last reply has finished.
+	if err := n.Do(context.Background(), func() {}); err != nil {
+		t.Fatal(err)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if obs.inflight != 0 || obs.requests != total {
+		t.Fatalf("in flight %d, %d requests counted; want 0 and %d", obs.inflight, obs.requests, total)
+	}
+}
