@@ -5,11 +5,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/lightcone/lightcone/internal/env"
-	"github.com/lightcone/lightcone/internal/store"
-	"github.com/lightcone/lightcone/internal/topo"
-	"github.com/lightcone/lightcone/internal/wire"
 )
 
 // fakeClock is a Clock a test steps: wall and mono advance together by
@@ -29,27 +24,11 @@ func (c *fakeClock) Step(d time.Duration) { c.wall.Add(int64(d)) }
 // Wall and not Now: a lease measured on Now cannot be stretched or cut by
 // an NTP step or an operator's `date -s` (env.Env.Now; lease doc.go).
 func TestNowNeverStepsWithTheWallClock(t *testing.T) {
-	w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	clk := &fakeClock{}
 	clk.wall.Store(1_700_000_000e9)
 	clk.mono.Store(int64(42 * time.Second))
-	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return &timerReplica{} },
-		Engine: store.NewMem(), Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	n := startTestNode(t, Config{Clock: clk})
+	ctx := context.Background()
 	read := func() (now, wall int64) {
 		if err := n.Do(ctx, func() { now, wall = n.Now(), n.Wall() }); err != nil {
 			t.Fatal(err)

@@ -73,12 +73,28 @@ func (s *syncCounter) Sync() error {
 }
 
 func newTestNode(t *testing.T) (*Node, *syncCounter) {
-	w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	eng := &syncCounter{Mem: store.NewMem()}
-	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return &timerReplica{} }, Engine: eng})
+	return startTestNode(t, Config{Engine: eng}), eng
+}
+
+// startTestNode runs a node of cfg until the test ends, by default of one
+// timerReplica in a one-node world over a Mem store.
+func startTestNode(t *testing.T, cfg Config) *Node {
+	t.Helper()
+	if cfg.Topology == nil {
+		w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Topology = topo.NewTopology(w)
+	}
+	if cfg.Factory == nil {
+		cfg.Factory = func(wire.NodeID) env.Replica { return &timerReplica{} }
+	}
+	if cfg.Engine == nil {
+		cfg.Engine = store.NewMem()
+	}
+	n, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +107,7 @@ func newTestNode(t *testing.T) (*Node, *syncCounter) {
 			t.Error(err)
 		}
 	})
-	return n, eng
+	return n
 }
 
 // TestTimersFireInDeadlineOrder: timers fire in deadline order, not set
@@ -451,25 +467,8 @@ func (o *countingObserver) LoopBatch(int, time.Duration) {}
 // whatever the path of its reply (in its batch, a later one, a second reply
 // to the same request), and every request is counted once.
 func TestInflightGaugeCountsEachRequestOnce(t *testing.T) {
-	w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	obs := &countingObserver{}
-	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return &timerReplica{} },
-		Engine: store.NewMem(), Observer: obs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	n := startTestNode(t, Config{Observer: obs})
 	kinds := []string{"now", "self", "2ms", "twice", "now", "self", "now"}
 	got := make(chan struct{}, 1000)
 	total := 0
