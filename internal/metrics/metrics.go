@@ -43,13 +43,7 @@ type Labels struct {
 var (
 	// requestBucketsSec spans 0.1 ms to 10 s, roughly ×2–2.5 apart, with
 	// 300 ms added because it is a typical cross-continent RTT.
-	requestBucketsSec = []float64{
-		0.0001, 0.0002, 0.0005,
-		0.001, 0.002, 0.005,
-		0.01, 0.02, 0.05,
-		0.1, 0.2, 0.3, 0.5,
-		1, 2, 5, 10,
-	}
+	requestBucketsSec = requestBucketsSecArr[:]
 	// fsyncBucketsSec spans 50 µs (NVMe with a write cache) to 1 s (a
 	// struggling network disk).
 	fsyncBucketsSec = []float64{
@@ -77,7 +71,7 @@ type Metrics struct {
 	reg    *prometheus.Registry
 	labels Labels // as given to New, made valid UTF-8
 
-	requestDur   *prometheus.HistogramVec
+	requestDur   *latencyCollector
 	requestCount *prometheus.CounterVec
 	inflight     prometheus.Gauge
 
@@ -104,7 +98,7 @@ type requestKey struct{ op, level, code string }
 // requestChild holds the resolved series of one requestKey.
 type requestChild struct {
 	key   requestKey
-	dur   prometheus.Observer
+	dur   *latency
 	count prometheus.Counter
 }
 
@@ -127,12 +121,6 @@ func New(l Labels) *Metrics {
 		reg: prometheus.NewRegistry(),
 		labels: Labels{Node: constLabels["node"], Region: constLabels["region"],
 			Keyspace: constLabels["keyspace"], Protocol: constLabels["protocol"]},
-		requestDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:        "lightcone_request_duration_seconds",
-			Help:        "Latency of client requests, from arrival at the node to reply.",
-			ConstLabels: constLabels,
-			Buckets:     requestBucketsSec,
-		}, requestLabels),
 		requestCount: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        "lightcone_requests_total",
 			Help:        "Client requests finished.",
@@ -183,6 +171,8 @@ func New(l Labels) *Metrics {
 		Buckets:     batchBucketsSec,
 	})
 	m.fsync, m.batchEvents, m.batchDur = fsync, batchEvents, batchDur
+	m.requestDur = &latencyCollector{m: m, desc: prometheus.NewDesc("lightcone_request_duration_seconds",
+		"Latency of client requests, from arrival at the node to reply.", requestLabels, constLabels)}
 	m.requests.max = MaxRequestSeries
 	m.messages.max = MaxMessageKinds
 
@@ -212,18 +202,39 @@ func (m *Metrics) Request(op, level string, d time.Duration, code string) {
 	if m == nil {
 		return
 	}
-	k := requestKey{op, level, code}
+	c := m.request(requestKey{op, level, code})
+	c.dur.observeN(d, 1)
+	c.count.Inc()
+}
+
+// RequestN records n finished client requests of one operation, level and
+// outcome that took d each: a pipeline's requests, which share their
+// arrival and their reply. It costs what one Request costs.
+func (m *Metrics) RequestN(op, level string, d time.Duration, code string, n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	if n == 1 {
+		m.Request(op, level, d, code)
+		return
+	}
+	c := m.request(requestKey{op, level, code})
+	c.dur.observeN(d, n)
+	c.count.Add(float64(n))
+}
+
+// request returns the series of k, building it if needed.
+func (m *Metrics) request(k requestKey) *requestChild {
 	c := m.lastRequest.Load()
 	if c == nil || c.key != k {
 		var ok bool
 		c, ok = m.requests.load(k)
 		if !ok {
-			c = m.requests.loadOrBuild(k, requestOverflow(code), m.newRequestChild)
+			c = m.requests.loadOrBuild(k, requestOverflow(k.code), m.newRequestChild)
 		}
 		m.lastRequest.Store(c)
 	}
-	c.dur.Observe(seconds(d))
-	c.count.Inc()
+	return c
 }
 
 // requestOverflow returns the key under which a request past
@@ -241,7 +252,7 @@ func requestOverflow(code string) requestKey {
 func (m *Metrics) newRequestChild(k requestKey) *requestChild {
 	return &requestChild{
 		key:   k,
-		dur:   m.requestDur.WithLabelValues(k.op, k.level, k.code),
+		dur:   new(latency),
 		count: m.requestCount.WithLabelValues(k.op, k.level, k.code),
 	}
 }

@@ -273,3 +273,32 @@ func BenchmarkRequestNil(b *testing.B) {
 		m.Request("get", "strong", time.Duration(i), CodeOK)
 	}
 }
+
+// TestRequestNIsNRequests: n requests recorded at once scrape as n
+// recorded one by one, on a bound (le) and between bounds, in the same
+// series, and the help and type are Prometheus's histogram's.
+func TestRequestNIsNRequests(t *testing.T) {
+	one, many := New(testLabels), New(testLabels)
+	for _, d := range []time.Duration{5 * time.Millisecond, 7 * time.Millisecond, 20 * time.Second} {
+		for range 16 {
+			one.Request("get", "strong", d, CodeOK)
+		}
+		many.RequestN("get", "strong", d, CodeOK, 16)
+	}
+	a, b := scrape(t, one), scrape(t, many)
+	for _, want := range []string{
+		"# TYPE lightcone_request_duration_seconds histogram",
+		series("lightcone_request_duration_seconds_bucket", "code", "ok", "level", "strong", "op", "get", "le", "0.002") + " 0",
+		series("lightcone_request_duration_seconds_bucket", "code", "ok", "level", "strong", "op", "get", "le", "0.005") + " 16",
+		series("lightcone_request_duration_seconds_bucket", "code", "ok", "level", "strong", "op", "get", "le", "0.01") + " 32",
+		series("lightcone_request_duration_seconds_bucket", "code", "ok", "level", "strong", "op", "get", "le", "10") + " 32",
+		series("lightcone_request_duration_seconds_bucket", "code", "ok", "level", "strong", "op", "get", "le", "+Inf") + " 48",
+		series("lightcone_request_duration_seconds_sum", "code", "ok", "level", "strong", "op", "get") + " 320.192",
+		series("lightcone_request_duration_seconds_count", "code", "ok", "level", "strong", "op", "get") + " 48",
+		series("lightcone_requests_total", "code", "ok", "level", "strong", "op", "get") + " 48",
+	} {
+		if !strings.Contains(a, want) || !strings.Contains(b, want) {
+			t.Errorf("one by one has %q: %v; at once: %v", want, strings.Contains(a, want), strings.Contains(b, want))
+		}
+	}
+}

@@ -48,7 +48,10 @@ type Services interface {
 // Observer receives the runtime's measurements; *metrics.Metrics is one.
 // (Messages are counted by the transport, fsyncs by the storage engine.)
 type Observer interface {
-	Request(op, level string, d time.Duration, code string)
+	// RequestN records n finished requests of one operation, level and
+	// outcome that took d each (the replies of a pipeline, released
+	// together).
+	RequestN(op, level string, d time.Duration, code string, n int)
 	InflightAdd(delta int)
 	LoopBatch(events int, d time.Duration)
 }
@@ -204,6 +207,7 @@ type Node struct {
 	self      []event // messages to self, handled before the batch's flush
 	outMsgs   []outMsg
 	outReps   []*wire.Reply
+	run       observation // finished requests not yet given to obs
 	// unsafeReleaseEarly breaks persist-before-send for the teeth test:
 	// flush releases the batch's output before it syncs.
 	unsafeReleaseEarly bool
@@ -565,6 +569,7 @@ func (n *Node) release() {
 		n.outReps[i] = nil
 	}
 	n.outReps = n.outReps[:0]
+	n.observed()
 	if n.obs != nil && done > 0 {
 		// One update of the gauge for the batch: it is an atomic
 		// read-modify-write loop, 3% of the CPU of pipelined GETs when
@@ -603,6 +608,7 @@ func (n *Node) timeoutPending(msg string) {
 
 func (n *Node) complete(r *wire.Reply) {
 	if n.completeAt(r, time.Now()) && n.obs != nil {
+		n.observed()
 		n.obs.InflightAdd(-1)
 	}
 }
@@ -619,10 +625,41 @@ func (n *Node) completeAt(r *wire.Reply, now time.Time) bool {
 		if r.Err != nil {
 			code = r.Err.Code.String()
 		}
-		n.obs.Request(p.op.String(), p.level.String(), now.Sub(p.start), code)
+		n.observe(p, code, now)
 	}
 	p.done(r)
 	return true
+}
+
+// observation is a run of finished requests alike in what the observer
+// records: the replies of a pipeline (one SubmitBatch: one start), released
+// in one batch (one end).
+type observation struct {
+	op         wire.Op
+	level      wire.Level
+	code       string
+	start, end time.Time
+	n          int
+}
+
+// observe adds a finished request to the run it continues, or records the
+// run and starts another.
+func (n *Node) observe(p pending, code string, end time.Time) {
+	o := &n.run
+	if o.n > 0 && o.op == p.op && o.level == p.level && o.code == code && o.start.Equal(p.start) && o.end.Equal(end) {
+		o.n++
+		return
+	}
+	n.observed()
+	*o = observation{op: p.op, level: p.level, code: code, start: p.start, end: end, n: 1}
+}
+
+// observed records the run of requests observe gathered.
+func (n *Node) observed() {
+	if o := &n.run; o.n > 0 {
+		n.obs.RequestN(o.op.String(), o.level.String(), o.end.Sub(o.start), o.code, o.n)
+		o.n = 0
+	}
 }
 
 // take removes and returns the pending request k: the next fresh one if

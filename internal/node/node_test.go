@@ -450,9 +450,9 @@ type countingObserver struct {
 	requests int
 }
 
-func (o *countingObserver) Request(string, string, time.Duration, string) {
+func (o *countingObserver) RequestN(_, _ string, _ time.Duration, _ string, n int) {
 	o.mu.Lock()
-	o.requests++
+	o.requests += n
 	o.mu.Unlock()
 }
 func (o *countingObserver) InflightAdd(d int) {
