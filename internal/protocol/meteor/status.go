@@ -188,6 +188,28 @@ func (pv *peerView) knowsAbsent(key string, v wire.Version) bool {
 	return ok && pv.contiguous >= pr.seq && (t > pr.mark || pr.floor.Less(v))
 }
 
+// repeatsOnly reports whether every payload in ps is at or below seq.
+func repeatsOnly(ps []Payload, seq uint64) bool {
+	for _, p := range ps {
+		if p.Seq > seq {
+			return false
+		}
+	}
+	return true
+}
+
+// applyNext applies payload p, the one after pv.contiguous, to the view.
+func (r *Replica) applyNext(e env.Env, from wire.NodeID, pv *peerView, p Payload) {
+	// A peer's closure never goes back within an incarnation: the view's
+	// exactness up to lastTs (closedAt, knowsAbsent) rests on it. (Checked
+	// first: Invariant's arguments would be boxed every time.)
+	if p.MsgTs < pv.lastTs {
+		env.Invariant(e, false, "meteor: n%d's status %d closes at %d, before its status %d's %d", from, p.Seq, p.MsgTs, pv.contiguous, pv.lastTs)
+	}
+	r.applyPayload(pv, p)
+	pv.contiguous, pv.lastTs = p.Seq, p.MsgTs
+}
+
 // onStatus is updateStatus (Fig. 4.13b): add the status to the status map,
 // then wake the parked reads.
 func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
@@ -202,6 +224,15 @@ func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 	pv.heardAt = e.Now()
 	if pv.known && m.Epoch != pv.epoch {
 		pv.known = false // the peer restarted
+	}
+	if pv.known && m.Now.Seq == pv.contiguous+1 && len(pv.buf) == 0 && repeatsOnly(m.Redundant, pv.contiguous) {
+		// The next status, nothing waiting (nearly every status): what
+		// the general path below does, without gathering the payloads
+		// (the repeated ones are all at or below contiguous) or passing
+		// this one through buf.
+		r.applyNext(e, from, pv, m.Now)
+		r.recheck(e)
+		return
 	}
 	all := append([]Payload{m.Now}, m.Redundant...)
 	oldest := m.Now.Seq
@@ -239,14 +270,7 @@ func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 			break
 		}
 		delete(pv.buf, p.Seq)
-		// A peer's closure never goes back within an incarnation: the
-		// view's exactness up to lastTs (closedAt, knowsAbsent) rests on it.
-		// (Checked first: Invariant's arguments would be boxed every time.)
-		if p.MsgTs < pv.lastTs {
-			env.Invariant(e, false, "meteor: n%d's status %d closes at %d, before its status %d's %d", from, p.Seq, p.MsgTs, pv.contiguous, pv.lastTs)
-		}
-		r.applyPayload(pv, p)
-		pv.contiguous, pv.lastTs = p.Seq, p.MsgTs
+		r.applyNext(e, from, pv, p)
 	}
 	if pv.contiguous+1 < oldest {
 		// Statuses were lost beyond what Redundant repeats: the missing
