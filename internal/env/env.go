@@ -90,6 +90,28 @@ func Invariant(e Env, ok bool, format string, args ...any) bool {
 	return ok
 }
 
+// ReadReplier is an Env that can let a reply leave before the handler's
+// batch is synced when the reply depends only on durable state
+// (ReplyRead).
+type ReadReplier interface {
+	ReplyRead(r *wire.Reply)
+}
+
+// ReplyRead is Reply for a reply that carries nothing but what its handler
+// read from e.Store() (records, or their absence), from a handler that has
+// written nothing: no in-memory state of the protocol enters it. Where
+// every key the handler read has no write waiting for a sync, the real
+// runtime lets such a reply leave before the batch's sync (its content is
+// already durable: persist before send holds); otherwise, and in the
+// simulator, it is Reply.
+func ReplyRead(e Env, r *wire.Reply) {
+	if rr, ok := e.(ReadReplier); ok {
+		rr.ReplyRead(r)
+		return
+	}
+	e.Reply(r)
+}
+
 // Replica is one node's protocol state machine. The runtime calls it from a
 // single goroutine. After a crash the runtime builds a new Replica and calls
 // Start; everything not in the Store is gone.

@@ -166,6 +166,9 @@ type subEnv struct {
 
 func (s *subEnv) Send(to wire.NodeID, m wire.Msg) { s.Env.Send(to, &Envelope{KS: s.ks, Msg: m}) }
 
+// ReplyRead implements env.ReadReplier: the node's, if it has one.
+func (s *subEnv) ReplyRead(r *wire.Reply) { env.ReplyRead(s.Env, r) }
+
 func (s *subEnv) SetTimer(d time.Duration, p any) env.TimerID {
 	return s.Env.SetTimer(d, timerWrap{s.ks, p})
 }

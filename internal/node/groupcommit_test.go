@@ -44,6 +44,11 @@ func (l *ledger) Put(key string, rec store.Record) error {
 func (l *ledger) Close() error { return nil }
 
 func (l *ledger) Sync() error {
+	return l.begin().Wait()
+}
+
+// begin starts a sync of the values written since the last one.
+func (l *ledger) begin() ledgerSync {
 	l.mu.Lock()
 	l.syncs++
 	c := l.syncs
@@ -52,12 +57,34 @@ func (l *ledger) Sync() error {
 	}
 	l.mu.Unlock()
 	l.written = l.written[:0]
-	time.Sleep(l.delay) // the fsync
 	_ = l.mem.Sync()
-	l.mu.Lock()
-	l.durable = c
-	l.mu.Unlock()
+	return ledgerSync{l, c}
+}
+
+// ledgerSync is a sync begun: Wait takes the delay (the fsync), then marks
+// it durable.
+type ledgerSync struct {
+	l *ledger
+	c int
+}
+
+func (w ledgerSync) Wait() error {
+	time.Sleep(w.l.delay) // the fsync
+	w.l.mu.Lock()
+	w.l.durable = w.c
+	w.l.mu.Unlock()
 	return nil
+}
+
+// asyncLedger is a ledger whose syncs run beside the loop
+// (store.AsyncEngine): SyncStart begins the sync and returns at once.
+type asyncLedger struct{ *ledger }
+
+func (l asyncLedger) SyncStart() (store.Pending, error) {
+	if len(l.written) == 0 {
+		return nil, nil
+	}
+	return l.begin(), nil
 }
 
 // check returns why value v is not durable, or "".
@@ -74,6 +101,13 @@ func (l *ledger) check(v string) string {
 	return ""
 }
 
+// pending reports whether a sync has begun and not returned.
+func (l *ledger) pending() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.durable < l.syncs
+}
+
 func (l *ledger) stats() (syncs, puts int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -86,8 +120,12 @@ type echoMsg struct{ value string }
 func (*echoMsg) Kind() string { return "test.echo" }
 
 // writeReader puts a fresh value on OpPut and reads the key otherwise; the
-// reply and a message to node 1 both carry the value written or read.
-type writeReader struct{ n *int }
+// reply and a message to node 1 both carry the value written or read. With
+// early, a read's reply goes through env.ReplyRead.
+type writeReader struct {
+	n     *int
+	early bool
+}
 
 func (writeReader) Start(env.Env)                       {}
 func (writeReader) Step(env.Env, wire.NodeID, wire.Msg) {}
@@ -103,6 +141,10 @@ func (w writeReader) Request(e env.Env, req *wire.Request) {
 	}
 	if v != "" {
 		e.Send(1, &echoMsg{v})
+	}
+	if w.early && req.Op != wire.OpPut {
+		env.ReplyRead(e, &wire.Reply{ID: req.ID, Client: req.Client, Value: []byte(v)})
+		return
 	}
 	e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Value: []byte(v)})
 }
@@ -126,9 +168,14 @@ func (c *checkingTransport) Send(_ wire.NodeID, m wire.Msg) {
 	}
 }
 
-// startLedgerNode runs a node of writeReaders on l; unsafe switches the
-// persist-before-send rule off (teeth).
-func startLedgerNode(t *testing.T, l *ledger, unsafe bool) (*Node, *checkingTransport, context.CancelFunc, chan error) {
+// ledgerRun is how a ledger test runs its node: early makes reads reply
+// through env.ReplyRead on a node with EarlyReads; async makes the engine
+// an AsyncEngine (asyncLedger); unsafe switches the persist-before-send
+// rule off, unsafeReads the early reads' check of what they read (teeth).
+type ledgerRun struct{ early, async, unsafe, unsafeReads bool }
+
+// startLedgerNode runs a node of writeReaders on l.
+func startLedgerNode(t *testing.T, l *ledger, o ledgerRun) (*Node, *checkingTransport, context.CancelFunc, chan error) {
 	t.Helper()
 	w, err := topo.Parse([]byte("name: two\nnodes_per_region: 2\nregions: [{name: r}]\n"))
 	if err != nil {
@@ -136,12 +183,18 @@ func startLedgerNode(t *testing.T, l *ledger, unsafe bool) (*Node, *checkingTran
 	}
 	tr := &checkingTransport{l: l}
 	var puts int
-	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return writeReader{&puts} },
-		Engine: l, Transport: tr})
+	var eng store.Engine = l
+	if o.async {
+		eng = asyncLedger{l}
+	}
+	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return writeReader{&puts, o.early} },
+		Engine: eng, Transport: tr, EarlyReads: o.early})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.unsafeReleaseEarly = unsafe
+	n.asyncOK = true // whatever the machine's cores
+	n.unsafeReleaseEarly = o.unsafe
+	n.unsafeCleanReads = o.unsafeReads
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
@@ -154,7 +207,8 @@ func startLedgerNode(t *testing.T, l *ledger, unsafe bool) (*Node, *checkingTran
 // at that moment would keep it; and the writes share syncs (group commit).
 func TestGroupCommitPersistsBeforeSend(t *testing.T) {
 	l := newLedger()
-	for _, b := range ledgerClients(t, l, false) {
+	bad, _ := ledgerClients(t, l, ledgerRun{})
+	for _, b := range bad {
 		t.Error(b)
 	}
 	if syncs, puts := l.stats(); syncs >= puts {
@@ -162,11 +216,50 @@ func TestGroupCommitPersistsBeforeSend(t *testing.T) {
 	}
 }
 
+// TestEarlyReadsPersistBeforeSend: the same, with reads replying through
+// env.ReplyRead on a node with EarlyReads, over an engine that syncs on
+// the loop and over one whose syncs run beside it (the disk engine's way,
+// with several in flight). Some read replies leave while writes handled
+// before them still wait for their sync, and every reply and message
+// carries a durable value when it leaves: a read of a key whose last write
+// is not yet durable waits for that write's sync, and writes share syncs.
+func TestEarlyReadsPersistBeforeSend(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			l := newLedger()
+			bad, early := ledgerClients(t, l, ledgerRun{early: true, async: async})
+			for _, b := range bad {
+				t.Error(b)
+			}
+			if early == 0 {
+				t.Error("no read's reply left before the writes handled before it were synced; want early reads")
+			}
+			if syncs, puts := l.stats(); syncs >= puts {
+				t.Errorf("%d puts in %d syncs; want writes to share syncs", puts, syncs)
+			}
+		})
+	}
+}
+
+// TestTeethEarlyReadsOfUnsyncedWrites: with early reads that do not check
+// what they read, replies carry values a crash would lose.
+func TestTeethEarlyReadsOfUnsyncedWrites(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			bad, _ := ledgerClients(t, newLedger(), ledgerRun{early: true, async: async, unsafeReads: true})
+			if len(bad) == 0 {
+				t.Fatal("no reply left before its value was durable; want the check to catch early reads of unsynced writes")
+			}
+			t.Logf("%d caught, e.g. %s", len(bad), bad[0])
+		})
+	}
+}
+
 // TestTeethGroupCommitReleaseEarly: with the rule off (a batch's output
 // leaves before its sync), the same run shows replies and messages that a
 // crash at that moment would orphan.
 func TestTeethGroupCommitReleaseEarly(t *testing.T) {
-	bad := ledgerClients(t, newLedger(), true)
+	bad, _ := ledgerClients(t, newLedger(), ledgerRun{unsafe: true})
 	if len(bad) == 0 {
 		t.Fatal("no reply or message left before its write was durable; want the check to catch the broken rule")
 	}
@@ -174,17 +267,16 @@ func TestTeethGroupCommitReleaseEarly(t *testing.T) {
 }
 
 // ledgerClients runs 8 clients of 150 random puts and gets on 4 keys
-// against a node on l, whose syncs take 300µs, and
-// returns every reply or message that left before the value it carries
-// was durable.
-func ledgerClients(t *testing.T, l *ledger, unsafe bool) []string {
+// against a node on l, whose syncs take 300µs, and returns every reply or
+// message that left before the value it carries was durable, and how many
+// replies left while writes handled before them were not yet being synced.
+func ledgerClients(t *testing.T, l *ledger, o ledgerRun) (bad []string, early int) {
 	t.Helper()
 	l.delay = 300 * time.Microsecond
-	n, tr, cancel, done := startLedgerNode(t, l, unsafe)
+	n, tr, cancel, done := startLedgerNode(t, l, o)
 	const clients, each = 8, 150
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var bad []string
 	replies := 0
 	for c := range clients {
 		wg.Add(1)
@@ -201,6 +293,11 @@ func ledgerClients(t *testing.T, l *ledger, unsafe bool) []string {
 				n.Submit(req, func(r *wire.Reply) {
 					// On the loop, as the reply is released: the check
 					// sees the ledger as a crash now would.
+					if len(l.written) > 0 || l.pending() { // on the loop too
+						mu.Lock()
+						early++
+						mu.Unlock()
+					}
 					if v := string(r.Value); v != "" {
 						if why := l.check(v); why != "" {
 							mu.Lock()
@@ -233,5 +330,5 @@ func ledgerClients(t *testing.T, l *ledger, unsafe bool) []string {
 	if replies != clients*each {
 		t.Errorf("%d replies; want %d", replies, clients*each)
 	}
-	return bad
+	return bad, early
 }

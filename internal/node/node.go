@@ -9,6 +9,21 @@
 // only then releases the batch's messages and replies. A reply a client sees
 // therefore never depends on a write a crash could lose (under the store's
 // SyncAlways policy).
+//
+// Early reads (Config.EarlyReads; the server turns them on under sync
+// always). A reply a protocol gives through env.ReplyRead carries only
+// what its handler read from the store. The node tracks which keys have a
+// write not yet durable; such a reply, from a handler that wrote nothing
+// and read none of those keys, is already durable, and leaves before the
+// batch's sync. With a store.AsyncEngine (the disk engine) the loop then
+// does not wait for the fsync at all: it starts the batch's sync, holds
+// the batch's other output behind it, and goes on with the next batch; a
+// goroutine waits for each sync in turn, and the loop releases the output
+// of every batch whose sync has completed, in batch order (an output whose
+// batch wrote nothing waits for the syncs started before it). So reads
+// are neither held by the fsync of the writes handled beside them nor
+// queued behind it. Every other reply and message still leaves after every
+// write made before it is durable.
 package node
 
 import (
@@ -85,6 +100,12 @@ type Config struct {
 	// Protocols' own writes (replication from peers, lease records) are
 	// not client writes and are not asked.
 	Admit func(*wire.Request) *wire.Error
+	// EarlyReads lets a reply given through env.ReplyRead leave before its
+	// batch's sync when its handler wrote nothing and read no key written
+	// since the last sync: what it carries is already durable. Worth it
+	// when a sync is an fsync (the disk engine under sync always): reads
+	// then do not wait for the writes handled beside them.
+	EarlyReads bool
 }
 
 // Clock is the real runtime's time source: env.Env.Now is the wall clock
@@ -208,6 +229,33 @@ type Node struct {
 	outMsgs   []outMsg
 	outReps   []*wire.Reply
 	run       observation // finished requests not yet given to obs
+	// With EarlyReads: early holds the batch's replies that may leave
+	// before its sync (ReplyRead); dirty maps each key written to the
+	// number of the sync that makes its last write durable (syncs are
+	// numbered from 1 as they start: started of them have, durable have
+	// completed, and unstarted writes wait for the next); touched says
+	// whether the handler running has written, or read a key not yet
+	// durable (unsafeCleanReads, for the teeth test, ignores it).
+	early            []*wire.Reply
+	dirty            map[string]uint64
+	started, durable uint64
+	unstarted        int
+	sweepAt          int // dirty's size that makes Put sweep it
+	touched          bool
+	unsafeCleanReads bool
+	// With an AsyncEngine: held is the output of batches waiting for
+	// their syncs, oldest first; its head always waits for a sync not yet
+	// completed. syncq takes each started sync to the syncer goroutine,
+	// which reports each completion, in order, on synced; inflight counts
+	// the syncs it has not reported yet (at most maxInflight, so neither
+	// channel blocks). spare keeps released holds for reuse.
+	async    store.AsyncEngine
+	asyncOK  bool // an AsyncEngine's syncs may run beside the loop (New; tests set it)
+	held     []*held
+	syncq    chan store.Pending
+	synced   chan error
+	inflight int
+	spare    []*held
 	// unsafeReleaseEarly breaks persist-before-send for the teeth test:
 	// flush releases the batch's output before it syncs.
 	unsafeReleaseEarly bool
@@ -217,6 +265,19 @@ type outMsg struct {
 	to  wire.NodeID
 	msg wire.Msg
 }
+
+// held is a batch's output waiting for its sync (wait), or, with wait nil,
+// only for the output held before it.
+type held struct {
+	wait store.Pending
+	msgs []outMsg
+	reps []*wire.Reply
+}
+
+// maxInflight bounds the syncs started and not yet completed; the loop
+// waits for the oldest when it would start one more (backpressure: the
+// disk sets the pace).
+const maxInflight = 64
 
 var errStopped = &wire.Error{Code: wire.ErrUnavailable, Msg: "node: shutting down"}
 
@@ -258,6 +319,11 @@ func New(cfg Config) (*Node, error) {
 		wake:     time.NewTimer(time.Hour),
 		reqs:     make(map[pendingKey]pending),
 		closing:  make(chan struct{}),
+	}
+	n.asyncOK = runtime.GOMAXPROCS(0) > 1
+	if cfg.EarlyReads {
+		n.dirty = make(map[string]uint64)
+		n.sweepAt = minSweep
 	}
 	return n, nil
 }
@@ -359,6 +425,17 @@ func (n *Node) Inspect(ctx context.Context, fn func(r env.Replica, now int64)) e
 // /readyz says why (the engine's Writable).
 func (n *Node) Run(ctx context.Context) error {
 	defer n.shutdown()
+	if a, ok := n.cfg.Engine.(store.AsyncEngine); ok && n.dirty != nil && n.asyncOK {
+		// Syncs run beside the loop only where reads may leave early
+		// (with writes alone it measured no faster), and where the
+		// goroutine that waits for them has a core of its own: on one,
+		// its hand-offs cost more than the overlap gains
+		// (docs/performance.md, "Syncs beside the loop").
+		n.async = a
+		n.syncq = make(chan store.Pending, maxInflight)
+		n.synced = make(chan error, maxInflight)
+		go syncer(n.syncq, n.synced)
+	}
 	n.replica = n.cfg.Factory(n.cfg.ID)
 	n.replica.Start(n)
 	n.handleSelf()
@@ -373,6 +450,9 @@ func (n *Node) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		if n.inflight > 0 {
+			n.pollSynced()
+		}
 		batch = n.dueTimers(batch[:0], time.Now())
 		if len(batch) == 0 {
 			n.armWake()
@@ -382,6 +462,9 @@ func (n *Node) Run(ctx context.Context) error {
 			case ev := <-n.inbox:
 				batch = append(batch, ev)
 			case <-n.wake.C:
+				continue
+			case err := <-n.synced:
+				n.onSynced(err)
 				continue
 			}
 		}
@@ -461,6 +544,7 @@ func (n *Node) armWake() {
 }
 
 func (n *Node) handle(ev *event) {
+	n.touched = false
 	switch ev.kind {
 	case evDeliver:
 		n.replica.Step(n, ev.from, ev.msg)
@@ -477,6 +561,7 @@ func (n *Node) handle(ev *event) {
 				n.refuse(ev.reqs[i:], ev.done)
 				return
 			}
+			n.touched = false
 			n.fresh = append(n.fresh, freshReq{pendingKey{req.Client, req.ID}, pending{done: ev.done, start: ev.start, op: req.Op, level: req.Level}})
 			if n.cfg.Admit != nil && req.Op != wire.OpGet {
 				if e := n.cfg.Admit(req); e != nil {
@@ -514,6 +599,8 @@ func (n *Node) stop() error {
 	n.outMsgs = n.outMsgs[:0]
 	clear(n.outReps)
 	n.outReps = n.outReps[:0]
+	clear(n.early)
+	n.early = n.early[:0]
 	clear(n.self)
 	n.self = n.self[:0]
 	return fmt.Errorf("node: fail-stop: %w", n.halt)
@@ -523,15 +610,26 @@ func (n *Node) stop() error {
 // replies (persist before send).
 func (n *Node) flush() error {
 	defer n.settle()
-	if len(n.outMsgs) == 0 && len(n.outReps) == 0 {
+	if len(n.outMsgs) == 0 && len(n.outReps) == 0 && len(n.early) == 0 {
 		// Nothing leaves: the writes can wait for the next sync.
 		return nil
 	}
 	if n.failed {
 		return errors.New("node: store failed earlier")
 	}
+	if len(n.early) > 0 {
+		// Durable already: they leave first, and answer while the disk
+		// syncs the rest.
+		n.early = n.complete(n.early)
+	}
+	if len(n.outMsgs) == 0 && len(n.outReps) == 0 {
+		return nil
+	}
 	if n.unsafeReleaseEarly {
 		n.release()
+	}
+	if n.async != nil {
+		return n.flushAsync()
 	}
 	if err := n.cfg.Engine.Sync(); err != nil {
 		// Nothing that depends on the unsynced writes may leave, now or
@@ -543,32 +641,198 @@ func (n *Node) flush() error {
 		n.outReps = n.outReps[:0]
 		return fmt.Errorf("node: sync: %w", err)
 	}
+	n.started++
+	n.unstarted = 0
+	n.synced1()
 	n.release()
 	return nil
+}
+
+// synced1 counts a completed sync, and forgets the written keys once
+// every write is durable.
+func (n *Node) synced1() {
+	n.durable++
+	if n.durable == n.started && n.unstarted == 0 {
+		clear(n.dirty)
+	}
+}
+
+// flushAsync starts the batch's sync and holds its output behind it (and
+// behind the output already held); with nothing to wait for, it releases
+// the output at once.
+func (n *Node) flushAsync() error {
+	p, err := n.async.SyncStart()
+	if err != nil {
+		n.dropHeld()
+		n.failed = true
+		return fmt.Errorf("node: sync: %w", err)
+	}
+	switch {
+	case p != nil:
+		n.started++
+		n.unstarted = 0
+	case n.unstarted > 0:
+		// A policy without fsync: SyncStart committed them, as Sync does
+		// (no sync is then ever in flight).
+		n.started++
+		n.unstarted = 0
+		n.synced1()
+	}
+	if p == nil && len(n.held) == 0 {
+		n.release()
+		return nil
+	}
+	if p != nil && n.inflight == maxInflight {
+		// The disk is maxInflight syncs behind: wait for the oldest.
+		if !n.onSynced(<-n.synced) {
+			return errBroken // onSynced broke the node down
+		}
+	}
+	h := n.newHeld()
+	h.wait = p
+	h.msgs, n.outMsgs = n.outMsgs, h.msgs
+	h.reps, n.outReps = n.outReps, h.reps
+	n.held = append(n.held, h)
+	if p != nil {
+		n.inflight++
+		n.syncq <- p
+	}
+	return nil
+}
+
+// syncer waits for each sync the loop started, in order, and reports it.
+func syncer(in <-chan store.Pending, out chan<- error) {
+	for p := range in {
+		out <- p.Wait()
+	}
+}
+
+// pollSynced handles the syncs completed so far, without blocking.
+func (n *Node) pollSynced() {
+	for n.inflight > 0 {
+		select {
+		case err := <-n.synced:
+			n.onSynced(err)
+		default:
+			return
+		}
+	}
+}
+
+// errBroken is flush's error when the node has already broken down.
+var errBroken = errors.New("node: store failed")
+
+// onSynced handles the completion of the oldest sync in flight: on
+// success it releases the output held behind it, and the output after
+// that which waits for no later sync; on failure nothing held may leave,
+// and the node breaks down. It reports success.
+func (n *Node) onSynced(err error) bool {
+	n.inflight--
+	if n.failed {
+		return false // broken earlier: the rest was dropped then
+	}
+	if err != nil {
+		n.dropHeld()
+		n.failed = true
+		n.breakDown(fmt.Errorf("node: sync: %w", err))
+		return false
+	}
+	n.synced1()
+	// The head waits for the oldest sync in flight: it is done.
+	n.releaseHeld()
+	for len(n.held) > 0 && n.held[0].wait == nil {
+		n.releaseHeld()
+	}
+	return true
+}
+
+// releaseHeld releases the oldest held output.
+func (n *Node) releaseHeld() {
+	h := n.held[0]
+	n.held[0] = nil
+	n.held = n.held[1:]
+	if len(n.held) == 0 {
+		n.held = n.held[:0:0]
+	}
+	h.wait = nil
+	for i, o := range h.msgs {
+		n.send(o)
+		h.msgs[i] = outMsg{}
+	}
+	h.msgs = h.msgs[:0]
+	h.reps = n.complete(h.reps)
+	n.spare = append(n.spare, h)
+}
+
+func (n *Node) newHeld() *held {
+	if k := len(n.spare); k > 0 {
+		h := n.spare[k-1]
+		n.spare = n.spare[:k-1]
+		return h
+	}
+	return new(held)
+}
+
+// dropHeld drops every held output, and this batch's: a sync failed, so
+// nothing that may depend on the lost writes may leave. The replies'
+// requests stay pending; breakDown answers them with ErrTimeout.
+func (n *Node) dropHeld() {
+	for i, h := range n.held {
+		clear(h.msgs)
+		clear(h.reps)
+		n.held[i] = nil
+	}
+	n.held = n.held[:0]
+	clear(n.outMsgs)
+	n.outMsgs = n.outMsgs[:0]
+	clear(n.outReps)
+	n.outReps = n.outReps[:0]
+}
+
+// drainHeld waits for every sync in flight and releases what it held (at
+// shutdown; after a failed sync, or a fail-stop, it releases nothing), and
+// stops the syncer: no sync runs once the engine may be closed.
+func (n *Node) drainHeld() {
+	for n.inflight > 0 {
+		n.onSynced(<-n.synced)
+	}
+	if n.syncq != nil {
+		close(n.syncq)
+		n.syncq = nil
+	}
 }
 
 // release sends the batch's messages and completes its replies.
 func (n *Node) release() {
 	for i, o := range n.outMsgs {
-		if _, svc := o.to.StorageRegion(); svc {
-			if n.cfg.Services != nil {
-				n.cfg.Services.Send(o.to, o.msg)
-			}
-		} else if n.cfg.Transport != nil {
-			n.cfg.Transport.Send(o.to, o.msg)
-		}
+		n.send(o)
 		n.outMsgs[i] = outMsg{}
 	}
 	n.outMsgs = n.outMsgs[:0]
+	n.outReps = n.complete(n.outReps)
+}
+
+// send hands o to the transport, or to the storage services.
+func (n *Node) send(o outMsg) {
+	if _, svc := o.to.StorageRegion(); svc {
+		if n.cfg.Services != nil {
+			n.cfg.Services.Send(o.to, o.msg)
+		}
+	} else if n.cfg.Transport != nil {
+		n.cfg.Transport.Send(o.to, o.msg)
+	}
+}
+
+// complete answers the requests reps reply to and returns reps emptied.
+func (n *Node) complete(reps []*wire.Reply) []*wire.Reply {
 	now := time.Now() // one clock read for the batch's latencies
 	done := 0
-	for i, r := range n.outReps {
+	for i, r := range reps {
 		if n.completeAt(r, now) {
 			done++
 		}
-		n.outReps[i] = nil
+		reps[i] = nil
 	}
-	n.outReps = n.outReps[:0]
 	n.observed()
 	if n.obs != nil && done > 0 {
 		// One update of the gauge for the batch: it is an atomic
@@ -576,6 +840,7 @@ func (n *Node) release() {
 		// made per reply.
 		n.obs.InflightAdd(-done)
 	}
+	return reps[:0]
 }
 
 // breakDown turns the node into one that refuses every request with the
@@ -602,11 +867,11 @@ func (n *Node) timeoutPending(msg string) {
 		keys = append(keys, k)
 	}
 	for _, k := range keys {
-		n.complete(&wire.Reply{ID: k.id, Client: k.client, Err: &wire.Error{Code: wire.ErrTimeout, Msg: msg}})
+		n.completeOne(&wire.Reply{ID: k.id, Client: k.client, Err: &wire.Error{Code: wire.ErrTimeout, Msg: msg}})
 	}
 }
 
-func (n *Node) complete(r *wire.Reply) {
+func (n *Node) completeOne(r *wire.Reply) {
 	if n.completeAt(r, time.Now()) && n.obs != nil {
 		n.observed()
 		n.obs.InflightAdd(-1)
@@ -715,6 +980,7 @@ func (n *Node) shutdown() {
 	if !n.failed {
 		_ = n.flush() // answers the protocol already produced
 	}
+	n.drainHeld()
 	for {
 		select {
 		case ev := <-n.inbox:
@@ -756,6 +1022,17 @@ func (n *Node) Send(to wire.NodeID, m wire.Msg) {
 
 func (n *Node) Reply(r *wire.Reply) { n.outReps = append(n.outReps, r) }
 
+// ReplyRead implements env.ReadReplier: with EarlyReads, a reply whose
+// handler wrote nothing and read no key written since the last sync
+// leaves before the batch's sync (Config.EarlyReads); else it is Reply.
+func (n *Node) ReplyRead(r *wire.Reply) {
+	if n.dirty == nil || (n.touched && !n.unsafeCleanReads) {
+		n.Reply(r)
+		return
+	}
+	n.early = append(n.early, r)
+}
+
 func (n *Node) SetTimer(d time.Duration, payload any) env.TimerID {
 	n.nextTID++
 	id := n.nextTID
@@ -774,8 +1051,46 @@ func (n *Node) Store() store.Store {
 	if n.halt != nil {
 		return stoppedStore{}
 	}
+	if n.dirty != nil {
+		return trackingStore{n}
+	}
 	return n.cfg.Engine
 }
+
+// trackingStore is the engine as handlers see it with EarlyReads: it keeps
+// the keys written since the last sync, and whether the handler running
+// has written or read one of them.
+type trackingStore struct{ n *Node }
+
+func (s trackingStore) Get(key string) (store.Record, bool, error) {
+	if len(s.n.dirty) > 0 {
+		if sync, ok := s.n.dirty[key]; ok && sync > s.n.durable {
+			s.n.touched = true
+		}
+	}
+	return s.n.cfg.Engine.Get(key)
+}
+
+func (s trackingStore) Put(key string, rec store.Record) error {
+	n := s.n
+	n.touched = true
+	n.unstarted++
+	n.dirty[key] = n.started + 1
+	if len(n.dirty) >= n.sweepAt {
+		// Writes keep syncs in flight: forget the keys already durable.
+		for k, sync := range n.dirty { // lint:order-independent (deletes)
+			if sync <= n.durable {
+				delete(n.dirty, k)
+			}
+		}
+		n.sweepAt = max(minSweep, 2*len(n.dirty))
+	}
+	return n.cfg.Engine.Put(key, rec)
+}
+
+// minSweep is the least size at which the written keys are swept of those
+// already durable.
+const minSweep = 1 << 16
 
 // FailStop implements env.Env: the loop stops after the current handler,
 // and nothing the handler (or its batch) produced leaves.

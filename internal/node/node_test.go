@@ -214,6 +214,26 @@ func (f *failingEngine) Sync() error {
 	return f.Mem.Sync()
 }
 
+// asyncFailingEngine is a store.AsyncEngine whose syncs fail: the first
+// one started fails when waited for (as an fsync that fails), every later
+// SyncStart at once (the failure sticks, as the disk engine's).
+type asyncFailingEngine struct {
+	*store.Mem
+	failed bool
+}
+
+type failedSync struct{}
+
+func (failedSync) Wait() error { return errors.New("disk on fire") }
+
+func (f *asyncFailingEngine) SyncStart() (store.Pending, error) {
+	if f.failed {
+		return nil, errors.New("disk on fire")
+	}
+	f.failed = true
+	return failedSync{}, nil
+}
+
 type recordingTransport struct {
 	mu   sync.Mutex
 	sent int
@@ -238,14 +258,21 @@ func (sender) Request(e env.Env, req *wire.Request) {
 // client learns the outcome is unknown. The node stays up: later requests
 // are refused with ErrUnavailable naming the failure, status queries still
 // run, and Run returns only when cancelled.
+// With an AsyncEngine (syncs beside the loop), the same.
 func TestFailedSyncReleasesNothing(t *testing.T) {
+	t.Run("sync", func(t *testing.T) { failedSyncReleasesNothing(t, &failingEngine{Mem: store.NewMem()}) })
+	t.Run("async", func(t *testing.T) { failedSyncReleasesNothing(t, &asyncFailingEngine{Mem: store.NewMem()}) })
+}
+
+func failedSyncReleasesNothing(t *testing.T, eng store.Engine) {
 	w, _ := topo.Parse([]byte("name: two\nnodes_per_region: 2\nregions: [{name: r}]\n"))
 	tr := &recordingTransport{}
 	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return sender{} },
-		Engine: &failingEngine{Mem: store.NewMem()}, Transport: tr})
+		Engine: eng, Transport: tr, EarlyReads: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	n.asyncOK = true // whatever the machine's cores
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()

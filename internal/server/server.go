@@ -560,7 +560,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	m := metrics.New(metrics.Labels{Node: me.Name, Region: region, Keyspace: strings.Join(ksNames, ","), Protocol: nodeProtocols})
 	eng.SyncLatency = m.Fsync // real fsyncs only (policy always)
 	ncfg := node.Config{ID: lay.self, Topology: tp, Factory: factory, Engine: eng, Observer: m, Log: log, Latency: lat.latency,
-		Admit: func(*wire.Request) *wire.Error { return admitWrite(eng) }}
+		Admit: func(*wire.Request) *wire.Error { return admitWrite(eng) },
+		// A sync is an fsync only under always: there reads answered from
+		// the store need not wait for the writes handled beside them.
+		EarlyReads: policy == disk.SyncAlways}
 	var clock *node.SteppableClock
 	if cfg.FaultInjection {
 		clock = &node.SteppableClock{Base: node.SystemClock{}}

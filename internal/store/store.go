@@ -55,6 +55,30 @@ type Engine interface {
 	Close() error
 }
 
+// AsyncEngine is an Engine whose syncs can run beside its owner: the
+// runtime starts a sync, goes on handling events while the disk works, and
+// releases what depended on the synced writes once it completes (package
+// node). Persist before send is unchanged; only the wait moves off the
+// loop.
+type AsyncEngine interface {
+	Engine
+	// SyncStart commits every Put since the last sync (Gets see them at
+	// once, as before) and starts making them durable. It returns a nil
+	// Pending when there is nothing to wait for beyond syncs already
+	// started: no Put since the last one, or a policy that does not fsync
+	// (the commit is then complete). Syncs complete in the order they were
+	// started, and a Pending's writes are durable once its Wait returns
+	// nil. A failed sync fails the engine for good, as Sync's.
+	SyncStart() (Pending, error)
+}
+
+// Pending is a sync in progress (AsyncEngine.SyncStart).
+type Pending interface {
+	// Wait blocks until the sync's writes are durable, or the sync failed.
+	// It may be called from any goroutine, once.
+	Wait() error
+}
+
 // AppendWire appends r in the message encoding protocols share (value,
 // tombstone, version), for records carried in protocol messages.
 func AppendWire(b []byte, r Record) []byte {

@@ -255,7 +255,11 @@
 //
 // Failures: a replica answers only after its write is durable (persist
 // before send), so an acknowledged write survives crashes of all but the
-// replicas that acknowledged it. A crashed coordinator's in-flight requests
+// replicas that acknowledged it. A fast-path read (Replica.fastPath)
+// replies with the stored record and nothing else, through
+// env.ReplyRead: the real runtime lets it leave before its batch's sync
+// when the key has no write waiting for one, since the record is then
+// durable already (package node, "Early reads"). A crashed coordinator's in-flight requests
 // time out at their clients (outcome unknown). Messages are not
 // retransmitted: a lost write, ack or repair costs the operation a timeout
 // (the client retries), which keeps the baseline's message counts those of

@@ -423,7 +423,9 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 		if rep.Found {
 			rep.Value = rec.Value
 		}
-		e.Reply(rep)
+		// The reply is the stored record and nothing else: it may leave
+		// before the batch's sync if no write to the key awaits one.
+		env.ReplyRead(e, rep)
 		return true
 	}
 	if r.ks.commitWaitNs > 0 || r.ks.query {

@@ -297,14 +297,7 @@ func (p *Pebble) Sync() error {
 		p.SyncLatency(time.Since(start))
 	}
 	if err != nil {
-		// The batch's writes are gone; so must be their cached copies, and
-		// the failure sticks: a store that lost writes must not pretend
-		// later ones are safe. The batch is dropped, not closed: Pebble
-		// may still hold it.
-		p.cache = newRowCache(DefaultCacheRows, DefaultCacheBytes)
-		p.batch = p.db.NewIndexedBatch()
-		p.space.fail(fmt.Errorf("disk: commit failed; the store takes no more writes until the node restarts: %w", err))
-		return *p.space.failure.Load()
+		return p.commitFailed(err)
 	}
 	p.batch.Close()
 	p.batch = p.db.NewIndexedBatch()
@@ -313,6 +306,85 @@ func (p *Pebble) Sync() error {
 		p.space.check()
 	}
 	return nil
+}
+
+// SyncStart implements store.AsyncEngine: under SyncAlways it applies the
+// batch (visible to Gets at once) and returns a Pending that waits for
+// Pebble to fsync it; Pebble's log writer syncs every batch applied while
+// the previous fsync ran with the next one, so syncs started back to back
+// share fsyncs. Under the other policies it is Sync (a commit without
+// fsync) and returns no Pending. A failed commit or fsync fails the engine
+// for good, as Sync's.
+func (p *Pebble) SyncStart() (store.Pending, error) {
+	if p.policy != SyncAlways {
+		return nil, p.Sync()
+	}
+	if f := p.space.failure.Load(); f != nil {
+		return nil, *f
+	}
+	if p.batch.Empty() {
+		return nil, nil
+	}
+	n := len(p.batch.Repr())
+	w := &pebblePending{p: p, b: p.batch, start: time.Now()}
+	if err := p.applyNoSyncWait(p.batch); err != nil {
+		return nil, p.commitFailed(err)
+	}
+	p.batch = p.db.NewIndexedBatch()
+	if p.sinceCheck += n; p.sinceCheck >= p.checkBytes {
+		p.sinceCheck = 0
+		p.space.check()
+	}
+	return w, nil
+}
+
+var _ store.AsyncEngine = (*Pebble)(nil)
+
+// pebblePending is a batch applied by SyncStart, its fsync under way.
+type pebblePending struct {
+	p     *Pebble
+	b     *pebble.Batch
+	start time.Time
+}
+
+// Wait implements store.Pending. It runs beside the loop: it touches only
+// the batch, the failure (atomic) and SyncLatency (which must be safe for
+// concurrent use, as a Prometheus histogram is).
+func (w *pebblePending) Wait() error {
+	if err := w.syncWait(); err != nil {
+		// Pebble cannot write its log again: the engine takes no more
+		// writes. The loop learns it from this error (and from every later
+		// Sync or SyncStart) and stops serving; the row cache may hold the
+		// lost writes, but nothing reads it once the node has stopped.
+		w.p.space.fail(fmt.Errorf("disk: commit failed; the store takes no more writes until the node restarts: %w", err))
+		return *w.p.space.failure.Load()
+	}
+	if w.p.SyncLatency != nil {
+		w.p.SyncLatency(time.Since(w.start))
+	}
+	w.b.Close()
+	return nil
+}
+
+func (w *pebblePending) syncWait() (err error) {
+	defer recoverFatal(&err)
+	return w.b.SyncWait()
+}
+
+func (p *Pebble) applyNoSyncWait(b *pebble.Batch) (err error) {
+	defer recoverFatal(&err)
+	return p.db.ApplyNoSyncWait(b, pebble.Sync)
+}
+
+// commitFailed handles a commit that failed: the batch's writes are gone;
+// so must be their cached copies, and the failure sticks: a store that lost
+// writes must not pretend later ones are safe. The batch is dropped, not
+// closed: Pebble may still hold it.
+func (p *Pebble) commitFailed(err error) error {
+	p.cache = newRowCache(DefaultCacheRows, DefaultCacheBytes)
+	p.batch = p.db.NewIndexedBatch()
+	p.space.fail(fmt.Errorf("disk: commit failed; the store takes no more writes until the node restarts: %w", err))
+	return *p.space.failure.Load()
 }
 
 // commit commits the batch, turning Pebble's fatal errors (a panic, with
