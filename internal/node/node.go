@@ -242,6 +242,7 @@ type Node struct {
 	unstarted        int
 	sweepAt          int // dirty's size that makes Put sweep it
 	touched          bool
+	earlyLeft        int // replies that left early, for tests
 	unsafeCleanReads bool
 	// With an AsyncEngine: held is the output of batches waiting for
 	// their syncs, oldest first; its head always waits for a sync not yet
@@ -620,6 +621,7 @@ func (n *Node) flush() error {
 	if len(n.early) > 0 {
 		// Durable already: they leave first, and answer while the disk
 		// syncs the rest.
+		n.earlyLeft += len(n.early)
 		n.early = n.complete(n.early)
 	}
 	if len(n.outMsgs) == 0 && len(n.outReps) == 0 {
