@@ -199,12 +199,7 @@ func (m *Metrics) Registry() *prometheus.Registry {
 // level, latency and outcome code (one of the Code* constants). A negative
 // d counts as zero.
 func (m *Metrics) Request(op, level string, d time.Duration, code string) {
-	if m == nil {
-		return
-	}
-	c := m.request(requestKey{op, level, code})
-	c.dur.observeN(d, 1)
-	c.count.Inc()
+	m.RequestN(op, level, d, code, 1)
 }
 
 // RequestN records n finished client requests of one operation, level and
@@ -212,10 +207,6 @@ func (m *Metrics) Request(op, level string, d time.Duration, code string) {
 // arrival and their reply. It costs what one Request costs.
 func (m *Metrics) RequestN(op, level string, d time.Duration, code string, n int) {
 	if m == nil || n <= 0 {
-		return
-	}
-	if n == 1 {
-		m.Request(op, level, d, code)
 		return
 	}
 	c := m.request(requestKey{op, level, code})

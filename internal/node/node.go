@@ -596,10 +596,7 @@ func (n *Node) drop(ev *event) {
 // produced leaves, and nothing is synced any more.
 func (n *Node) stop() error {
 	n.failed = true
-	clear(n.outMsgs)
-	n.outMsgs = n.outMsgs[:0]
-	clear(n.outReps)
-	n.outReps = n.outReps[:0]
+	n.dropOut()
 	clear(n.early)
 	n.early = n.early[:0]
 	clear(n.self)
@@ -637,10 +634,7 @@ func (n *Node) flush() error {
 		// Nothing that depends on the unsynced writes may leave, now or
 		// during shutdown: drop it all.
 		n.failed = true
-		clear(n.outMsgs)
-		n.outMsgs = n.outMsgs[:0]
-		clear(n.outReps)
-		n.outReps = n.outReps[:0]
+		n.dropOut()
 		return fmt.Errorf("node: sync: %w", err)
 	}
 	n.started++
@@ -757,12 +751,7 @@ func (n *Node) releaseHeld() {
 		n.held = n.held[:0:0]
 	}
 	h.wait = nil
-	for i, o := range h.msgs {
-		n.send(o)
-		h.msgs[i] = outMsg{}
-	}
-	h.msgs = h.msgs[:0]
-	h.reps = n.complete(h.reps)
+	h.msgs, h.reps = n.releaseOut(h.msgs, h.reps)
 	n.spare = append(n.spare, h)
 }
 
@@ -785,6 +774,11 @@ func (n *Node) dropHeld() {
 		n.held[i] = nil
 	}
 	n.held = n.held[:0]
+	n.dropOut()
+}
+
+// dropOut drops the batch's messages and replies.
+func (n *Node) dropOut() {
 	clear(n.outMsgs)
 	n.outMsgs = n.outMsgs[:0]
 	clear(n.outReps)
@@ -806,12 +800,16 @@ func (n *Node) drainHeld() {
 
 // release sends the batch's messages and completes its replies.
 func (n *Node) release() {
-	for i, o := range n.outMsgs {
+	n.outMsgs, n.outReps = n.releaseOut(n.outMsgs, n.outReps)
+}
+
+// releaseOut sends msgs, completes reps, and returns both emptied.
+func (n *Node) releaseOut(msgs []outMsg, reps []*wire.Reply) ([]outMsg, []*wire.Reply) {
+	for i, o := range msgs {
 		n.send(o)
-		n.outMsgs[i] = outMsg{}
+		msgs[i] = outMsg{}
 	}
-	n.outMsgs = n.outMsgs[:0]
-	n.outReps = n.complete(n.outReps)
+	return msgs[:0], n.complete(reps)
 }
 
 // send hands o to the transport, or to the storage services.

@@ -301,11 +301,17 @@ func (p *Pebble) Sync() error {
 	}
 	p.batch.Close()
 	p.batch = p.db.NewIndexedBatch()
+	p.committed(n)
+	return nil
+}
+
+// committed counts n bytes committed, reading the free space again once
+// past checkBytes since the last reading.
+func (p *Pebble) committed(n int) {
 	if p.sinceCheck += n; p.sinceCheck >= p.checkBytes {
 		p.sinceCheck = 0
 		p.space.check()
 	}
-	return nil
 }
 
 // SyncStart implements store.AsyncEngine: under SyncAlways it applies the
@@ -331,10 +337,7 @@ func (p *Pebble) SyncStart() (store.Pending, error) {
 		return nil, p.commitFailed(err)
 	}
 	p.batch = p.db.NewIndexedBatch()
-	if p.sinceCheck += n; p.sinceCheck >= p.checkBytes {
-		p.sinceCheck = 0
-		p.space.check()
-	}
+	p.committed(n)
 	return w, nil
 }
 
@@ -356,8 +359,7 @@ func (w *pebblePending) Wait() error {
 		// writes. The loop learns it from this error (and from every later
 		// Sync or SyncStart) and stops serving; the row cache may hold the
 		// lost writes, but nothing reads it once the node has stopped.
-		w.p.space.fail(fmt.Errorf("disk: commit failed; the store takes no more writes until the node restarts: %w", err))
-		return *w.p.space.failure.Load()
+		return w.p.failCommit(err)
 	}
 	if w.p.SyncLatency != nil {
 		w.p.SyncLatency(time.Since(w.start))
@@ -383,6 +385,12 @@ func (p *Pebble) applyNoSyncWait(b *pebble.Batch) (err error) {
 func (p *Pebble) commitFailed(err error) error {
 	p.cache = newRowCache(DefaultCacheRows, DefaultCacheBytes)
 	p.batch = p.db.NewIndexedBatch()
+	return p.failCommit(err)
+}
+
+// failCommit fails the engine for good with err, a commit's failure, and
+// returns the failure that sticks (the first). Safe for concurrent use.
+func (p *Pebble) failCommit(err error) error {
 	p.space.fail(fmt.Errorf("disk: commit failed; the store takes no more writes until the node restarts: %w", err))
 	return *p.space.failure.Load()
 }
