@@ -75,11 +75,8 @@ const (
 // message cut from it has been delivered or dropped. Each message still
 // has bytes of its own.
 func (s *Sim) newEncoded(kind string, b []byte) *encoded {
-	if len(s.encSlab) == cap(s.encSlab) {
-		s.encSlab = make([]encoded, 0, 256)
-	}
-	s.encSlab = append(s.encSlab, encoded{kind: kind})
-	e := &s.encSlab[len(s.encSlab)-1]
+	e := s.encSlab.New()
+	e.kind = kind
 	n := len(s.frames)
 	if len(b) == 0 || len(b) > cap(s.frames)-n || &b[0] != &s.frames[n : n+1][0] {
 		// Not in place (too large, or a codec that appends elsewhere):

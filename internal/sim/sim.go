@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/slab"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -113,7 +114,7 @@ type Sim struct {
 	// flight from; dec decodes every delivery (Config.Codec), interning
 	// the strings it decodes (keys, mostly): a decoded key costs no
 	// allocation, and a replica's maps find it by its pointer.
-	encSlab []encoded
+	encSlab slab.Slab[encoded]
 	frames  []byte
 	dec     wire.Decoder
 	log     *slog.Logger
@@ -134,6 +135,7 @@ func New(cfg Config) *Sim {
 		hash:    14695981039346656037,
 		counts:  make(map[string]*kindStat),
 		log:     cfg.Log,
+		encSlab: slab.Slab[encoded]{Chunk: 256},
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

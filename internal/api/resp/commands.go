@@ -286,11 +286,15 @@ func firstError(reps []*wire.Reply) (string, bool) {
 // --- requests ---
 
 func (c *conn) getReq(key string, l wire.Level) *wire.Request {
-	return &wire.Request{Op: wire.OpGet, Key: key, Level: l}
+	r := c.reqs.New()
+	r.Op, r.Key, r.Level = wire.OpGet, key, l
+	return r
 }
 
 func (c *conn) putReq(key string, v []byte, l wire.Level) *wire.Request {
-	return &wire.Request{Op: wire.OpPut, Key: key, Value: v, Level: l}
+	r := c.reqs.New()
+	r.Op, r.Key, r.Value, r.Level = wire.OpPut, key, v, l
+	return r
 }
 
 func (c *conn) delReq(key string, l wire.Level) *wire.Request {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lightcone/lightcone/internal/api"
 	"github.com/lightcone/lightcone/internal/ratelog"
+	"github.com/lightcone/lightcone/internal/slab"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -521,6 +522,9 @@ type conn struct {
 
 	// multi is the open MULTI's queued commands (txn.go); nil outside one.
 	multi *multiState
+
+	// reqs carves the requests of GET and SET (getReq, putReq).
+	reqs slab.Slab[wire.Request]
 }
 
 // hold is one row held by a connection: a key in a keyspace.

@@ -8,6 +8,7 @@ import (
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/hlc"
 	"github.com/lightcone/lightcone/internal/ring"
+	"github.com/lightcone/lightcone/internal/slab"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -173,6 +174,10 @@ func (k *Keyspace) Factory() env.Factory {
 // Replica is one node of a quorum keyspace: a storage replica for the keys
 // it owns and a coordinator for the requests of clients in its region.
 type Replica struct {
+	// reps carves the fast path's read replies: one allocation per
+	// chunk, not per GET (issue 17).
+	reps slab.Slab[wire.Reply]
+
 	ks     *Keyspace
 	id     wire.NodeID
 	region int
@@ -419,7 +424,8 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 		if ok && r.ks.commitWaitNs > 0 && rec.Version.TS.WallNanos+r.ks.commitWaitNs >= e.Wall() {
 			return false // a fresh version: the general path waits it out
 		}
-		rep := &wire.Reply{ID: req.ID, Client: req.Client, Version: rec.Version, Found: ok && !rec.Tombstone}
+		rep := r.reps.New()
+		*rep = wire.Reply{ID: req.ID, Client: req.Client, Version: rec.Version, Found: ok && !rec.Tombstone}
 		if rep.Found {
 			rep.Value = rec.Value
 		}
@@ -444,12 +450,15 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 	}
 	// The other replicas get the write too; their acks (op 0) match no
 	// operation and are dropped.
-	for _, n := range r.ks.Replicas(r.scratch[:0], req.Key) {
+	r.scratch = r.ks.Replicas(r.scratch[:0], req.Key)
+	for _, n := range r.scratch {
 		if n != r.id {
 			e.Send(n, &Mutate{Key: req.Key, Rec: rec})
 		}
 	}
-	e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Version: v})
+	rep := r.reps.New()
+	*rep = wire.Reply{ID: req.ID, Client: req.Client, Version: v}
+	e.Reply(rep)
 	return true
 }
 
