@@ -165,7 +165,11 @@ func (c *checkingTransport) Send(_ wire.NodeID, m wire.Msg) {
 // through env.ReplyRead on a node with EarlyReads; async makes the engine
 // an AsyncEngine (asyncLedger); unsafe switches the persist-before-send
 // rule off, unsafeReads the early reads' check of what they read (teeth).
-type ledgerRun struct{ early, async, unsafe, unsafeReads bool }
+type ledgerRun struct {
+	early, async, unsafe, unsafeReads bool
+	maxBatch                          int      // Config.MaxBatch (0: the default)
+	obs                               Observer // Config.Observer
+}
 
 // startLedgerNode runs a node of writeReaders on l.
 func startLedgerNode(t *testing.T, l *ledger, o ledgerRun) (*Node, *checkingTransport, context.CancelFunc, chan error) {
@@ -181,7 +185,7 @@ func startLedgerNode(t *testing.T, l *ledger, o ledgerRun) (*Node, *checkingTran
 		eng = asyncLedger{l}
 	}
 	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return writeReader{&puts, o.early} },
-		Engine: eng, Transport: tr, EarlyReads: o.early})
+		Engine: eng, Transport: tr, EarlyReads: o.early, MaxBatch: o.maxBatch, Observer: o.obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,6 +236,43 @@ func TestEarlyReadsPersistBeforeSend(t *testing.T) {
 				t.Errorf("%d puts in %d syncs; want writes to share syncs", puts, syncs)
 			}
 		})
+	}
+}
+
+// batchObserver records the largest group commit the node reports.
+type batchObserver struct {
+	countingObserver
+	mu      sync.Mutex
+	largest int
+	batches int
+}
+
+func (o *batchObserver) LoopBatch(events int, _ time.Duration) {
+	o.mu.Lock()
+	o.largest = max(o.largest, events)
+	o.batches++
+	o.mu.Unlock()
+}
+
+// TestGatherStaysWithinMaxBatch: a batch of writes whose sync holds the
+// loop gathers the requests submitted meanwhile into its sync (Run), and
+// still never handles more than MaxBatch events in one group commit, nor
+// lets anything leave before it is durable.
+func TestGatherStaysWithinMaxBatch(t *testing.T) {
+	l := newLedger()
+	obs := &batchObserver{}
+	bad, _ := ledgerClients(t, l, ledgerRun{early: true, maxBatch: 3, obs: obs})
+	for _, b := range bad {
+		t.Error(b)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	t.Logf("%d group commits, the largest %d events", obs.batches, obs.largest)
+	if obs.largest > 3 {
+		t.Errorf("a group commit handled %d events; MaxBatch is 3", obs.largest)
+	}
+	if syncs, puts := l.stats(); syncs >= puts {
+		t.Errorf("%d puts in %d syncs; want writes to share syncs", puts, syncs)
 	}
 }
 
