@@ -41,6 +41,24 @@ type Config struct {
 	// then hold only with perfectly synchronised clocks. A single-node
 	// cluster never waits (one clock orders its own versions).
 	NoCommitWait bool `yaml:"no_commit_wait"`
+	// CommitWait is how long a clock-ordered answer waits past its
+	// version's wall time (doc.go, "Commit wait"). "bound" waits 2δ,
+	// resting only on every clock being within δ of true time. "measured"
+	// waits how far this node's clock may be ahead of any other node's,
+	// as its clock probes measure it (each node sends its clock to every
+	// other every ClockProbeInterval), whenever that is less than 2δ: on a
+	// LAN, about one one-way delay plus the clocks' actual offset. It also
+	// assumes every clock runs within MaxDriftPPM of true time's rate and
+	// is never stepped back (slewed only: chrony with maxslewrate at most
+	// that rate and no makestep after boot). Default bound.
+	CommitWait string `yaml:"commit_wait"`
+	// MaxDriftPPM (ρ) bounds every clock's rate error, in parts per
+	// million, under commit_wait measured: a probe's bound grows by 2ρ
+	// of the time since it arrived. Default 500 (ntpd's largest slew).
+	MaxDriftPPM float64 `yaml:"max_drift_ppm"`
+	// ClockProbeInterval is how often each node sends its clock to every
+	// other under commit_wait measured. Default 100ms.
+	ClockProbeInterval time.Duration `yaml:"clock_probe_interval"`
 	// WriteOrder is how a write's version is made to order after every
 	// operation that completed before the write began (doc.go, "Write
 	// order"): "clock" stamps it with the coordinator's HLC and waits out
@@ -70,6 +88,10 @@ type Config struct {
 	// still no commit wait (tests only: it shows the round is what orders
 	// them).
 	skipQuery bool
+	// shaveWait makes commit_wait measured wait this much less than its
+	// measured bound (tests only: it shows the bound is what orders
+	// writes).
+	shaveWait time.Duration
 	// anyLevel makes a query-ordered keyspace accept request levels whose
 	// sets can miss a query's (tests only: it shows the refusal is what
 	// keeps them from breaking the order).
@@ -81,6 +103,12 @@ const (
 	WriteOrderClock = "clock"
 	WriteOrderQuery = "query"
 	WriteOrderAuto  = "auto"
+)
+
+// Commit waits (Config.CommitWait).
+const (
+	CommitWaitBound    = "bound"
+	CommitWaitMeasured = "measured"
 )
 
 // DefaultMaxClockOffset is MaxClockOffset's default.
@@ -107,6 +135,15 @@ func (c *Config) EnsureDefaults(regions int) {
 	if c.WriteOrder == "" {
 		c.WriteOrder = WriteOrderClock
 	}
+	if c.CommitWait == "" {
+		c.CommitWait = CommitWaitBound
+	}
+	if c.MaxDriftPPM == 0 {
+		c.MaxDriftPPM = 500
+	}
+	if c.ClockProbeInterval == 0 {
+		c.ClockProbeInterval = 100 * time.Millisecond
+	}
 }
 
 // Validate checks c against a world with the given number of nodes in each
@@ -118,7 +155,7 @@ func (c *Config) Validate(nodesPerRegion []int) error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"read_timeout", c.ReadTimeout}, {"write_timeout", c.WriteTimeout}, {"speculative_retry", c.SpeculativeRetry}, {"max_clock_offset", c.MaxClockOffset}} {
+	}{{"read_timeout", c.ReadTimeout}, {"write_timeout", c.WriteTimeout}, {"speculative_retry", c.SpeculativeRetry}, {"max_clock_offset", c.MaxClockOffset}, {"clock_probe_interval", c.ClockProbeInterval}} {
 		if d.v < 0 {
 			return fmt.Errorf("quorum: %s = %s; must not be negative", d.name, d.v)
 		}
@@ -127,6 +164,14 @@ func (c *Config) Validate(nodesPerRegion []int) error {
 	case WriteOrderClock, WriteOrderQuery, WriteOrderAuto:
 	default:
 		return fmt.Errorf("quorum: write_order = %q; must be clock, query or auto", c.WriteOrder)
+	}
+	switch c.CommitWait {
+	case CommitWaitBound, CommitWaitMeasured:
+	default:
+		return fmt.Errorf("quorum: commit_wait = %q; must be bound or measured", c.CommitWait)
+	}
+	if c.MaxDriftPPM < 0 || c.MaxDriftPPM >= 100_000 {
+		return fmt.Errorf("quorum: max_drift_ppm = %g; must be at least 0 and below 100000", c.MaxDriftPPM)
 	}
 	// Each default level must be usable from every region that has replicas.
 	for r, n := range c.ReplicasPerRegion {

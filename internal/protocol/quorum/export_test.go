@@ -1,5 +1,7 @@
 package quorum
 
+import "time"
+
 // UnsafeIgnoreCond makes replicas apply conditional writes without
 // checking them (teeth tests only).
 func UnsafeIgnoreCond(c *Config) { c.ignoreCond = true }
@@ -7,3 +9,6 @@ func UnsafeIgnoreCond(c *Config) { c.ignoreCond = true }
 // UnsafeSkipQuery makes query-ordered writes skip their query round and
 // still not wait (teeth tests only).
 func UnsafeSkipQuery(c *Config) { c.skipQuery = true }
+
+// UnsafeShaveWait makes commit_wait measured wait d less than its bound.
+func UnsafeShaveWait(c *Config, d time.Duration) { c.shaveWait = d }

@@ -44,6 +44,12 @@ type ReadResp struct {
 	Rec   store.Record
 }
 
+// Clock is a clock probe (commit_wait measured): the sender's wall clock
+// as the message left.
+type Clock struct {
+	Wall int64
+}
+
 // Kind implements wire.Msg.
 func (m *Mutate) Kind() string {
 	if m.Repair {
@@ -61,6 +67,9 @@ func (*Read) Kind() string { return "quorum.read" }
 // Kind implements wire.Msg.
 func (*ReadResp) Kind() string { return "quorum.read_resp" }
 
+// Kind implements wire.Msg.
+func (*Clock) Kind() string { return "quorum.clock" }
+
 // MessageTypes lists the protocol's messages for the network codec.
 func MessageTypes() []wire.MsgType {
 	return []wire.MsgType{
@@ -68,6 +77,7 @@ func MessageTypes() []wire.MsgType {
 		{Kind: "quorum.mutate_ack", New: func() wire.Encodable { return new(MutateAck) }},
 		{Kind: "quorum.read", New: func() wire.Encodable { return new(Read) }},
 		{Kind: "quorum.read_resp", New: func() wire.Encodable { return new(ReadResp) }},
+		{Kind: "quorum.clock", New: func() wire.Encodable { return new(Clock) }},
 	}
 }
 
@@ -121,3 +131,9 @@ func (m *ReadResp) AppendPayload(b []byte) []byte {
 func (m *ReadResp) DecodePayload(d *wire.Decoder) {
 	m.Op, m.Key, m.Found, m.Rec = d.Uvarint(), d.String(), d.Bool(), store.DecodeWire(d)
 }
+
+// AppendPayload implements wire.Encodable.
+func (m *Clock) AppendPayload(b []byte) []byte { return wire.AppendVarint(b, m.Wall) }
+
+// DecodePayload implements wire.Encodable.
+func (m *Clock) DecodePayload(d *wire.Decoder) { m.Wall = d.Varint() }

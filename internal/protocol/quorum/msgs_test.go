@@ -24,6 +24,8 @@ func TestMessagesRoundTrip(t *testing.T) {
 		&Read{Op: 4, Key: ""},
 		&ReadResp{Op: 5, Key: "k", Found: true, Rec: rec},
 		&ReadResp{Op: 6, Key: "k"},
+		&Clock{Wall: 1e18 + 12345},
+		&Clock{Wall: -1},
 	} {
 		b, err := c.Append(nil, m)
 		if err != nil {

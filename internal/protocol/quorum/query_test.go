@@ -39,15 +39,9 @@ func queryOrdered(tb testing.TB, seed uint64, read, write wire.Level, skip bool)
 // combination, each history checked against the guarantee GuaranteeOf
 // claims (doc.go, "Write order").
 func TestSwarmQueryOrder(t *testing.T) {
-	for _, r := range wire.Levels() {
-		for _, w := range wire.Levels() {
-			t.Run(r.String()+"-"+w.String(), func(t *testing.T) {
-				simtest.Swarm{Seeds: 4, Short: 1, Config: func(tb testing.TB, seed uint64) scenario.Config {
-					return queryOrdered(tb, seed, r, w, false)
-				}}.Run(t)
-			})
-		}
-	}
+	swarmEveryLevel(t, 4, func(tb testing.TB, seed uint64, r, w wire.Level) scenario.Config {
+		return queryOrdered(tb, seed, r, w, false)
+	}, nil)
 }
 
 // TestSwarmQueryOrderQuorum is TestSwarmQueryOrder's QUORUM/QUORUM runs,
@@ -143,6 +137,7 @@ links:
 		read, write wire.Level
 		offset      time.Duration
 		noWait      bool
+		commitWait  string
 		want        bool
 	}{
 		// RTT 0.2ms: query then write 0.4ms, against a 4ms commit wait.
@@ -154,6 +149,11 @@ links:
 		{world: preset("local3"), order: "auto", read: wire.Quorum, write: wire.Quorum, offset: time.Millisecond, want: false},
 		{world: preset("local3"), order: "clock", read: wire.Quorum, write: wire.Quorum, want: false},
 		{world: preset("local3"), order: "query", read: wire.Quorum, write: wire.Quorum, want: true},
+		// commit_wait measured: the wait expected is the farthest one-way
+		// delay (1ms on local3, 0.1ms on loop3), under the write's round
+		// trip, so the clock is faster.
+		{world: preset("local3"), order: "auto", read: wire.Quorum, write: wire.Quorum, commitWait: "measured", want: false},
+		{world: zero, order: "auto", read: wire.Quorum, write: wire.Quorum, commitWait: "measured", want: false},
 		// meteor3: the round trips are ~100ms, the commit wait 4ms.
 		{world: preset("meteor3"), order: "auto", read: wire.Quorum, write: wire.Quorum, want: false},
 		// ALL reads, ONE writes: the query would need every replica where
@@ -176,7 +176,7 @@ links:
 		// coordinator's region, whose replica the query needs.
 		{world: preset("meteor3"), order: "auto", read: wire.LocalOne, write: wire.Quorum, want: false},
 	} {
-		cfg := quorum.Config{Read: tc.read, Write: tc.write, WriteOrder: tc.order, MaxClockOffset: tc.offset, NoCommitWait: tc.noWait}
+		cfg := quorum.Config{Read: tc.read, Write: tc.write, WriteOrder: tc.order, MaxClockOffset: tc.offset, NoCommitWait: tc.noWait, CommitWait: tc.commitWait}
 		ks, err := quorum.NewKeyspace(topo.NewTopology(tc.world), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -188,5 +188,8 @@ links:
 	}
 	if _, err := quorum.NewKeyspace(topo.NewTopology(zero), quorum.Config{WriteOrder: "hlc"}); err == nil {
 		t.Error(`write_order "hlc" accepted; want an error`)
+	}
+	if _, err := quorum.NewKeyspace(topo.NewTopology(zero), quorum.Config{CommitWait: "ntp"}); err == nil {
+		t.Error(`commit_wait "ntp" accepted; want an error`)
 	}
 }

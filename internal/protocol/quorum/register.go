@@ -56,7 +56,9 @@ func (k *registered) Settings() any { c := k.Config(); return &c }
 func (k *registered) Model() string { return k.guarantee.Model() }
 
 // ClockBound: commit wait makes last-writer-wins agree with real time only
-// while every clock is within MaxClockOffset of it (doc.go). Query-ordered
+// while every clock is within MaxClockOffset of it (doc.go); commit_wait
+// measured also needs clocks that are never stepped, which a nemesis that
+// steps clocks within the bound breaks (doc.go, "Measured commit wait"). Query-ordered
 // writes do not rely on it for order, but a restarted coordinator still
 // does to never reissue a version (doc.go, "Write order").
 func (k *registered) ClockBound() time.Duration { return k.Config().MaxClockOffset }
@@ -67,6 +69,8 @@ func (k *registered) Describe() string {
 		c.Read, c.Write, c.ReplicasPerRegion[0], k.guarantee, c.MaxClockOffset)
 	if k.QueryOrdered() {
 		d += " write_order=query"
+	} else if k.measures() {
+		d += fmt.Sprintf(" commit_wait=measured max_drift=%gppm", c.MaxDriftPPM)
 	}
 	return d
 }

@@ -109,8 +109,9 @@ func (k *Keyspace) queryRefusal(l wire.Level, read bool, reg int) error {
 // needs no replica the write would not, and a write is as available as
 // with clock order; and (2) a read-level round trip plus a write-level
 // one (the query, then the write) costs no more than a clock-ordered
-// write, max(write round trip, 2δ), the commit wait running from the
-// version's stamp alongside the round trip. A tie goes to the
+// write, max(write round trip, expected commit wait), the commit wait
+// running from the version's stamp alongside the round trip (2δ, or less
+// under commit_wait measured: expectedWait). A tie goes to the
 // query: its reads do not wait either, its order does not rest on the
 // clock bound, and where the world's delays overstate the real ones (a
 // world run on loopback without WAN emulation) its round trips shrink
@@ -136,11 +137,27 @@ func queryIsFaster(t *topo.Topology, cfg Config) bool {
 		}
 		rd := Floor(cfg.ReplicasPerRegion, cfg.Read, reg, oneWay)
 		wr := Floor(cfg.ReplicasPerRegion, cfg.Write, reg, oneWay)
-		if rd+wr > max(wr, 2*cfg.MaxClockOffset) {
+		if rd+wr > max(wr, expectedWait(t, cfg, reg)) {
 			return false
 		}
 	}
 	return true
+}
+
+// expectedWait is what auto expects a clock-ordered answer from region reg
+// to wait past its stamp: 2δ, or under commit_wait measured the most a
+// probe from any region takes to arrive here (the measured bound with
+// clocks in step), if less.
+func expectedWait(t *topo.Topology, cfg Config, reg int) time.Duration {
+	w := 2 * cfg.MaxClockOffset
+	if cfg.CommitWait != CommitWaitMeasured {
+		return w
+	}
+	var far time.Duration
+	for from := range t.World.Regions {
+		far = max(far, t.World.MeanDelay(from, reg))
+	}
+	return min(w, far)
 }
 
 // QueryOrdered reports whether the keyspace's writes are query-ordered
@@ -200,12 +217,17 @@ type Replica struct {
 	// keeps a replica of every key, so it holds every key's replica here
 	// and selfSuffices need not hash the key to find it.
 	ownsRegion bool
+	// peers[n] bounds how far this node's clock is ahead of node n's,
+	// under commit_wait measured (clocks.go); nil otherwise.
+	peers     []peerClock
+	rho       float64 // MaxDriftPPM as a fraction
+	probeTick probeTimer
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	t := ks.topo
 	rank := t.ProximityRank(id)
-	r := &Replica{ks: ks, id: id, region: t.RegionOf(id), rank: rank, ops: make(map[uint64]*op)}
+	r := &Replica{ks: ks, id: id, region: t.RegionOf(id), rank: rank, ops: make(map[uint64]*op), rho: ks.cfg.MaxDriftPPM / 1e6}
 	for _, l := range wire.Levels() {
 		r.needs[l], r.needErrs[l] = requirement(l, ks.cfg.ReplicasPerRegion, r.region)
 	}
@@ -290,6 +312,7 @@ func (r *Replica) Start(e env.Env) {
 	r.nextOp = e.Rand().Uint64()>>1 | 1 // never 0: op 0 marks fast-path writes
 	now := e.Wall()
 	r.clock.Observe(now, hlc.Timestamp{WallNanos: now + 2*int64(r.ks.cfg.MaxClockOffset)})
+	r.startProbes(e)
 }
 
 // Request implements env.Replica: coordinate a client request.
@@ -421,7 +444,7 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 		if err != nil {
 			return false
 		}
-		if ok && r.ks.commitWaitNs > 0 && rec.Version.TS.WallNanos+r.ks.commitWaitNs >= e.Wall() {
+		if ok && r.ks.commitWaitNs > 0 && rec.Version.TS.WallNanos+r.commitWait(e) >= e.Wall() {
 			return false // a fresh version: the general path waits it out
 		}
 		rep := r.reps.New()
@@ -620,6 +643,8 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 		r.onMutateAck(e, from, m)
 	case *ReadResp:
 		r.onReadResp(e, from, m)
+	case *Clock:
+		r.onClock(e, from, m)
 	}
 }
 
@@ -799,7 +824,7 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 // have been stepped meanwhile.
 func (r *Replica) finish(e env.Env, o *op) {
 	if r.waits(o) {
-		if wait := o.wall() + r.ks.commitWaitNs - e.Wall(); wait >= 0 {
+		if wait := o.wall() + r.commitWait(e) - e.Wall(); wait >= 0 {
 			if o.phase != phaseWait {
 				// The answer is decided; only time stands between it and
 				// the client, bounded by 2δ plus the HLC's lead.
@@ -835,7 +860,7 @@ func (r *Replica) reply(e env.Env, o *op) {
 	// assumption"): no answer leaves before the clock has passed it. (The
 	// test comes before Invariant, whose arguments are boxed even when it
 	// holds: two allocations on every read.)
-	if r.waits(o) && e.Wall() <= o.wall()+r.ks.commitWaitNs {
+	if r.waits(o) && e.Wall() <= o.wall()+r.commitWait(e) {
 		env.Invariant(e, false, "quorum: %q answered at %d, within the commit wait of its version's %d", o.req.Key, e.Wall(), o.wall())
 		return
 	}
@@ -858,6 +883,10 @@ func (r *Replica) reply(e env.Env, o *op) {
 
 // Timer implements env.Replica.
 func (r *Replica) Timer(e env.Env, payload any) {
+	if _, ok := payload.(*probeTimer); ok {
+		r.probe(e)
+		return
+	}
 	t, ok := payload.(*opTimer)
 	if !ok {
 		return

@@ -87,17 +87,28 @@ func swarmConfig(t testing.TB, seed uint64, read, write wire.Level) scenario.Con
 // claims for the combination (doc.go).
 func TestSwarm(t *testing.T) {
 	faulty, stops := 0, 0
+	swarmEveryLevel(t, 8, swarmConfig, func(sum simtest.Summary) {
+		faulty, stops = faulty+sum.FaultySeeds, stops+sum.FailStops
+	})
+	if faulty >= 50 && stops == 0 {
+		t.Errorf("no replica fail-stopped in %d runs with faulty stores: the runs do not reach storage failure", faulty)
+	}
+}
+
+// swarmEveryLevel runs a swarm of seeds seeds (1 with -short) of gen for
+// every read/write level combination, each a subtest, and gives each
+// swarm's summary to done (if set).
+func swarmEveryLevel(t *testing.T, seeds int, gen func(tb testing.TB, seed uint64, read, write wire.Level) scenario.Config, done func(simtest.Summary)) {
 	for _, r := range wire.Levels() {
 		for _, w := range wire.Levels() {
 			t.Run(r.String()+"-"+w.String(), func(t *testing.T) {
-				sum := simtest.Swarm{Seeds: 8, Short: 1, Config: func(tb testing.TB, seed uint64) scenario.Config {
-					return swarmConfig(tb, seed, r, w)
+				sum := simtest.Swarm{Seeds: seeds, Short: 1, Config: func(tb testing.TB, seed uint64) scenario.Config {
+					return gen(tb, seed, r, w)
 				}}.Run(t)
-				faulty, stops = faulty+sum.FaultySeeds, stops+sum.FailStops
+				if done != nil {
+					done(sum)
+				}
 			})
 		}
-	}
-	if faulty >= 50 && stops == 0 {
-		t.Errorf("no replica fail-stopped in %d runs with faulty stores: the runs do not reach storage failure", faulty)
 	}
 }
