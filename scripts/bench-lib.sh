@@ -215,6 +215,8 @@ cluster_ready() {
 # and GRPCS (comma-separated).
 PORTS=""
 GRPCS=""
+LC3_DEFAULT_KEYSPACE='{protocol: quorum, replicas_per_region: 1, write_order: auto}'
+LC3_KEYSPACE="${LC3_KEYSPACE:-$LC3_DEFAULT_KEYSPACE}"
 start_lightcone3() {
 	local bin="$1" dir="$2" sync="$3" try n line
 	shift 3
@@ -233,7 +235,7 @@ start_lightcone3() {
 				done
 				printf '}\n'
 			done
-			printf 'keyspace: {protocol: quorum, replicas_per_region: 1, write_order: auto}\nread: QUORUM\nwrite: QUORUM\nsync: %s\n' "$sync"
+			printf 'keyspace: %s\nread: QUORUM\nwrite: QUORUM\nsync: %s\n' "$LC3_KEYSPACE" "$sync"
 			for line in "$@"; do printf '%s\n' "$line"; done
 		} >"$dir/cluster.yaml"
 		for n in a-0 b-0 c-0; do
