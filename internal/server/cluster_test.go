@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -163,6 +164,57 @@ func TestClusterQuorumSurvivesCrashAndIsolation(t *testing.T) {
 			t.Fatalf("after healing, c-0 reads maj = %q, %v; want z", v, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestQuorumMeasuredCommitWaitOnRealServers: a quorum keyspace with
+// commit_wait measured on three real processes. Its clock probes cross the
+// real transport (every node counts probes received in /metrics; only this
+// keyspace sends them), and a write at one node is read at QUORUM at the
+// others.
+func TestQuorumMeasuredCommitWaitOnRealServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test; skipped in -short")
+	}
+	c := newCluster(t, false, "keyspaces:\n  - {name: mq, protocol: quorum, replicas_per_region: 1, write_order: clock, commit_wait: measured, clock_probe_interval: 20ms}\n")
+	ctx := context.Background()
+	clients := map[string]*redis.Client{}
+	for _, n := range []string{"a-0", "b-0", "c-0"} {
+		cl := redis.NewClient(&redis.Options{Addr: c.addrs[n][1], Protocol: 2, MaxRetries: -1, PoolSize: 1, ReadTimeout: 10 * time.Second})
+		t.Cleanup(func() { cl.Close() })
+		if err := cl.Do(ctx, "LC.KEYSPACE", "mq").Err(); err != nil {
+			t.Fatal(err)
+		}
+		clients[n] = cl
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for clients["a-0"].Set(ctx, "m", "v1", 0).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the first write to the measured keyspace never succeeded")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for i, n := range []string{"b-0", "c-0", "a-0"} {
+		want := fmt.Sprintf("v%d", i+2)
+		if err := clients[n].Set(ctx, "m", want, 0).Err(); err != nil {
+			t.Fatalf("SET m at %s: %v", n, err)
+		}
+		for _, r := range []string{"a-0", "b-0", "c-0"} {
+			if v, err := clients[r].Get(ctx, "m").Result(); err != nil || v != want {
+				t.Fatalf("GET m at %s after SET %s at %s = %q, %v; want %s", r, want, n, v, err, want)
+			}
+		}
+	}
+	for _, n := range []string{"a-0", "b-0", "c-0"} {
+		var got float64
+		for _, line := range strings.Split(httpBody(t, "http://"+c.addrs[n][2]+"/metrics"), "\n") {
+			if strings.HasPrefix(line, "lightcone_messages_received_total{") && strings.Contains(line, `kind="quorum.clock"`) {
+				got, _ = strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			}
+		}
+		if got < 2 {
+			t.Errorf("%s received %v clock probes; want at least one from each peer", n, got)
+		}
 	}
 }
 
