@@ -817,14 +817,16 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 }
 
 // finish answers the client once the commit wait has passed: the clock must
-// read beyond the version's wall time plus twice the offset bound, so any
-// operation that starts after the answer arrives is stamped, by any
-// coordinator, with a later version (doc.go, "Clock assumption"). It
-// re-checks the clock each time the wait's timer fires, since the clock may
-// have been stepped meanwhile.
+// read beyond the version's wall time plus twice the offset bound (or the
+// measured bound), so any operation that starts after the answer arrives
+// is stamped, by any coordinator, with a later version (doc.go, "Clock
+// assumption", "Measured commit wait"). It re-checks the clock each time
+// the wait's timer fires, since the clock may have been stepped, and the
+// measured bound may have changed, meanwhile.
 func (r *Replica) finish(e env.Env, o *op) {
+	cw := r.commitWait(e)
 	if r.waits(o) {
-		if wait := o.wall() + r.commitWait(e) - e.Wall(); wait >= 0 {
+		if wait := o.wall() + cw - e.Wall(); wait >= 0 {
 			if o.phase != phaseWait {
 				// The answer is decided; only time stands between it and
 				// the client, bounded by 2δ plus the HLC's lead.
@@ -838,7 +840,7 @@ func (r *Replica) finish(e env.Env, o *op) {
 			return
 		}
 	}
-	r.reply(e, o)
+	r.reply(e, o, cw)
 }
 
 // waits reports whether o's answer waits out the commit wait: a write, or
@@ -855,12 +857,16 @@ func (o *op) wall() int64 {
 	return o.version.TS.WallNanos
 }
 
-func (r *Replica) reply(e env.Env, o *op) {
+// reply answers o, whose commit wait finish found over at cw: the
+// invariant checks against the same cw, since under commit_wait measured
+// a bound read again could have aged by a nanosecond while the wall
+// clock had not moved.
+func (r *Replica) reply(e env.Env, o *op, cw int64) {
 	// Linearizability rests on the commit wait (doc.go, "Clock
 	// assumption"): no answer leaves before the clock has passed it. (The
 	// test comes before Invariant, whose arguments are boxed even when it
 	// holds: two allocations on every read.)
-	if r.waits(o) && e.Wall() <= o.wall()+r.commitWait(e) {
+	if r.waits(o) && e.Wall() <= o.wall()+cw {
 		env.Invariant(e, false, "quorum: %q answered at %d, within the commit wait of its version's %d", o.req.Key, e.Wall(), o.wall())
 		return
 	}
