@@ -18,22 +18,50 @@ import (
 // since j's clock has advanced at least (1−ρ) of true time since it sent,
 // and i's at most (1+ρ) since the probe arrived (Cristian's remote clock
 // reading, 1989). A node keeps, for each peer, the smallest bound its
-// probes have given, aged by 2ρ per second of its own clock.
+// probes have given, aged by 2ρ/(1−ρ) of the time since on its own clock,
+// for as long as that peer's incarnation keeps probing.
+//
+// A peer's clock may step while it is down (a reboot's clock comes from the
+// hardware clock, or chrony steps it at boot), which voids the bounds its
+// earlier incarnation gave. Two rules drop them: a peer not heard from for
+// silence (three probe intervals, shorter than any reboot) is unknown, and
+// its next probe starts afresh; and each probe carries its sender's
+// incarnation (the wall time its replica started), so a probe of a newer
+// incarnation replaces the bound however loose, and a late probe of an
+// older one is ignored.
 
 // peerClock is the tightest bound so far on how far this node's clock is
-// ahead of one peer's.
+// ahead of one peer's current incarnation.
 type peerClock struct {
-	ahead int64 // bound on own clock − peer's clock, ns, when the probe arrived
-	at    int64 // this node's Now when it arrived
-	ok    bool  // a probe has arrived since this replica started
+	aheadNs int64 // bound on own clock − peer's clock when the probe arrived
+	atNs    int64 // this node's Now when that probe arrived
+	heardNs int64 // this node's Now when the peer's latest probe arrived
+	epoch   int64 // the peer's incarnation (Clock.Epoch) the bound is of
+	ok      bool  // a probe has arrived since this replica started
 }
 
 // bound is p's bound at now, aged by 2ρ of the time since: now − at is
 // measured on this node's clock, which runs at least 1−ρ of true time, so
 // the true time since is at most (now − at)/(1−ρ).
 func (p peerClock) bound(now int64, rho float64) int64 {
-	return p.ahead + int64(math.Ceil(float64(max(now-p.at, 0))*2*rho/(1-rho)))
+	return p.aheadNs + aging(now-p.atNs, rho)
 }
+
+// aging is how much two clocks within rho of true time's rate may move
+// apart while d passes on one of them.
+func aging(d int64, rho float64) int64 {
+	return int64(math.Ceil(float64(max(d, 0)) * 2 * rho / (1 - rho)))
+}
+
+// live reports whether p is a bound to use at now: a probe has arrived,
+// the latest within silence.
+func (p peerClock) live(now, silence int64) bool {
+	return p.ok && now-p.heardNs <= silence
+}
+
+// silence is how long a peer may go unheard before its bound is dropped:
+// three probe intervals.
+func (r *Replica) silence() int64 { return 3 * int64(r.ks.cfg.ClockProbeInterval) }
 
 // probeTimer is the payload of the probe timer.
 type probeTimer struct{}
@@ -62,42 +90,55 @@ func (r *Replica) probe(e env.Env) {
 	wall := e.Wall()
 	for _, n := range r.ks.topo.Nodes {
 		if n.ID != r.id {
-			e.Send(n.ID, &Clock{Wall: wall})
+			e.Send(n.ID, &Clock{Wall: wall, Epoch: r.epoch})
 		}
 	}
 	e.SetTimer(r.ks.cfg.ClockProbeInterval, &r.probeTick)
 }
 
 // onClock takes a probe from a peer: its bound replaces the one kept when
-// it is at least as tight as the kept one aged to now.
+// it is at least as tight as the kept one aged to now, or when the kept one
+// is of an earlier incarnation or went silent; a probe of an earlier
+// incarnation than the kept one is ignored.
 func (r *Replica) onClock(e env.Env, from wire.NodeID, m *Clock) {
 	if r.peers == nil || from == r.id || int(from) < 0 || int(from) >= len(r.peers) {
 		return
 	}
 	now, p := e.Now(), &r.peers[from]
-	ahead := e.Wall() - m.Wall
-	if !p.ok || ahead <= p.bound(now, r.rho) {
-		*p = peerClock{ahead: ahead, at: now, ok: true}
+	if p.ok && m.Epoch < p.epoch && !r.ks.cfg.keepStale {
+		return
 	}
+	ahead := e.Wall() - m.Wall
+	fresh := !p.live(now, r.silence()) || m.Epoch > p.epoch
+	if r.ks.cfg.keepStale {
+		fresh = !p.ok
+	}
+	if fresh || ahead <= p.bound(now, r.rho) {
+		p.aheadNs, p.atNs = ahead, now
+	}
+	p.heardNs, p.epoch, p.ok = now, m.Epoch, true
 }
 
 // commitWait is how far past a version's wall time this node's clock must
 // read before an answer carrying that version leaves: 2δ (doc.go, "Commit
 // wait"), or under commit_wait measured the most this node's clock may be
-// ahead of any peer's now, when a probe from every peer has arrived and
-// that is less. Never negative: the clock must always pass the version's
-// own wall time.
+// ahead of any peer's now, when every peer's bound is live and that is
+// less. Never negative: the clock must always pass the version's own wall
+// time.
 func (r *Replica) commitWait(e env.Env) int64 {
 	w := r.ks.commitWaitNs
 	if r.peers == nil {
 		return w
 	}
-	now, ahead := e.Now(), int64(math.MinInt64)
+	now, ahead, silence := e.Now(), int64(math.MinInt64), r.silence()
+	if r.ks.cfg.keepStale {
+		silence = math.MaxInt64
+	}
 	for i, p := range r.peers {
 		if wire.NodeID(i) == r.id {
 			continue
 		}
-		if !p.ok {
+		if !p.live(now, silence) {
 			return w
 		}
 		ahead = max(ahead, p.bound(now, r.rho))

@@ -7,8 +7,9 @@ import (
 
 // TestMeasuredCommitWaitBound drives one replica's clock probes by hand:
 // the wait is 2δ until every peer's probe has arrived, then the largest
-// of (own clock − peer's) the probes show, aged by 2ρ, kept at its
-// tightest, and never below 0 or above 2δ.
+// of (own clock − peer's) the probes show, aged by 2ρ/(1−ρ), kept at its
+// tightest for as long as the peer's incarnation keeps probing, and never
+// below 0 or above 2δ.
 func TestMeasuredCommitWaitBound(t *testing.T) {
 	tp := threeRegions(t)
 	ks, err := NewKeyspace(tp, Config{CommitWait: CommitWaitMeasured, MaxDriftPPM: 1000})
@@ -21,46 +22,57 @@ func TestMeasuredCommitWaitBound(t *testing.T) {
 	if len(e.sent) != 2 || len(e.timers) != 1 {
 		t.Fatalf("Start sent %d probes and armed %d timers; want 2 and 1", len(e.sent), len(e.timers))
 	}
+	if c, ok := e.sent[0].msg.(*Clock); !ok || c.Wall != e.now || c.Epoch != e.now {
+		t.Fatalf("first probe %#v; want the clock and the incarnation, both %d", e.sent[0].msg, e.now)
+	}
 	const twoDelta = int64(2 * DefaultMaxClockOffset)
-	if w := r.commitWait(e); w != twoDelta {
-		t.Fatalf("no probes: wait %d; want 2δ = %d", w, twoDelta)
-	}
 	ms := int64(time.Millisecond)
-	r.Step(e, 1, &Clock{Wall: e.now - ms}) // node 1 looks 1ms behind
-	if w := r.commitWait(e); w != twoDelta {
-		t.Fatalf("a probe from one peer of two: wait %d; want 2δ", w)
+	want := func(what string, w int64) {
+		t.Helper()
+		if got := r.commitWait(e); got != w {
+			t.Fatalf("%s: wait %d; want %d", what, got, w)
+		}
 	}
-	r.Step(e, 2, &Clock{Wall: e.now - 3*ms/2})
-	if w := r.commitWait(e); w != 3*ms/2 {
-		t.Fatalf("probes 1ms and 1.5ms behind: wait %d; want 1.5ms", w)
-	}
-	e.now += int64(time.Second) // ages both by 2ρ/(1−ρ) of 1s: 2002002.002ns, rounded up
-	if w := r.commitWait(e); w != 3*ms/2+2002003 {
-		t.Fatalf("after 1s without probes: wait %d; want 1.5ms + 2002003ns", w)
-	}
-	e.now += int64(time.Second)
-	if w := r.commitWait(e); w != twoDelta {
-		t.Fatalf("after 2s without probes: wait %d; want 2δ (the bound's)", w)
-	}
-	r.Step(e, 1, &Clock{Wall: e.now + ms})   // node 1 now 1ms ahead
-	r.Step(e, 2, &Clock{Wall: e.now - ms/2}) // node 2 0.5ms behind: tighter than 1.5ms aged
-	if w := r.commitWait(e); w != ms/2 {
-		t.Fatalf("fresh probes: wait %d; want 0.5ms", w)
-	}
-	r.Step(e, 2, &Clock{Wall: e.now - 3*ms}) // a slow probe: looser, ignored
-	if w := r.commitWait(e); w != ms/2 {
-		t.Fatalf("a looser probe replaced a tighter one: wait %d; want 0.5ms", w)
-	}
-	e.now += int64(time.Millisecond)
-	// 2ρ/(1−ρ) of 1ms is 2002ns, rounded up.
-	if w := r.commitWait(e); w != ms/2+2003 {
-		t.Fatalf("aged 1ms: wait %d; want 0.5ms + 2003ns", w)
-	}
-	r.Step(e, 2, &Clock{Wall: e.now + 2*ms}) // every peer ahead: no wait past the version's own time
-	r.Step(e, 1, &Clock{Wall: e.now + 2*ms})
-	if w := r.commitWait(e); w != 0 {
-		t.Fatalf("every peer ahead: wait %d; want 0", w)
-	}
+	want("no probes", twoDelta)
+	r.Step(e, 1, &Clock{Wall: e.now - ms, Epoch: 1}) // node 1 looks 1ms behind
+	want("a probe from one peer of two", twoDelta)
+	r.Step(e, 2, &Clock{Wall: e.now - 3*ms/2, Epoch: 1})
+	want("probes 1ms and 1.5ms behind", 3*ms/2)
+	r.Step(e, 0, &Clock{Wall: e.now - 3*ms, Epoch: 1}) // from itself: ignored
+	want("a probe from self", 3*ms/2)
+
+	// Aging: 2ρ/(1−ρ) of 200ms is 400400.4ns, rounded up.
+	e.now += 200 * ms
+	want("200ms on", 3*ms/2+400401)
+	r.Step(e, 2, &Clock{Wall: e.now - 3*ms, Epoch: 1}) // looser than the aged bound: kept bound stays
+	want("a looser probe", 3*ms/2+400401)
+	r.Step(e, 2, &Clock{Wall: e.now - ms/2, Epoch: 1}) // tighter: replaces
+	want("a tighter probe from node 2", ms+400401)     // node 1's aged bound is now the larger
+	r.Step(e, 1, &Clock{Wall: e.now + ms, Epoch: 1})   // node 1 now 1ms ahead
+	want("fresh probes", ms/2)
+
+	// Silence: node 1 unheard for more than three intervals (300ms) is
+	// unknown; its next probe counts however loose.
+	e.now += 250 * ms
+	r.Step(e, 2, &Clock{Wall: e.now - ms/4, Epoch: 1})
+	want("node 1 unheard for 250ms (node 2 the larger, 0.25ms behind)", ms/4)
+	e.now += 51 * ms
+	r.Step(e, 2, &Clock{Wall: e.now - ms/4, Epoch: 1})
+	want("node 1 unheard for 301ms", twoDelta)
+	r.Step(e, 1, &Clock{Wall: e.now - 3*ms, Epoch: 1})
+	want("node 1 heard again, 3ms behind", 3*ms)
+
+	// Incarnations: a newer one's probe replaces the bound however loose;
+	// an older one's is ignored, however tight.
+	r.Step(e, 1, &Clock{Wall: e.now - 7*ms/2, Epoch: 2})
+	want("node 1 restarted, 3.5ms behind", 7*ms/2)
+	r.Step(e, 1, &Clock{Wall: e.now, Epoch: 1})
+	want("a late probe of node 1's earlier incarnation", 7*ms/2)
+
+	r.Step(e, 2, &Clock{Wall: e.now + 2*ms, Epoch: 1}) // every peer ahead: no wait past the version's own time
+	r.Step(e, 1, &Clock{Wall: e.now + 2*ms, Epoch: 2})
+	want("every peer ahead", 0)
+
 	var probes []any
 	for id, p := range e.timers {
 		if _, ok := p.(*probeTimer); ok {
@@ -74,6 +86,11 @@ func TestMeasuredCommitWaitBound(t *testing.T) {
 	r.Timer(e, probes[0])
 	if len(e.sent) != 4 || len(e.timers) != 1 {
 		t.Fatalf("the probe timer fired: %d probes sent in all, %d timers armed; want 4 and 1 (the next round)", len(e.sent), len(e.timers))
+	}
+	r2 := newReplica(ks, 0)
+	r2.Start(e)
+	if w := r2.commitWait(e); w != twoDelta {
+		t.Fatalf("a restarted replica: wait %d; want 2δ until its peers are heard", w)
 	}
 }
 

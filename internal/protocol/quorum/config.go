@@ -92,6 +92,10 @@ type Config struct {
 	// measured bound (tests only: it shows the bound is what orders
 	// writes).
 	shaveWait time.Duration
+	// keepStale makes commit_wait measured keep a peer's tightest bound
+	// across its silences and incarnations (tests only: it shows those
+	// rules are what survive a clock stepped during a reboot).
+	keepStale bool
 	// anyLevel makes a query-ordered keyspace accept request levels whose
 	// sets can miss a query's (tests only: it shows the refusal is what
 	// keeps them from breaking the order).
@@ -169,6 +173,9 @@ func (c *Config) Validate(nodesPerRegion []int) error {
 	case CommitWaitBound, CommitWaitMeasured:
 	default:
 		return fmt.Errorf("quorum: commit_wait = %q; must be bound or measured", c.CommitWait)
+	}
+	if c.CommitWait == CommitWaitMeasured && (c.NoCommitWait || c.WriteOrder == WriteOrderQuery) {
+		return fmt.Errorf("quorum: commit_wait measured sizes the commit wait of clock-ordered writes; with no_commit_wait or write_order query there is none to size")
 	}
 	if c.MaxDriftPPM < 0 || c.MaxDriftPPM >= 100_000 {
 		return fmt.Errorf("quorum: max_drift_ppm = %g; must be at least 0 and below 100000", c.MaxDriftPPM)

@@ -128,8 +128,7 @@
 //     version's stamp: only reads of versions written in the last 2δ wait.
 //   - Neither order with the 2δ wait brings a write whose round trip is
 //     under 2δ to one round trip. Without clocks, a multi-writer atomic
-//     register cannot
-//     have every operation finish in one round trip (Dutta, Guerraoui,
+//     register cannot have every operation finish in one round trip (Dutta, Guerraoui,
 //     Levy, Chakraborty, "How fast can a distributed atomic read be?",
 //     PODC 2004); folding the query into the write round (replicas report
 //     the version they held) is safe when no replica held a newer one,
@@ -171,34 +170,49 @@
 // every node sends its clock to every other every ClockProbeInterval
 // (message quorum.clock). A probe j sent with its clock at c_j and i
 // received with its clock at c_i bounds clock_i − clock_j by c_i − c_j,
-// then and (with rates within ρ) at any later time plus 2ρ of the time
-// since it arrived (clocks.go; Cristian, "Probabilistic clock
+// then and (with rates within ρ) at any later time plus 2ρ/(1−ρ) of the
+// time since it arrived (clocks.go; Cristian, "Probabilistic clock
 // synchronization", 1989). The wait is the largest such bound over all
-// other nodes, never below 0, and never above 2δ: until a probe from every
-// node has arrived (a replica starting), or when a bound has aged past 2δ
-// (a node down for seconds), it is 2δ.
+// other nodes, never below 0, and never above 2δ. It is 2δ until a probe
+// from every node has arrived (a replica starting), while any node has
+// been silent for three probe intervals (down, or cut off), and when a
+// bound has aged past 2δ. A probe carries its sender's incarnation, the
+// wall time its replica started: a newer incarnation's probe replaces
+// the bound kept of the node, and a late probe of an older one is
+// ignored.
 //
 // The bound is about one one-way delay plus the clocks' actual offset: on
 // local3, 1 ms with clocks in step, so a QUORUM write finishes at its 2 ms
 // round trip instead of 4 ms (TestMeasuredWriteAtFloor; reads of fresh
-// versions wait the same, shorter, time). Across regions it is the
-// longest one-way delay to this node, longer than 2δ, so the setting
-// changes nothing there.
+// versions wait the same, shorter, time). It is over every node, so where
+// any node is farther than 2δ one way (every multi-region world, even for
+// LOCAL_ levels) it is 2δ, and the setting changes nothing but adds the
+// probes: n(n−1) messages per interval, for each keyspace that sets it.
+// It changes write_order auto's estimate of the clock's cost (expectedWait),
+// so under auto, changing commit_wait takes a full-cluster restart, as
+// changing the order does.
 //
-// Clock assumption, in addition to δ's (it waits 2δ where it waits the
-// bound): every node's wall clock runs at a rate within ρ = MaxDriftPPM
-// of true time and never steps back. A clock stepped back by s after a
-// probe makes the node's stamps up to s lower than its probes promised,
-// and a write stamped below one that completed before it is lost, as with
-// a clock beyond δ under the bound. In production that means time
-// slewed, never stepped (chrony with makestep only at boot and
-// maxslewrate at most ρ; ntpd's slew is 500 ppm, the default ρ). The
-// simulator's clocks are offset and drift within these bounds;
+// Clock assumption, in addition to δ's (which still holds the answers
+// that wait 2δ): every node's wall clock runs at a rate within
+// ρ = MaxDriftPPM of true time and is never stepped, either way, while
+// the node is up. A clock stepped back by s after a probe makes the
+// node's stamps up to s lower than its probes promised, and a write
+// stamped below one that completed before it is lost, as with a clock
+// beyond δ under the bound; a clock stepped forward makes the node's own
+// bounds of its peers too small. A step while the node is down (a reboot)
+// is allowed: its peers drop what they knew of its clock on its new
+// incarnation's first probe, or after its silence
+// (TestTeethMeasuredCommitWaitBootStep shows the reboot's step losing
+// writes when they keep it). In production: time slewed while up
+// (chrony with makestep only at boot, and maxslewrate plus the clock's
+// own frequency error within ρ; ntpd's slew is 500 ppm, the default ρ).
+// The simulator's clocks are offset and drift within these bounds;
 // TestSwarmMeasuredCommitWait runs the seeded fault swarm with clocks up
 // to 5 ms off (δ = 10 ms), and TestTeethMeasuredCommitWait shows a wait
-// 2 ms shorter than the measured bound losing linearizability. The
-// nemesis, which steps clocks within δ, breaks the second assumption and
-// is not run against this setting.
+// 2 ms shorter than the measured bound losing linearizability. Nothing
+// enforces the assumption: the nemesis's clock steps (within δ) and the
+// simulator's skew faults on a running node break it, and a history they
+// fail is the assumption's failure, not the protocol's.
 //
 // A restarted coordinator starts its HLC at its clock + 2δ, so it never
 // reissues a version its previous incarnation used (see Replica.Start).

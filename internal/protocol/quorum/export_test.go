@@ -12,3 +12,7 @@ func UnsafeSkipQuery(c *Config) { c.skipQuery = true }
 
 // UnsafeShaveWait makes commit_wait measured wait d less than its bound.
 func UnsafeShaveWait(c *Config, d time.Duration) { c.shaveWait = d }
+
+// UnsafeKeepStale makes commit_wait measured keep a peer's tightest bound
+// across its silences and incarnations.
+func UnsafeKeepStale(c *Config) { c.keepStale = true }

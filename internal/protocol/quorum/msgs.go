@@ -45,9 +45,11 @@ type ReadResp struct {
 }
 
 // Clock is a clock probe (commit_wait measured): the sender's wall clock
-// as the message left.
+// as the message left, and its incarnation: the wall time its replica
+// started (clocks.go).
 type Clock struct {
-	Wall int64
+	Wall  int64
+	Epoch int64
 }
 
 // Kind implements wire.Msg.
@@ -133,7 +135,9 @@ func (m *ReadResp) DecodePayload(d *wire.Decoder) {
 }
 
 // AppendPayload implements wire.Encodable.
-func (m *Clock) AppendPayload(b []byte) []byte { return wire.AppendVarint(b, m.Wall) }
+func (m *Clock) AppendPayload(b []byte) []byte {
+	return wire.AppendVarint(wire.AppendVarint(b, m.Wall), m.Epoch)
+}
 
 // DecodePayload implements wire.Encodable.
-func (m *Clock) DecodePayload(d *wire.Decoder) { m.Wall = d.Varint() }
+func (m *Clock) DecodePayload(d *wire.Decoder) { m.Wall, m.Epoch = d.Varint(), d.Varint() }

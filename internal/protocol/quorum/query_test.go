@@ -189,7 +189,13 @@ links:
 	if _, err := quorum.NewKeyspace(topo.NewTopology(zero), quorum.Config{WriteOrder: "hlc"}); err == nil {
 		t.Error(`write_order "hlc" accepted; want an error`)
 	}
-	if _, err := quorum.NewKeyspace(topo.NewTopology(zero), quorum.Config{CommitWait: "ntp"}); err == nil {
-		t.Error(`commit_wait "ntp" accepted; want an error`)
+	for _, c := range []quorum.Config{
+		{CommitWait: "ntp"},
+		{CommitWait: quorum.CommitWaitMeasured, NoCommitWait: true},
+		{CommitWait: quorum.CommitWaitMeasured, WriteOrder: quorum.WriteOrderQuery},
+	} {
+		if _, err := quorum.NewKeyspace(topo.NewTopology(zero), c); err == nil {
+			t.Errorf("commit_wait %q with no_commit_wait %v, write_order %q accepted; want an error", c.CommitWait, c.NoCommitWait, c.WriteOrder)
+		}
 	}
 }

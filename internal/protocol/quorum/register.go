@@ -56,8 +56,8 @@ func (k *registered) Settings() any { c := k.Config(); return &c }
 func (k *registered) Model() string { return k.guarantee.Model() }
 
 // ClockBound: commit wait makes last-writer-wins agree with real time only
-// while every clock is within MaxClockOffset of it (doc.go); commit_wait
-// measured also needs clocks that are never stepped, which a nemesis that
+// while every clock is within MaxClockOffset of it (doc.go). commit_wait
+// measured also needs clocks never stepped while up, which a nemesis that
 // steps clocks within the bound breaks (doc.go, "Measured commit wait"). Query-ordered
 // writes do not rely on it for order, but a restarted coordinator still
 // does to never reissue a version (doc.go, "Write order").

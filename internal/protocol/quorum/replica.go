@@ -221,6 +221,7 @@ type Replica struct {
 	// under commit_wait measured (clocks.go); nil otherwise.
 	peers     []peerClock
 	rho       float64 // MaxDriftPPM as a fraction
+	epoch     int64   // this incarnation: the wall time Start read
 	probeTick probeTimer
 }
 
@@ -312,6 +313,7 @@ func (r *Replica) Start(e env.Env) {
 	r.nextOp = e.Rand().Uint64()>>1 | 1 // never 0: op 0 marks fast-path writes
 	now := e.Wall()
 	r.clock.Observe(now, hlc.Timestamp{WallNanos: now + 2*int64(r.ks.cfg.MaxClockOffset)})
+	r.epoch = now
 	r.startProbes(e)
 }
 
@@ -824,8 +826,9 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 // the wait's timer fires, since the clock may have been stepped, and the
 // measured bound may have changed, meanwhile.
 func (r *Replica) finish(e env.Env, o *op) {
-	cw := r.commitWait(e)
+	var cw int64
 	if r.waits(o) {
+		cw = r.commitWait(e)
 		if wait := o.wall() + cw - e.Wall(); wait >= 0 {
 			if o.phase != phaseWait {
 				// The answer is decided; only time stands between it and
@@ -835,7 +838,11 @@ func (r *Replica) finish(e env.Env, o *op) {
 				e.CancelTimer(o.timeout)
 			}
 			// A microsecond past the deadline: the clock must read beyond it,
-			// and clock arithmetic may round.
+			// and clock arithmetic may round; and a measured bound ages
+			// meanwhile (clocks.go).
+			if r.peers != nil {
+				wait += aging(wait, r.rho)
+			}
 			e.SetTimer(time.Duration(wait)+time.Microsecond, o.timer(timerCommitWait))
 			return
 		}
@@ -857,10 +864,10 @@ func (o *op) wall() int64 {
 	return o.version.TS.WallNanos
 }
 
-// reply answers o, whose commit wait finish found over at cw: the
-// invariant checks against the same cw, since under commit_wait measured
-// a bound read again could have aged by a nanosecond while the wall
-// clock had not moved.
+// reply answers o. finish found o's commit wait, cw, over; the invariant
+// checks against that same cw, since under commit_wait measured a bound
+// read again could have aged by a nanosecond while the wall clock had not
+// moved.
 func (r *Replica) reply(e env.Env, o *op, cw int64) {
 	// Linearizability rests on the commit wait (doc.go, "Clock
 	// assumption"): no answer leaves before the clock has passed it. (The
