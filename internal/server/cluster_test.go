@@ -170,8 +170,9 @@ func TestClusterQuorumSurvivesCrashAndIsolation(t *testing.T) {
 // TestQuorumMeasuredCommitWaitOnRealServers: a quorum keyspace with
 // commit_wait measured on three real processes. Its clock probes cross the
 // real transport (every node counts probes received in /metrics; only this
-// keyspace sends them), and a write at one node is read at QUORUM at the
-// others.
+// keyspace sends them), each node's commit wait falls under 2δ
+// (lightcone_quorum_commit_wait_seconds), and a write at one node is read
+// at QUORUM at the others.
 func TestQuorumMeasuredCommitWaitOnRealServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test; skipped in -short")
@@ -214,6 +215,21 @@ func TestQuorumMeasuredCommitWaitOnRealServers(t *testing.T) {
 		}
 		if got < 2 {
 			t.Errorf("%s received %v clock probes; want at least one from each peer", n, got)
+		}
+		// The wait in use: under 2δ (4ms) once every peer is heard, on
+		// loopback about one one-way delay; the default keyspace (bound)
+		// stays at 2δ.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			cw := scrapeSeries(t, c.addrs[n][2], "lightcone_quorum_", "mq")["commit_wait_seconds"]
+			if cw < 0.004 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: lightcone_quorum_commit_wait_seconds{keyspace=mq} = %v; want under 2δ (0.004)", n, cw)
+			}
+		}
+		if cw := scrapeSeries(t, c.addrs[n][2], "lightcone_quorum_", "default")["commit_wait_seconds"]; cw != 0.004 {
+			t.Errorf("%s: the default keyspace's commit wait %v; want 2δ (0.004)", n, cw)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/protocol"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -125,12 +126,15 @@ func (r *Replica) onClock(e env.Env, from wire.NodeID, m *Clock) {
 // ahead of any peer's now, when every peer's bound is live and that is
 // less. Never negative: the clock must always pass the version's own wall
 // time.
-func (r *Replica) commitWait(e env.Env) int64 {
+func (r *Replica) commitWait(e env.Env) int64 { return r.commitWaitAt(e.Now()) }
+
+// commitWaitAt is commitWait with the node's clock (env.Env.Now) at now.
+func (r *Replica) commitWaitAt(now int64) int64 {
 	w := r.ks.commitWaitNs
 	if r.peers == nil {
 		return w
 	}
-	now, ahead, silence := e.Now(), int64(math.MinInt64), r.silence()
+	ahead, silence := int64(math.MinInt64), r.silence()
 	if r.ks.cfg.keepStale {
 		silence = math.MaxInt64
 	}
@@ -144,4 +148,15 @@ func (r *Replica) commitWait(e env.Env) int64 {
 		ahead = max(ahead, p.bound(now, r.rho))
 	}
 	return min(max(ahead-int64(r.ks.cfg.shaveWait), 0), w)
+}
+
+// Counters implements protocol.Counted: under clock order with a commit
+// wait, the wait an answer from this node takes now, so an operator can
+// see what commit_wait measured has measured.
+func (r *Replica) Counters(now int64) []protocol.Counter {
+	if r.ks.commitWaitNs == 0 {
+		return nil
+	}
+	return []protocol.Counter{{Name: "commit_wait_seconds", Gauge: true, Value: float64(r.commitWaitAt(now)) / 1e9,
+		Help: "How long past its version's wall time a clock-ordered answer from this node waits now: 2δ, or under commit_wait measured the measured bound."}}
 }

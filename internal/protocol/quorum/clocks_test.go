@@ -72,6 +72,10 @@ func TestMeasuredCommitWaitBound(t *testing.T) {
 	r.Step(e, 2, &Clock{Wall: e.now + 2*ms, Epoch: 1}) // every peer ahead: no wait past the version's own time
 	r.Step(e, 1, &Clock{Wall: e.now + 2*ms, Epoch: 2})
 	want("every peer ahead", 0)
+	r.Step(e, 1, &Clock{Wall: e.now - ms/4, Epoch: 3}) // node 1 restarted again, 0.25ms behind
+	if c := r.Counters(e.now); len(c) != 1 || c[0].Name != "commit_wait_seconds" || c[0].Value != 0.00025 {
+		t.Fatalf("Counters = %+v; want commit_wait_seconds 0.00025", c)
+	}
 
 	var probes []any
 	for id, p := range e.timers {
@@ -108,5 +112,8 @@ func TestBoundCommitWaitSendsNoProbes(t *testing.T) {
 	r.Step(e, 1, &Clock{Wall: e.now})
 	if len(e.sent) != 0 || len(e.timers) != 0 || r.commitWait(e) != int64(2*DefaultMaxClockOffset) {
 		t.Fatalf("bound: %d messages, %d timers, wait %d; want none, none, 2δ", len(e.sent), len(e.timers), r.commitWait(e))
+	}
+	if c := r.Counters(e.now); len(c) != 1 || c[0].Value != 0.004 {
+		t.Fatalf("bound: Counters = %+v; want commit_wait_seconds 0.004", c)
 	}
 }
