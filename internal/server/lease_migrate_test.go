@@ -197,8 +197,8 @@ func TestLeaseMigrationOnRealServers(t *testing.T) {
 			t.Errorf("/status keyspace glob: protocol %s, counters %v; want lease with migrations_total >= 1\n%s", k.Protocol, k.Counters, body)
 		case k.Name == "glob":
 			found = true
-		case k.Protocol != "quorum" || len(k.Counters) != 0:
-			t.Errorf("/status keyspace %s: protocol %s, counters %v; want quorum without counters", k.Name, k.Protocol, k.Counters)
+		case k.Protocol != "quorum" || len(k.Counters) != 1 || k.Counters["commit_wait_seconds"] != 0.004:
+			t.Errorf("/status keyspace %s: protocol %s, counters %v; want quorum with its commit wait, 2δ = 0.004 s, alone", k.Name, k.Protocol, k.Counters)
 		}
 	}
 	if !found {

@@ -93,7 +93,7 @@ func TestKeyspaceReportsItsProtocol(t *testing.T) {
 // file and the line.
 func TestForeignSettingRejected(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
-		{"keyspace: {protocol: quorum, lease_length: 1s}\n", `lightcone.yaml:1: keyspace: protocol quorum has no setting "lease_length" (valid: max_clock_offset, no_commit_wait, read, read_timeout, replicas_per_region, speculative_retry, write, write_order, write_timeout)`},
+		{"keyspace: {protocol: quorum, lease_length: 1s}\n", `lightcone.yaml:1: keyspace: protocol quorum has no setting "lease_length" (valid: clock_probe_interval, commit_wait, max_clock_offset, max_drift_ppm, no_commit_wait, read, read_timeout, replicas_per_region, speculative_retry, write, write_order, write_timeout)`},
 		{"keyspaces:\n  - {name: s, protocol: quorum, passive: true}\n", `lightcone.yaml:2: keyspaces[0]: protocol quorum has no setting "passive"`},
 		{"keyspaces:\n  - {name: g, protocol: lease, lease_lenght: 1s}\n", `lightcone.yaml:2: keyspaces[0]: protocol lease has no setting "lease_lenght"`},
 		{"keyspaces:\n  - {name: g, protocol: lease, lease_length: -1s}\n", `lease_length`},
