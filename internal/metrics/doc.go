@@ -102,5 +102,12 @@
 //	lightcone_meteor_pulls_total               pulls sent
 //	lightcone_meteor_reads_waiting             gauge: reads waiting here
 //
+// and a clock-ordered quorum keyspace's with a commit wait (several nodes):
+//
+//	lightcone_quorum_commit_wait_seconds       gauge: the wait an answer from
+//	                                           this node takes past its
+//	                                           version's time now (2δ, or
+//	                                           commit_wait measured's bound)
+//
 // The counters are the replica's and restart from zero with the process.
 package metrics
