@@ -69,11 +69,28 @@ const (
 	uncommitted             // n − w + 1 replicas closed past it without it: never committed
 )
 
+// peerVersions returns, for each replica in reps, the versions of key the
+// status map holds for it (peerView.ver; nil for this replica and for peers
+// not heard from), in buf's array if it is large enough. The callers that
+// look at a key's reports many times (tryRead, compact) look each up once:
+// a lookup by key string was the larger part of resolving a version.
+func (r *Replica) peerVersions(buf [][]wire.Version, key string, reps []wire.NodeID) [][]wire.Version {
+	vers := buf[:0]
+	for _, p := range reps {
+		var vs []wire.Version
+		if pv := r.peer(p); pv != nil && p != r.id {
+			vs = pv.ver[key]
+		}
+		vers = append(vers, vs)
+	}
+	return vers
+}
+
 // resolve decides whether version v of key, whose replicas are reps, is
-// committed, from the local chain and the status map. Applied versions are
-// durable and closures are kept, so an answer other than unresolved never
-// changes.
-func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []link, v wire.Version) commitState {
+// committed, from the local chain and the status map; vers are the peers'
+// reports of key (peerVersions). Applied versions are durable and closures
+// are kept, so an answer other than unresolved never changes.
+func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, vers [][]wire.Version, chain []link, v wire.Version) commitState {
 	if loaded(v) {
 		return committed
 	}
@@ -95,7 +112,7 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 	if held >= w {
 		return committed
 	}
-	for _, p := range reps {
+	for i, p := range reps {
 		if p == r.id {
 			continue
 		}
@@ -104,12 +121,12 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 			continue
 		}
 		switch {
-		case hasVersion(pv.ver[key], v):
+		case hasVersion(vers[i], v):
 			held++
 			if held >= w {
 				return committed
 			}
-		case pv.knowsAbsent(key, v):
+		case pv.knowsAbsent(key, vers[i], v):
 			absent++
 		}
 	}
@@ -159,8 +176,9 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	need := n - r.ks.cfg.writeAcks(n) + 1
 	// Most keys have few replicas: the lists fit on the stack (a buffer
 	// inside cands would make it escape).
-	var lists [4][]wire.Version
+	var lists, versBuf [4][]wire.Version
 	cands := candidates{lists: lists[:0]}
+	vers := r.peerVersions(versBuf[:], key, pr.replicas)
 	fresh := 0
 	// This replica counts itself once its closure has passed the view; it
 	// may promise that early, up to ClosureLead ahead of its clock, as its
@@ -169,14 +187,14 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		fresh++
 		cands.chain = chain[:upTo(chain, view)]
 	}
-	for _, p := range pr.replicas {
+	for i, p := range pr.replicas {
 		if p == r.id {
 			continue
 		}
 		pv := r.peer(p)
 		if pv.closedAt(key, view) {
 			fresh++
-			vs := pv.ver[key]
+			vs := vers[i]
 			cands.lists = append(cands.lists, vs[:versionsUpTo(vs, view)])
 			continue
 		}
@@ -191,7 +209,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		cands.load = chain[0].Version
 	}
 	for v, ok := cands.next(); ok; v, ok = cands.next() {
-		switch r.resolve(e, key, pr.replicas, chain, v) {
+		switch r.resolve(e, key, pr.replicas, vers, chain, v) {
 		case uncommitted:
 			continue
 		case unresolved:
@@ -211,8 +229,8 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		// This replica does not hold the answer (its write notification is
 		// in flight or lost): fetch it from the nearest replica that does.
 		var src wire.NodeID = -1
-		for _, p := range pr.replicas {
-			if p != r.id && hasVersion(r.peer(p).verOf(key), v) && (src < 0 || r.rank[p] < r.rank[src]) {
+		for i, p := range pr.replicas {
+			if p != r.id && hasVersion(vers[i], v) && (src < 0 || r.rank[p] < r.rank[src]) {
 				src = p
 			}
 		}
@@ -310,14 +328,6 @@ func cmpStamp(v wire.Version, t int64) int {
 		return -1
 	}
 	return 1
-}
-
-// verOf is the view's versions of key (none for a nil view).
-func (pv *peerView) verOf(key string) []wire.Version {
-	if pv == nil {
-		return nil
-	}
-	return pv.ver[key]
 }
 
 // probe pulls peer's state of key if its view does not know the key
@@ -458,18 +468,17 @@ func (r *Replica) sweep(e env.Env) {
 	}
 }
 
-// anyOldest reports whether the oldest version of key in the local chain
-// or in a peer's report of it (each sorted oldest first) satisfies old:
-// whether any version is old enough to matter to compact.
-func (r *Replica) anyOldest(key string, reps []wire.NodeID, chain []link, old func(wire.Version) bool) bool {
+// anyOldest reports whether the oldest version of a key in the local chain
+// or in a peer's report of it (vers, peerVersions; each sorted oldest
+// first) satisfies old: whether any version is old enough to matter to
+// compact.
+func anyOldest(vers [][]wire.Version, chain []link, old func(wire.Version) bool) bool {
 	if len(chain) > 0 && old(chain[0].Version) {
 		return true
 	}
-	for _, p := range reps {
-		if pv := r.peer(p); pv != nil && p != r.id {
-			if vs := pv.ver[key]; len(vs) > 0 && old(vs[0]) {
-				return true
-			}
+	for _, vs := range vers {
+		if len(vs) > 0 && old(vs[0]) {
+			return true
 		}
 	}
 	return false
@@ -494,9 +503,10 @@ func popNewest(lists [][]wire.Version) (wire.Version, bool) {
 	return top, found
 }
 
-// atMostOneVersion reports whether the local chain of key and the peers'
-// reports of it hold one version between them, or none.
-func (r *Replica) atMostOneVersion(key string, reps []wire.NodeID, chain []link) bool {
+// atMostOneVersion reports whether the local chain of a key and the peers'
+// reports of it (vers, peerVersions) hold one version between them, or
+// none.
+func atMostOneVersion(vers [][]wire.Version, chain []link) bool {
 	if len(chain) > 1 {
 		return false
 	}
@@ -504,12 +514,8 @@ func (r *Replica) atMostOneVersion(key string, reps []wire.NodeID, chain []link)
 	if len(chain) == 1 {
 		one = chain[0].Version
 	}
-	for _, p := range reps {
-		pv := r.peer(p)
-		if pv == nil || p == r.id {
-			continue
-		}
-		switch vs := pv.ver[key]; {
+	for _, vs := range vers {
+		switch {
 		case len(vs) > 1:
 			return false
 		case len(vs) == 1 && one.IsZero():
@@ -533,10 +539,12 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		return err
 	}
 	reps := ki.replicas
-	if !r.anyOldest(key, reps, chain, func(v wire.Version) bool { return v.TS.WallNanos <= gc }) {
+	var versBuf [4][]wire.Version
+	vers := r.peerVersions(versBuf[:], key, reps)
+	if !anyOldest(vers, chain, func(v wire.Version) bool { return v.TS.WallNanos <= gc }) {
 		// Nothing is stamped at or before gc: nothing to drop (the common
 		// case: most sweeps find every version of a dirty key recent).
-		if r.atMostOneVersion(key, reps, chain) {
+		if atMostOneVersion(vers, chain) {
 			delete(r.dirty, key)
 		}
 		return nil
@@ -550,16 +558,15 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		own = append(own, c.Version)
 	}
 	lists := [][]wire.Version{own}
-	for _, p := range reps {
-		if pv := r.peer(p); pv != nil && p != r.id {
-			vs := pv.ver[key]
+	for _, vs := range vers {
+		if vs != nil {
 			lists = append(lists, vs[:versionsUpTo(vs, gc)])
 		}
 	}
 	var base wire.Version
 	var undone []wire.Version
 	for v, ok := popNewest(lists); ok && base.IsZero(); v, ok = popNewest(lists) {
-		switch r.resolve(e, key, reps, chain, v) {
+		switch r.resolve(e, key, reps, vers, chain, v) {
 		case committed:
 			base = v
 		case uncommitted:
@@ -569,8 +576,8 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 	// The zero version is below every version: without a base, only the
 	// undone are dropped.
 	drop := func(v wire.Version) bool { return v.Less(base) || slices.Contains(undone, v) }
-	if len(undone) == 0 && !r.anyOldest(key, reps, chain, func(v wire.Version) bool { return v.Less(base) }) {
-		if r.atMostOneVersion(key, reps, chain) {
+	if len(undone) == 0 && !anyOldest(vers, chain, func(v wire.Version) bool { return v.Less(base) }) {
+		if atMostOneVersion(vers, chain) {
 			delete(r.dirty, key)
 		}
 		return nil
@@ -595,12 +602,12 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		r.stats.Compacted += uint64(len(chain) - len(kept))
 	}
 	left := len(kept)
-	for _, p := range reps {
+	for i, p := range reps {
 		pv := r.peer(p)
 		if pv == nil || p == r.id {
 			continue
 		}
-		vs := slices.DeleteFunc(pv.ver[key], drop)
+		vs := slices.DeleteFunc(vers[i], drop)
 		if len(vs) == 0 {
 			delete(pv.ver, key)
 		} else {

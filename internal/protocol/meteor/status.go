@@ -172,13 +172,14 @@ func (pv *peerView) closedAt(key string, t int64) bool {
 }
 
 // knowsAbsent reports whether the view knows the peer never applied v of
-// key: its report is complete for key past v's timestamp and does not list
-// v. A pulled list is exact above the peer's watermark, and for versions
-// newer than the peer's compaction floor (it drops only versions older than
-// a committed base, or known never to commit).
-func (pv *peerView) knowsAbsent(key string, v wire.Version) bool {
+// key, whose reported versions are vs (pv.ver[key]): its report is complete
+// for key past v's timestamp and does not list v. A pulled list is exact
+// above the peer's watermark, and for versions newer than the peer's
+// compaction floor (it drops only versions older than a committed base, or
+// known never to commit).
+func (pv *peerView) knowsAbsent(key string, vs []wire.Version, v wire.Version) bool {
 	t := v.TS.WallNanos
-	if pv == nil || !pv.known || pv.lastTs < t || hasVersion(pv.ver[key], v) {
+	if pv == nil || !pv.known || pv.lastTs < t || hasVersion(vs, v) {
 		return false
 	}
 	if pv.complete {
