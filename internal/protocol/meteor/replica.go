@@ -100,7 +100,9 @@ func (c *Config) orderStat(lats []time.Duration) time.Duration {
 // "Closure"). Farther replicas refuse it and keep a copy. If fewer than
 // need replicas are live, the largest latency.
 func (k *Keyspace) Lead(lat func(wire.NodeID) time.Duration, reps []wire.NodeID, need int, live func(wire.NodeID) bool) time.Duration {
-	var lats []time.Duration
+	// Sized up front, as in Theta: a few latencies then fit on the stack
+	// (grown by append, they were an allocation on every read).
+	lats := make([]time.Duration, 0, len(reps))
 	var far time.Duration
 	for _, p := range reps {
 		l := lat(p)
@@ -208,9 +210,9 @@ type op struct {
 	req      *wire.Request
 	ki       *keyInfo
 	replicas []wire.NodeID // nearest first; shared (keyInfo.ranked)
-	answered []bool
-	acks     int // write: replicas that applied this attempt
-	rejs     int // write: replicas that refused it (closure passed)
+	answered []bool        // write: by replica, whether it answered this attempt
+	acks     int           // write: replicas that applied this attempt
+	rejs     int           // write: replicas that refused it (closure passed)
 	need     int
 	attempt  int
 	version  wire.Version // write: this attempt's version
@@ -345,12 +347,12 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 			return
 		}
 	}
-	o.answered = make([]bool, len(o.replicas))
 	r.ops[o.id] = o
 	if req.Op == wire.OpGet {
 		o.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, opTimer{o.id})
 		r.startRead(e, o)
 	} else {
+		o.answered = make([]bool, len(o.replicas))
 		o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, opTimer{o.id})
 		r.startWrite(e, o)
 	}

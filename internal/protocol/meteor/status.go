@@ -57,11 +57,15 @@ func (r *Replica) dispatch(e env.Env) {
 		last = r.history[len(r.history)-1].msgTs
 	}
 	env.Invariant(e, last <= p.msgTs && p.msgTs <= r.durable, "meteor: status %d promises closure %d after %d (stored bound %d)", p.seq, p.msgTs, last, r.durable)
+	if len(r.pending) > 0 {
+		p.entries = make([]sentEntry, 0, len(r.pending))
+	}
 	for _, en := range r.pending {
 		p.entries = append(p.entries, sentEntry{en, r.key(en.Key).replicas})
 	}
 	r.pending = r.pending[:0]
-	p.toPeer = make([]Payload, len(r.ks.topo.Nodes))
+	nodes := len(r.ks.topo.Nodes)
+	p.toPeer = make([]Payload, nodes)
 	for q := range p.toPeer {
 		p.toPeer[q] = p.forPeer(wire.NodeID(q))
 	}
@@ -69,17 +73,29 @@ func (r *Replica) dispatch(e env.Env) {
 	if len(r.history) > r.ks.cfg.Redundant+1 {
 		r.history = slices.Delete(r.history, 0, len(r.history)-r.ks.cfg.Redundant-1)
 	}
-	for q := range r.ks.topo.Nodes {
+	// The statuses, and the lists of payloads they repeat, are carved from
+	// one array each rather than allocated one by one: a status to every
+	// peer every interval made this a large part of a run's allocations.
+	// Nothing keeps a status after handling it (onStatus copies payloads).
+	msgs := make([]Status, nodes)
+	reps := len(r.history) - 1
+	var redundant []Payload
+	if reps > 0 {
+		redundant = make([]Payload, 0, nodes*reps)
+	}
+	for q := range msgs {
 		peer := wire.NodeID(q)
 		if peer == r.id {
 			continue
 		}
-		m := &Status{Epoch: r.epoch, Genesis: r.genesis, Now: r.history[len(r.history)-1].toPeer[peer]}
-		if len(r.history) > 1 {
-			m.Redundant = make([]Payload, 0, len(r.history)-1)
-		}
-		for i := len(r.history) - 2; i >= 0; i-- {
-			m.Redundant = append(m.Redundant, r.history[i].toPeer[peer])
+		m := &msgs[q]
+		*m = Status{Epoch: r.epoch, Genesis: r.genesis, Now: r.history[reps].toPeer[peer]}
+		if reps > 0 {
+			start := len(redundant)
+			for i := reps - 1; i >= 0; i-- {
+				redundant = append(redundant, r.history[i].toPeer[peer])
+			}
+			m.Redundant = redundant[start:len(redundant):len(redundant)]
 		}
 		e.Send(peer, m)
 	}
