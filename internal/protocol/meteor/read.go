@@ -249,17 +249,19 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 // load's version. next walks their
 // union newest first, each version once, merging from the tops of the
 // lists: a read usually stops at the newest, so sorting them all would be
-// wasted.
+// wasted. Compaction walks the versions it may drop the same way, the
+// chain's copies included (copies).
 type candidates struct {
-	chain []link
-	lists [][]wire.Version
-	load  wire.Version // the bulk load's version, if a candidate (not zero)
+	chain  []link
+	lists  [][]wire.Version
+	load   wire.Version // the bulk load's version, if a candidate (not zero)
+	copies bool         // the chain's links that are copies are candidates too
 }
 
 // next returns the newest candidate not yet returned, or false when none is
 // left.
 func (c *candidates) next() (wire.Version, bool) {
-	for len(c.chain) > 0 && !c.chain[len(c.chain)-1].Applied {
+	for !c.copies && len(c.chain) > 0 && !c.chain[len(c.chain)-1].Applied {
 		c.chain = c.chain[:len(c.chain)-1]
 	}
 	var top wire.Version
@@ -484,25 +486,6 @@ func anyOldest(vers [][]wire.Version, chain []link, old func(wire.Version) bool)
 	return false
 }
 
-// popNewest removes the newest version from the ends of lists (each sorted
-// oldest first, each holding a version at most once) and returns it, or
-// false when every list is empty.
-func popNewest(lists [][]wire.Version) (wire.Version, bool) {
-	var top wire.Version
-	found := false
-	for _, l := range lists {
-		if len(l) > 0 && (!found || top.Less(l[len(l)-1])) {
-			top, found = l[len(l)-1], true
-		}
-	}
-	for i, l := range lists {
-		if len(l) > 0 && l[len(l)-1] == top {
-			lists[i] = l[:len(l)-1]
-		}
-	}
-	return top, found
-}
-
 // atMostOneVersion reports whether the local chain of a key and the peers'
 // reports of it (vers, peerVersions) hold one version between them, or
 // none.
@@ -553,19 +536,16 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 	// newest committed one, the base: those above it known never to commit
 	// are dropped, and every version below it. Each list is sorted oldest
 	// first, so they are merged from their ends, not sorted again.
-	own := make([]wire.Version, 0, len(chain))
-	for _, c := range chain[:upTo(chain, gc)] {
-		own = append(own, c.Version)
-	}
-	lists := [][]wire.Version{own}
+	var lists [4][]wire.Version
+	olds := candidates{chain: chain[:upTo(chain, gc)], lists: lists[:0], copies: true}
 	for _, vs := range vers {
 		if vs != nil {
-			lists = append(lists, vs[:versionsUpTo(vs, gc)])
+			olds.lists = append(olds.lists, vs[:versionsUpTo(vs, gc)])
 		}
 	}
 	var base wire.Version
 	var undone []wire.Version
-	for v, ok := popNewest(lists); ok && base.IsZero(); v, ok = popNewest(lists) {
+	for v, ok := olds.next(); ok && base.IsZero(); v, ok = olds.next() {
 		switch r.resolve(e, key, reps, vers, chain, v) {
 		case committed:
 			base = v
