@@ -167,15 +167,23 @@ func (r *Replica) storeChain(e env.Env, ki *keyInfo, chain []link) error {
 // newest version: its encoding is then the stored one's with a new count
 // and the link's bytes appended, not the whole chain encoded again (each
 // write re-encoded its key's chain, every version since the last
-// compaction).
+// compaction), and the link is appended to ki's decoded chain in place,
+// not to a copy of it (copying it was a large part of a run's allocation).
+// In place is safe: the links before it do not move, so whoever holds the
+// chain as it was still sees the same links, and the chain grown is only
+// ever the one ki holds (a caller holding a shorter one fails the test
+// below and copies).
 func (r *Replica) storeInsert(e env.Env, ki *keyInfo, chain []link, l link) ([]link, error) {
-	next := chainInsert(chain, l)
 	n := len(chain)
+	var next []link
 	var rec store.Record
-	if n > 0 && next[n].Version == l.Version && len(ki.chain) == n && &ki.chain[0] == &chain[0] {
+	if n > 0 && chain[n-1].Version.Less(l.Version) && len(ki.chain) == n && &ki.chain[0] == &chain[0] {
+		l.Value = bytes.Clone(l.Value) // as chainInsert
+		next = append(chain, l)
 		// ki.raw is chain's encoding (readChain, storeChain).
-		rec = appendLink(ki.raw, n, next[n])
+		rec = appendLink(ki.raw, n, l)
 	} else {
+		next = chainInsert(chain, l)
 		rec = encodeChain(next)
 	}
 	if err := put(e, ki.stored, rec); err != nil {
