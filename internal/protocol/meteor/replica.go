@@ -103,16 +103,20 @@ func (k *Keyspace) Lead(lat func(wire.NodeID) time.Duration, reps []wire.NodeID,
 	// Sized up front, as in Theta: a few latencies then fit on the stack
 	// (grown by append, they were an allocation on every read).
 	lats := make([]time.Duration, 0, len(reps))
-	var far time.Duration
+	var far, farLive time.Duration
 	for _, p := range reps {
 		l := lat(p)
 		far = max(far, l)
 		if live == nil || live(p) {
 			lats = append(lats, l)
+			farLive = max(farLive, l)
 		}
 	}
 	pick := far
-	if need >= 1 && need <= len(lats) {
+	switch {
+	case need >= 1 && need == len(lats):
+		pick = farLive // the largest: no need to sort (a read's resend wait)
+	case need >= 1 && need < len(lats):
 		slices.Sort(lats)
 		pick = lats[need-1]
 	}
