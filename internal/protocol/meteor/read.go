@@ -562,7 +562,7 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		}
 		return nil
 	}
-	kept := chain[:0:0]
+	kept := make([]link, 0, len(chain))
 	for _, c := range chain {
 		if !drop(c.Version) {
 			kept = append(kept, c)

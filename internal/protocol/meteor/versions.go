@@ -2,6 +2,7 @@ package meteor
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -207,7 +208,13 @@ func put(e env.Env, key string, rec store.Record) error {
 }
 
 func encodeChain(chain []link) store.Record {
-	b := wire.AppendUvarint(nil, uint64(len(chain)))
+	// Sized for the values and linkRoom for the rest of each link, so the
+	// encoding is one allocation, not one per doubling.
+	size := binary.MaxVarintLen64
+	for _, l := range chain {
+		size += len(l.Value) + linkRoom
+	}
+	b := wire.AppendUvarint(make([]byte, 0, size), uint64(len(chain)))
 	for _, l := range chain {
 		b = appendLinkWire(b, l)
 	}
@@ -228,6 +235,11 @@ func appendLink(raw []byte, n int, l link) store.Record {
 	b = appendLinkWire(b, l)
 	return store.Record{Value: b, Version: l.Version}
 }
+
+// linkRoom is the most a link's encoding takes beyond its value's bytes
+// with a timestamp of this century and small node and logical numbers:
+// the flags, the value's length and the version's three varints.
+const linkRoom = 24
 
 // appendLinkWire appends one link's encoding in a stored chain.
 func appendLinkWire(b []byte, l link) []byte {
