@@ -24,7 +24,7 @@ type node struct {
 	gen      uint32 // incarnation: bumped on crash, stale timers are ignored
 	offset   int64  // clock offset from true time, ns
 	driftPPM float64
-	timers   map[env.TimerID]timer // pending, by ID
+	timers   pendingTimers
 	nextTID  env.TimerID
 	// busyUntil is when the node finishes the work queued so far
 	// (Config.ServiceTime).
@@ -35,13 +35,6 @@ type node struct {
 	// Output of the running handler, released after the store syncs.
 	outMsgs []outMsg
 	outReps []*wire.Reply
-}
-
-// timer is a pending timer: its payload, and the slot of its event in the
-// queue, which CancelTimer drops.
-type timer struct {
-	payload any
-	slot    uint32
 }
 
 type outMsg struct {
@@ -109,7 +102,7 @@ func (n *node) SetTimer(d time.Duration, payload any) env.TimerID {
 	// Round up, so the node's clock has advanced by at least d when it fires.
 	trueD := int64(math.Ceil(float64(d) / (1 + n.driftPPM/1e6)))
 	slot := n.sim.scheduleAfter(event{kind: evTimer, node: n.id, gen: n.gen, timer: id}, max(trueD, 0))
-	n.timers[id] = timer{payload, slot}
+	n.timers.add(id, payload, slot)
 	return id
 }
 
@@ -118,8 +111,7 @@ func (n *node) SetTimer(d time.Duration, payload any) env.TimerID {
 // before a crash): it is dropped there, so that it comes up as a step that
 // does nothing, as a cancelled timer always has, without being read.
 func (n *node) CancelTimer(id env.TimerID) {
-	if t, ok := n.timers[id]; ok {
-		delete(n.timers, id)
+	if t, ok := n.timers.take(id); ok {
 		n.sim.q.drop(t.slot)
 	}
 }

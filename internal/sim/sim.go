@@ -150,7 +150,6 @@ func New(cfg Config) *Sim {
 			id:     id,
 			engine: store.NewMem(),
 			rng:    rand.New(rand.NewPCG(cfg.Seed, 0x6e6f6465<<16|uint64(i))),
-			timers: make(map[env.TimerID]timer),
 			log:    s.log.With("node", cfg.Topology.Nodes[i].Name),
 		}
 		if cfg.Clock.MaxOffset > 0 {
@@ -335,11 +334,10 @@ func (s *Sim) step(e *event) {
 		if !nd.up || nd.gen != e.gen {
 			return
 		}
-		t, ok := nd.timers[e.timer]
+		t, ok := nd.timers.take(e.timer)
 		if !ok {
 			return // cancelled while the node was down, or a stale incarnation's
 		}
-		delete(nd.timers, e.timer)
 		s.traceEvent(e, "timer")
 		nd.run(func(r env.Replica) { r.Timer(nd, t.payload) })
 	}
