@@ -69,21 +69,27 @@ const (
 	uncommitted             // n − w + 1 replicas closed past it without it: never committed
 )
 
-// peerVersions returns, for each replica in reps, the versions of key the
-// status map holds for it (peerView.ver; nil for this replica and for peers
-// not heard from), in buf's array if it is large enough. The callers that
-// look at a key's reports many times (tryRead, compact) look each up once:
-// a lookup by key string was the larger part of resolving a version.
-func (r *Replica) peerVersions(buf [][]wire.Version, key string, reps []wire.NodeID) [][]wire.Version {
-	vers := buf[:0]
-	for _, p := range reps {
-		var vs []wire.Version
-		if pv := r.peer(p); pv != nil && p != r.id {
-			vs = pv.ver[key]
-		}
-		vers = append(vers, vs)
+// peerVersions returns, for each replica of key (ki.replicas), the
+// versions it has reported applying (keyReports; nil for this replica and
+// for peers that reported none): the key's row of the status map, or nils
+// in buf's array if it has none. ki keeps the row it finds, so that the
+// next call need not look the key up while the row stays (a key's reports
+// were looked up by key string for every read). The row stays valid while
+// the caller adds no report.
+func (r *Replica) peerVersions(buf [][]wire.Version, key string, ki *keyInfo) [][]wire.Version {
+	kr := ki.reports
+	if kr == nil || kr.dropped {
+		kr = r.reports[key]
+		ki.reports = kr
 	}
-	return vers
+	if kr != nil {
+		return kr.vers
+	}
+	if len(ki.replicas) > len(buf) {
+		return make([][]wire.Version, len(ki.replicas))
+	}
+	clear(buf)
+	return buf[:len(ki.replicas)]
 }
 
 // resolve decides whether version v of key, whose replicas are reps, is
@@ -178,7 +184,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	// inside cands would make it escape).
 	var lists, versBuf [4][]wire.Version
 	cands := candidates{lists: lists[:0]}
-	vers := r.peerVersions(versBuf[:], key, pr.replicas)
+	vers := r.peerVersions(versBuf[:], key, pr.ki)
 	fresh := 0
 	// This replica counts itself once its closure has passed the view; it
 	// may promise that early, up to ClosureLead ahead of its clock, as its
@@ -411,7 +417,7 @@ func (r *Replica) onPullResp(e env.Env, from wire.NodeID, m *PullResp) {
 	}
 	if pv := r.peer(from); pv != nil {
 		for _, v := range m.Versions {
-			r.addPeerVersion(pv, m.Key, v)
+			r.addPeerVersion(from, m.Key, v)
 		}
 		if pv.known && pv.epoch == m.Epoch && m.Seq >= pv.floor {
 			if _, ok := pv.probed[m.Key]; !ok {
@@ -523,7 +529,7 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 	}
 	reps := ki.replicas
 	var versBuf [4][]wire.Version
-	vers := r.peerVersions(versBuf[:], key, reps)
+	vers := r.peerVersions(versBuf[:], key, ki)
 	if !anyOldest(vers, chain, func(v wire.Version) bool { return v.TS.WallNanos <= gc }) {
 		// Nothing is stamped at or before gc: nothing to drop (the common
 		// case: most sweeps find every version of a dirty key recent).
@@ -582,18 +588,21 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		r.stats.Compacted += uint64(len(chain) - len(kept))
 	}
 	left := len(kept)
-	for i, p := range reps {
-		pv := r.peer(p)
-		if pv == nil || p == r.id {
-			continue
+	if kr := ki.reports; kr != nil { // the key's row, as peerVersions found it
+		reported := false
+		for i, vs := range kr.vers {
+			vs = slices.DeleteFunc(vs, drop)
+			if len(vs) == 0 {
+				vs = nil
+			}
+			kr.vers[i] = vs
+			reported = reported || vs != nil
+			left = max(left, len(vs))
 		}
-		vs := slices.DeleteFunc(vers[i], drop)
-		if len(vs) == 0 {
-			delete(pv.ver, key)
-		} else {
-			pv.ver[key] = vs
+		if !reported {
+			delete(r.reports, key)
+			kr.dropped = true
 		}
-		left = max(left, len(vs))
 	}
 	if left <= 1 {
 		delete(r.dirty, key)

@@ -166,10 +166,11 @@ type Replica struct {
 	pending []Entry       // applied since the last status
 	history []sentPayload // the last Redundant payloads, newest last
 	// Status map and read subscription map (status.go, read.go).
-	peers  []*peerView // by node ID (peer)
-	parked []pread
-	pulls  map[pullKey]int64   // outstanding pulls and when they were sent
-	dirty  map[string]struct{} // keys with more than one version somewhere
+	peers   []*peerView // by node ID (peer)
+	parked  []pread
+	reports map[string]*keyReports // the versions peers reported, by key
+	pulls   map[pullKey]int64      // outstanding pulls and when they were sent
+	dirty   map[string]struct{}    // keys with more than one version somewhere
 	// keys caches each key's replicas and decoded chain (versions.go).
 	keys map[string]*keyInfo
 
@@ -200,11 +201,12 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	rank := t.ProximityRank(id)
 	return &Replica{
 		ks: ks, id: id, rank: rank, ops: make(map[uint64]*op),
-		floors: make(map[wire.ClientID]int64),
-		peers:  make([]*peerView, len(t.Nodes)),
-		pulls:  make(map[pullKey]int64),
-		dirty:  make(map[string]struct{}),
-		keys:   make(map[string]*keyInfo),
+		floors:  make(map[wire.ClientID]int64),
+		peers:   make([]*peerView, len(t.Nodes)),
+		reports: make(map[string]*keyReports),
+		pulls:   make(map[pullKey]int64),
+		dirty:   make(map[string]struct{}),
+		keys:    make(map[string]*keyInfo),
 	}
 }
 

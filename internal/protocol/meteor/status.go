@@ -107,15 +107,15 @@ func (r *Replica) dispatch(e env.Env) {
 // status.
 const durableAhead = 250 * time.Millisecond
 
-// peerView is the status map's record of one peer (Fig. 4.13b): the
-// versions it has reported applying, and up to which status its report is
-// complete.
+// peerView is the status map's record of one peer (Fig. 4.13b): up to
+// which status its report is complete. The versions it has reported
+// applying are in Replica.reports.
 type peerView struct {
 	epoch uint64
 	known bool // a status of this epoch has arrived
 	// complete: every payload of this epoch since Seq 1 has been applied and
-	// the epoch began empty (Genesis), so ver is the peer's whole state as
-	// of lastTs. Otherwise only keys in probed are known exactly.
+	// the epoch began empty (Genesis), so its reports are the peer's whole
+	// state as of lastTs. Otherwise only keys in probed are known exactly.
 	complete   bool
 	contiguous uint64 // every payload up to this Seq has been applied
 	lastTs     int64  // MsgTs of payload contiguous: the peer's closure
@@ -123,9 +123,21 @@ type peerView struct {
 	// floor: a pull answered at a Seq below it does not tell the peer's
 	// state (payloads after that Seq may be missing).
 	floor  uint64
-	buf    map[uint64]Payload        // payloads after a gap, waiting for it to fill
-	ver    map[string][]wire.Version // key → versions reported applied, oldest first
-	probed map[string]probe          // keys whose state a pull told
+	buf    map[uint64]Payload // payloads after a gap, waiting for it to fill
+	probed map[string]probe   // keys whose state a pull told
+}
+
+// keyReports is the status map's row of one key: for each of its replicas
+// (Keyspace.Replicas), the versions it has reported applying, oldest first
+// (nil for this replica). One row per key, rather than a map per peer,
+// spares a lookup by key string per peer wherever a read or compaction
+// looks at a key's reports.
+type keyReports struct {
+	reps []wire.NodeID // keyInfo.replicas
+	vers [][]wire.Version
+	// dropped: the row has left Replica.reports (compact), so a keyInfo
+	// holding it must look the key up again.
+	dropped bool
 }
 
 // peer is the status map's record of node p: nil before its first
@@ -146,20 +158,36 @@ type probe struct {
 	floor wire.Version // the peer's compaction floor for the key
 }
 
-// add records that the peer applied v of key.
-func (r *Replica) addPeerVersion(pv *peerView, key string, v wire.Version) {
-	vs, added := insertVersion(pv.ver[key], v)
+// addPeerVersion records that peer p, a replica of key, applied v of it.
+// Only replicas report a key (a status entry comes from the replica that
+// applied the write, a pull's answer from the replica asked): a report
+// from another node would be of no use, and is not kept.
+func (r *Replica) addPeerVersion(p wire.NodeID, key string, v wire.Version) {
+	kr := r.reports[key]
+	if kr == nil {
+		reps := r.key(key).replicas
+		if !slices.Contains(reps, p) {
+			return
+		}
+		kr = &keyReports{reps: reps, vers: make([][]wire.Version, len(reps))}
+		r.reports[key] = kr
+	}
+	i := slices.Index(kr.reps, p)
+	if i < 0 {
+		return
+	}
+	vs, added := insertVersion(kr.vers[i], v)
 	if added {
-		pv.ver[key] = vs
+		kr.vers[i] = vs
 		if len(vs) > 1 {
 			r.dirty[key] = struct{}{}
 		}
 	}
 }
 
-func (r *Replica) applyPayload(pv *peerView, p Payload) {
+func (r *Replica) applyPayload(from wire.NodeID, p Payload) {
 	for _, en := range p.Entries {
-		r.addPeerVersion(pv, en.Key, en.Version)
+		r.addPeerVersion(from, en.Key, en.Version)
 	}
 }
 
@@ -188,7 +216,7 @@ func (pv *peerView) closedAt(key string, t int64) bool {
 }
 
 // knowsAbsent reports whether the view knows the peer never applied v of
-// key, whose reported versions are vs (pv.ver[key]): its report is complete
+// key, whose reported versions are vs (keyReports): its report is complete
 // for key past v's timestamp and does not list v. A pulled list is exact
 // above the peer's watermark, and for versions newer than the peer's
 // compaction floor (it drops only versions older than a committed base, or
@@ -223,7 +251,7 @@ func (r *Replica) applyNext(e env.Env, from wire.NodeID, pv *peerView, p Payload
 	if p.MsgTs < pv.lastTs {
 		env.Invariant(e, false, "meteor: n%d's status %d closes at %d, before its status %d's %d", from, p.Seq, p.MsgTs, pv.contiguous, pv.lastTs)
 	}
-	r.applyPayload(pv, p)
+	r.applyPayload(from, p)
 	pv.contiguous, pv.lastTs = p.Seq, p.MsgTs
 }
 
@@ -235,7 +263,7 @@ func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 	}
 	pv := r.peers[from]
 	if pv == nil {
-		pv = &peerView{buf: map[uint64]Payload{}, ver: map[string][]wire.Version{}, probed: map[string]probe{}}
+		pv = &peerView{buf: map[uint64]Payload{}, probed: map[string]probe{}}
 		r.peers[from] = pv
 	}
 	pv.heardAt = e.Now()
@@ -263,7 +291,7 @@ func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 		if !m.Genesis || oldest > 1 {
 			// Joined mid-epoch: what came before is unknown.
 			for _, p := range all {
-				r.applyPayload(pv, p)
+				r.applyPayload(from, p)
 			}
 			pv.contiguous, pv.lastTs = m.Now.Seq, m.Now.MsgTs
 			r.recheck(e)
@@ -299,7 +327,7 @@ func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 		}
 		slices.Sort(seqs)
 		for _, s := range seqs {
-			r.applyPayload(pv, pv.buf[s])
+			r.applyPayload(from, pv.buf[s])
 		}
 		last := pv.buf[seqs[len(seqs)-1]]
 		pv.contiguous, pv.lastTs = last.Seq, last.MsgTs

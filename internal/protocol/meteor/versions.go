@@ -69,15 +69,17 @@ type link struct {
 }
 
 // keyInfo is what a replica keeps of a key it has handled, to spare
-// recomputing it on every request: the key's replicas, and its chain as
+// recomputing it on every request: the key's replicas, its chain as
 // readChain last decoded it, with the stored bytes it came from and the
-// key they are stored under (chainKey). Nothing in it is durable state.
+// key they are stored under (chainKey), and its row of the status map as
+// peerVersions last found it. Nothing in it is durable state.
 type keyInfo struct {
 	replicas []wire.NodeID // Keyspace.Replicas: region by region
 	ranked   []wire.NodeID // the same, nearest first (as a gateway sends)
 	stored   string
 	raw      []byte
 	chain    []link
+	reports  *keyReports // Replica.reports[key] when last looked up, if any
 }
 
 // maxKeyInfos bounds the keyInfo cache: a node that sees many keys (a
