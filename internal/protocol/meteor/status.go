@@ -138,6 +138,7 @@ type keyReports struct {
 	// dropped: the row has left Replica.reports (compact), so a keyInfo
 	// holding it must look the key up again.
 	dropped bool
+	inline  [4][]wire.Version // vers, when it fits (as keyInfo.reps)
 }
 
 // peer is the status map's record of node p: nil before its first
@@ -169,7 +170,12 @@ func (r *Replica) addPeerVersion(p wire.NodeID, key string, v wire.Version) {
 		if !slices.Contains(reps, p) {
 			return
 		}
-		kr = &keyReports{reps: reps, vers: make([][]wire.Version, len(reps))}
+		kr = &keyReports{reps: reps}
+		if n := len(reps); n <= len(kr.inline) {
+			kr.vers = kr.inline[:n:n]
+		} else {
+			kr.vers = make([][]wire.Version, n)
+		}
 		r.reports[key] = kr
 	}
 	i := slices.Index(kr.reps, p)
