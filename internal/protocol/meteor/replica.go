@@ -167,6 +167,7 @@ type Replica struct {
 	seq     uint64        // the last status sent
 	pending []Entry       // applied since the last status
 	history []sentPayload // the last Redundant payloads, newest last
+	counts  []int         // by node, zero between uses (splitPending)
 	// Status map and read subscription map (status.go, read.go).
 	peers   []*peerView // by node ID (peer)
 	parked  []pread
@@ -205,6 +206,7 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 		ks: ks, id: id, rank: rank, ops: make(map[uint64]*op),
 		floors:  make(map[wire.ClientID]int64),
 		peers:   make([]*peerView, len(t.Nodes)),
+		counts:  make([]int, len(t.Nodes)),
 		reports: make(map[string]*keyReports),
 		pulls:   make(map[pullKey]int64),
 		dirty:   make(map[string]struct{}),

@@ -8,33 +8,54 @@ import (
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
-// sentPayload is a payload as the dispatcher keeps it for redundancy: each
-// entry remembers the replicas of its key, so each peer gets only the
-// entries of keys it replicates (Fig. 4.13a: statusMessage[key] goes to
-// replicaList[key]).
+// sentPayload is a payload as the dispatcher keeps it for redundancy, as
+// each peer gets it: toPeer[q] holds only the entries of keys q replicates
+// (Fig. 4.13a: statusMessage[key] goes to replicaList[key]). It is made
+// once, when the payload is first sent, and repeated in the next
+// Redundant statuses.
 type sentPayload struct {
-	seq     uint64
-	msgTs   int64
-	entries []sentEntry
-	// toPeer[q] is the payload as peer q gets it (forPeer), computed once
-	// when the payload is first sent: it is repeated in the next Redundant
-	// statuses.
+	seq    uint64
+	msgTs  int64
 	toPeer []Payload
 }
 
-type sentEntry struct {
-	Entry
-	replicas []wire.NodeID
-}
-
-func (p *sentPayload) forPeer(q wire.NodeID) Payload {
-	out := Payload{Seq: p.seq, MsgTs: p.msgTs}
-	for _, e := range p.entries {
-		if slices.Contains(e.replicas, q) {
-			out.Entries = append(out.Entries, e.Entry)
+// splitPending puts each entry applied since the last status in the
+// payload of every peer that replicates its key (toPeer, by node), in the
+// order they were applied. Entries are counted by peer first and each
+// peer's carved from one array, in one pass over the entries rather than
+// one per node.
+func (r *Replica) splitPending(toPeer []Payload) {
+	if len(r.pending) == 0 {
+		return
+	}
+	var repsBuf [16][]wire.NodeID // each entry's replicas
+	reps := repsBuf[:0]
+	counts := r.counts // by node, all zero
+	total := 0
+	for _, en := range r.pending {
+		rs := r.key(en.Key).replicas
+		reps = append(reps, rs)
+		for _, q := range rs {
+			if q != r.id {
+				counts[q]++
+				total++
+			}
 		}
 	}
-	return out
+	all := make([]Entry, total)
+	for q, c := range counts {
+		if c > 0 {
+			toPeer[q].Entries, all = all[:0:c], all[c:]
+			counts[q] = 0
+		}
+	}
+	for i, en := range r.pending {
+		for _, q := range reps[i] {
+			if q != r.id {
+				toPeer[q].Entries = append(toPeer[q].Entries, en)
+			}
+		}
+	}
 }
 
 // dispatch is the status message dispatcher (Fig. 4.13a, §4.2.4): every
@@ -57,18 +78,13 @@ func (r *Replica) dispatch(e env.Env) {
 		last = r.history[len(r.history)-1].msgTs
 	}
 	env.Invariant(e, last <= p.msgTs && p.msgTs <= r.durable, "meteor: status %d promises closure %d after %d (stored bound %d)", p.seq, p.msgTs, last, r.durable)
-	if len(r.pending) > 0 {
-		p.entries = make([]sentEntry, 0, len(r.pending))
-	}
-	for _, en := range r.pending {
-		p.entries = append(p.entries, sentEntry{en, r.key(en.Key).replicas})
-	}
-	r.pending = r.pending[:0]
 	nodes := len(r.ks.topo.Nodes)
 	p.toPeer = make([]Payload, nodes)
 	for q := range p.toPeer {
-		p.toPeer[q] = p.forPeer(wire.NodeID(q))
+		p.toPeer[q] = Payload{Seq: p.seq, MsgTs: p.msgTs}
 	}
+	r.splitPending(p.toPeer)
+	r.pending = r.pending[:0]
 	r.history = append(r.history, p)
 	if len(r.history) > r.ks.cfg.Redundant+1 {
 		r.history = slices.Delete(r.history, 0, len(r.history)-r.ks.cfg.Redundant-1)
