@@ -568,21 +568,26 @@ func (rn *runner) latencies(region int, k opClass) (lat, intent *hdrhistogram.Hi
 
 // opLog collects a run's history in one slice, sized from the rate at
 // which operations complete: when it is full, it makes room for what the
-// rest of the run should add at the rate so far, and a quarter more, up to
-// opLogGrowth times what it holds. A steady run copies its history a few
-// times while it is short, and never whole: growing it by doubling copied
-// it again at every doubling, and gathering it from chunks at the end
-// copied all of it once, while the heap peaked (~6% of a meteor run).
+// rest of the run should add at the rate so far, and a quarter more (up to
+// a bound: opLogGrowth, opLogLeap). A steady run copies its history once,
+// while it is short, and never whole: growing it by doubling copied it
+// again at every doubling, and gathering it from chunks at the end copied
+// all of it once, while the heap peaked (~6% of a meteor run).
 type opLog struct {
-	ops []check.Op
+	ops   []check.Op
+	first int64 // when the first operation was added
 }
 
-// opLogMin is the history's first capacity; one growth makes it at most
-// opLogGrowth times as large (a rate measured early, or one that falls
-// later, reserves no more than that).
+// opLogMin is the history's first capacity. One growth makes it at most
+// opLogGrowth times as large, or opLogLeap operations long if that is
+// more, so that a steady run's first growth can reserve all it needs (a
+// second growth copies what the first reserved). A rate measured early
+// that falls later (sc's) reserves no more than that: the rest of the
+// slice is never written.
 const (
 	opLogMin    = 4096
 	opLogGrowth = 8
+	opLogLeap   = 1 << 18
 )
 
 // add appends op, completed at now (ns into the run, as Sim.Now), in a run
@@ -591,16 +596,21 @@ func (l *opLog) add(op check.Op, now, end int64) {
 	if len(l.ops) == cap(l.ops) {
 		l.grow(now, end)
 	}
+	if len(l.ops) == 0 {
+		l.first = now
+	}
 	l.ops = append(l.ops, op)
 }
 
-// grow makes room for more operations (add).
+// grow makes room for more operations (add). The rate is measured from
+// the first operation's completion, not from the start of the run, which
+// an operation's latency comes before.
 func (l *opLog) grow(now, end int64) {
 	n := len(l.ops)
 	size := max(opLogMin, 2*n)
-	if n > 0 && now > 0 && end > now {
-		rest := float64(n) * float64(end-now) / float64(now)
-		size = max(size, min(n+int(1.25*rest), opLogGrowth*n))
+	if n > 0 && now > l.first && end > now {
+		rest := float64(n) * float64(end-now) / float64(now-l.first)
+		size = max(size, min(n+int(1.25*rest), max(opLogGrowth*n, opLogLeap)))
 	}
 	grown := make([]check.Op, n, size)
 	copy(grown, l.ops)
