@@ -566,63 +566,82 @@ func (rn *runner) latencies(region int, k opClass) (lat, intent *hdrhistogram.Hi
 	return rn.lat[region][k], rn.intent[region][k]
 }
 
-// opLog collects a run's history in one slice, sized from the rate at
-// which operations complete: when it is full, it makes room for what the
-// rest of the run should add at the rate so far, and a quarter more (up to
-// a bound: opLogGrowth, opLogLeap). A steady run copies its history once,
-// while it is short, and never whole: growing it by doubling copied it
-// again at every doubling, and gathering it from chunks at the end copied
-// all of it once, while the heap peaked (~6% of a meteor run).
+// opLog collects a run's history in chunks, and gives it as one slice at
+// the end (all). The first chunk is short (opLogMin); the second is sized
+// from the rate at which operations completed in the first (what the rest
+// of the run should add at that rate, a quarter more, up to opLogLeap),
+// and the first one's operations move into it, so that a steady run keeps
+// its whole history in that one chunk and all copies nothing. A run whose
+// rate rises goes on in chunks of opLogMin, copied into one slice by all,
+// once, as they always were (gathering every chunk at the end, as the
+// heap peaked, was ~6% of a meteor run; growing one slice by doubling
+// copied the history again at every doubling).
 type opLog struct {
-	ops   []check.Op
+	full  [][]check.Op // filled chunks, oldest first
+	cur   []check.Op
 	first int64 // when the first operation was added
+	sized bool  // the second chunk, sized from the rate, is made
 }
 
-// opLogMin is the history's first capacity. One growth makes it at most
-// opLogGrowth times as large, or opLogLeap operations long if that is
-// more, so that a steady run's first growth can reserve all it needs (a
-// second growth copies what the first reserved). A rate measured early
-// that falls later (sc's) reserves no more than that: the rest of the
-// slice is never written.
+// opLogMin is the length of the first chunk and of those after the second;
+// opLogLeap bounds the second's. A rate measured early that falls later
+// (sc's) reserves no more than that: the rest of the chunk is never
+// written.
 const (
-	opLogMin    = 4096
-	opLogGrowth = 8
-	opLogLeap   = 1 << 18
+	opLogMin  = 4096
+	opLogLeap = 1 << 18
 )
 
 // add appends op, completed at now (ns into the run, as Sim.Now), in a run
 // whose clients start operations until end.
 func (l *opLog) add(op check.Op, now, end int64) {
-	if len(l.ops) == cap(l.ops) {
-		l.grow(now, end)
+	if len(l.cur) == cap(l.cur) {
+		l.next(now, end)
 	}
-	if len(l.ops) == 0 {
+	if len(l.cur) == 0 && len(l.full) == 0 {
 		l.first = now
 	}
-	l.ops = append(l.ops, op)
+	l.cur = append(l.cur, op)
 }
 
-// grow makes room for more operations (add). The rate is measured from
-// the first operation's completion, not from the start of the run, which
-// an operation's latency comes before.
-func (l *opLog) grow(now, end int64) {
-	n := len(l.ops)
-	size := max(opLogMin, 2*n)
-	if n > 0 && now > l.first && end > now {
-		rest := float64(n) * float64(end-now) / float64(now-l.first)
-		size = max(size, min(n+int(1.25*rest), max(opLogGrowth*n, opLogLeap)))
+// next starts a chunk (add). The rate is measured from the first
+// operation's completion, not from the start of the run, which an
+// operation's latency comes before.
+func (l *opLog) next(now, end int64) {
+	n := len(l.cur)
+	if n == 0 || l.sized {
+		if n > 0 {
+			l.full = append(l.full, l.cur)
+		}
+		l.cur = make([]check.Op, 0, opLogMin)
+		return
 	}
-	grown := make([]check.Op, n, size)
-	copy(grown, l.ops)
-	l.ops = grown
+	l.sized = true
+	size := 2 * n
+	if now > l.first && end > now {
+		rest := float64(n) * float64(end-now) / float64(now-l.first)
+		size = max(size, min(n+int(1.25*rest), opLogLeap))
+	}
+	l.cur = append(make([]check.Op, 0, size), l.cur...)
 }
 
 // all returns every operation added, in order (nil if none).
 func (l *opLog) all() []check.Op {
-	if len(l.ops) == 0 {
-		return nil
+	if len(l.full) == 0 {
+		if len(l.cur) == 0 {
+			return nil
+		}
+		return l.cur[:len(l.cur):len(l.cur)]
 	}
-	return l.ops[:len(l.ops):len(l.ops)]
+	n := len(l.cur)
+	for _, c := range l.full {
+		n += len(c)
+	}
+	out := make([]check.Op, 0, n)
+	for _, c := range l.full {
+		out = append(out, c...)
+	}
+	return append(out, l.cur...)
 }
 
 func isWrite(op wire.Op) bool { return op == wire.OpPut || op == wire.OpDelete }
