@@ -254,12 +254,15 @@ func (m *Status) AppendPayload(b []byte) []byte {
 // payloads are decoded into one array, then sliced by payload: one
 // allocation per status rather than one per payload that has entries.
 func (m *Status) DecodePayload(d *wire.Decoder) {
-	var buf [32]Entry
+	// Small on the stack (a status usually repeats 3 payloads, of a few
+	// entries): the buffers are cleared on every call.
+	var buf [8]Entry
+	var endsBuf [8]int
 	all := buf[:0]
-	var ends [maxPayloads + 1]int // where each payload's entries end in all
+	ends := endsBuf[:0] // where each payload's entries end in all
 	m.Epoch, m.Genesis = d.Uvarint(), d.Bool()
 	m.Now, all = decodePayload(d, all)
-	ends[0] = len(all)
+	ends = append(ends, len(all))
 	n := d.Uvarint()
 	if n > maxPayloads {
 		d.Fail(fmt.Errorf("meteor: status with %d redundant payloads", n))
@@ -270,7 +273,7 @@ func (m *Status) DecodePayload(d *wire.Decoder) {
 	}
 	for i := range m.Redundant {
 		m.Redundant[i], all = decodePayload(d, all)
-		ends[i+1] = len(all)
+		ends = append(ends, len(all))
 	}
 	if len(all) == 0 {
 		return
