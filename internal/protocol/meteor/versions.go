@@ -256,22 +256,47 @@ func appendLinkWire(b []byte, l link) []byte {
 	return store.AppendWire(b, l.Record)
 }
 
-func linkCmp(l link, v wire.Version) int { return l.Version.Compare(v) }
-
 // chainIndex is the position of v in chain, or -1.
 func chainIndex(chain []link, v wire.Version) int {
-	i, ok := slices.BinarySearchFunc(chain, v, linkCmp)
+	i, ok := search(chain, v, linkVersion)
 	if !ok {
 		return -1
 	}
 	return i
 }
 
+func linkVersion(l *link) wire.Version { return l.Version }
+
+func itself(v *wire.Version) wire.Version { return *v }
+
+// nearEnd is how many of a sorted list's newest elements search looks at
+// before it searches the rest by halves: the versions looked up are mostly
+// among the newest (a read's candidates, a write or status just arrived),
+// which share the list's last cache line, where each step by halves
+// through a long chain read another line.
+const nearEnd = 4
+
+// search is slices.BinarySearchFunc over s, sorted by version (ver), for
+// v: the position of v, or where it would go, and whether it is there.
+func search[E any](s []E, v wire.Version, ver func(*E) wire.Version) (int, bool) {
+	n := len(s)
+	for i := n - 1; i >= max(0, n-nearEnd); i-- {
+		switch c := ver(&s[i]).Compare(v); {
+		case c == 0:
+			return i, true
+		case c < 0:
+			return i + 1, false // every element before s[i] is older
+		}
+	}
+	// Every element from n-nearEnd on is newer than v.
+	return slices.BinarySearchFunc(s[:max(0, n-nearEnd)], v, func(e E, v wire.Version) int { return ver(&e).Compare(v) })
+}
+
 // chainInsert returns chain with l added (chain must not hold its
 // version). It leaves chain as it was (it may be readChain's), and the new
 // link holds its own copy of the value, as a decoded one does.
 func chainInsert(chain []link, l link) []link {
-	i, _ := slices.BinarySearchFunc(chain, l.Version, linkCmp)
+	i, _ := search(chain, l.Version, linkVersion)
 	l.Value = bytes.Clone(l.Value)
 	out := make([]link, 0, len(chain)+1)
 	out = append(out, chain[:i]...)
@@ -287,7 +312,7 @@ func applied(chain []link, v wire.Version) bool {
 
 // insertVersion adds v to the sorted set vs and reports whether it was new.
 func insertVersion(vs []wire.Version, v wire.Version) ([]wire.Version, bool) {
-	i, ok := slices.BinarySearchFunc(vs, v, wire.Version.Compare)
+	i, ok := search(vs, v, itself)
 	if ok {
 		return vs, false
 	}
@@ -296,7 +321,7 @@ func insertVersion(vs []wire.Version, v wire.Version) ([]wire.Version, bool) {
 
 // hasVersion reports whether the sorted set vs holds v.
 func hasVersion(vs []wire.Version, v wire.Version) bool {
-	_, ok := slices.BinarySearchFunc(vs, v, wire.Version.Compare)
+	_, ok := search(vs, v, itself)
 	return ok
 }
 

@@ -118,3 +118,24 @@ func TestStoreInsertInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestSearch checks search, which looks at the newest versions first,
+// against slices.BinarySearchFunc, over sorted lists of every length up to
+// a few past nearEnd and versions before, among, between and after them.
+func TestSearch(t *testing.T) {
+	for n := range 3 * nearEnd {
+		var vs []wire.Version
+		for i := range n {
+			vs = append(vs, wire.Version{TS: hlc.Timestamp{WallNanos: int64(10 * (i + 1))}, Node: wire.NodeID(i % 2)})
+		}
+		for wall := int64(0); wall <= int64(10*(n+1)); wall += 5 {
+			for node := range wire.NodeID(3) {
+				v := wire.Version{TS: hlc.Timestamp{WallNanos: wall}, Node: node}
+				wantI, wantOK := slices.BinarySearchFunc(vs, v, wire.Version.Compare)
+				if i, ok := search(vs, v, itself); i != wantI || ok != wantOK {
+					t.Fatalf("search(%d versions, %v) = %d, %v; want %d, %v", n, v, i, ok, wantI, wantOK)
+				}
+			}
+		}
+	}
+}
