@@ -204,9 +204,9 @@ func (s *Sim) MessageCounts() []KindCount {
 // kindStat is a kind's count and what the simulator learnt of it.
 type kindStat struct {
 	KindCount
-	// known: a *wire.Codec has encoded a message of this kind, so its
-	// kind is registered and later ones skip the codec's lookup.
-	known bool
+	// t: a *wire.Codec has encoded a message of this kind, registered as
+	// t, so later ones skip the codec's lookups (encoding and decoding).
+	t *wire.MsgType
 }
 
 // KindCount is the messages of one kind sent: how many, and their size on
