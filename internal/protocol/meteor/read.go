@@ -569,9 +569,12 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		return nil
 	}
 	kept := make([]link, 0, len(chain))
+	prefix := true // the dropped links are the oldest (storeSuffix)
 	for _, c := range chain {
 		if !drop(c.Version) {
 			kept = append(kept, c)
+		} else if len(kept) > 0 {
+			prefix = false
 		}
 	}
 	if !base.IsZero() {
@@ -582,7 +585,13 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		}
 	}
 	if len(kept) != len(chain) {
-		if err := r.storeChain(e, ki, kept); err != nil {
+		var err error
+		if prefix {
+			err = r.storeSuffix(e, ki, chain, kept)
+		} else {
+			err = r.storeChain(e, ki, kept)
+		}
+		if err != nil {
 			return err
 		}
 		r.stats.Compacted += uint64(len(chain) - len(kept))

@@ -164,7 +164,36 @@ func decodeChain(key string, raw []byte) ([]link, error) {
 // chain, so the next readChain need not decode what was just encoded. The
 // caller must not modify chain afterwards.
 func (r *Replica) storeChain(e env.Env, ki *keyInfo, chain []link) error {
-	rec := encodeChain(chain)
+	return r.storeEncoded(e, ki, chain, encodeChain(chain))
+}
+
+// storeSuffix is storeChain for kept, the newest links of chain as
+// readChain returned it (a compaction that dropped only the oldest, the
+// usual case): its encoding is the stored one's from the first link kept
+// on, after a new count, rather than the links encoded again one by one.
+func (r *Replica) storeSuffix(e env.Env, ki *keyInfo, chain, kept []link) error {
+	k := len(chain) - len(kept)
+	if k == 0 || len(kept) == 0 || len(ki.chain) != len(chain) || &ki.chain[0] != &chain[0] {
+		return r.storeChain(e, ki, kept)
+	}
+	// ki.raw is chain's encoding (readChain, storeChain): find where its
+	// (k+1)th link starts by reading the k before it.
+	d := wire.NewDecoder(ki.raw)
+	d.Uvarint()
+	for range k {
+		d.Bool()
+		store.DecodeWire(d)
+	}
+	if d.Err() != nil {
+		return r.storeChain(e, ki, kept)
+	}
+	body := ki.raw[len(ki.raw)-d.Len():]
+	b := wire.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(body)), uint64(len(kept)))
+	return r.storeEncoded(e, ki, kept, store.Record{Value: append(b, body...), Version: kept[len(kept)-1].Version})
+}
+
+// storeEncoded stores rec, chain's encoding, as storeChain.
+func (r *Replica) storeEncoded(e env.Env, ki *keyInfo, chain []link, rec store.Record) error {
 	if err := put(e, ki.stored, rec); err != nil {
 		return err
 	}

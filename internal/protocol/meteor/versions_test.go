@@ -139,3 +139,41 @@ func TestSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreSuffix: storing the newest links of a stored chain from its
+// stored bytes gives the bytes of those links encoded whole, for every
+// number of links dropped, and keeps them as the cached chain.
+func TestStoreSuffix(t *testing.T) {
+	for k := 1; k <= 12; k++ {
+		e := storeEnv{s: store.NewMem()}
+		r := &Replica{}
+		ki := &keyInfo{stored: chainKey("k")}
+		for n := range 12 {
+			chain, err := r.readChain(e.s, "k", ki)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := link{Record: store.Record{Version: wire.Version{TS: hlc.Timestamp{WallNanos: int64(1_800_000_000_000_000_000 + n*1000)}, Node: wire.NodeID(n % 3)},
+				Value: []byte(fmt.Sprintf("value-%d", n*n)), Tombstone: n%5 == 0}, Applied: n%2 == 0}
+			if _, err := r.storeInsert(e, ki, chain, l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		chain, err := r.readChain(e.s, "k", ki)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := slices.Clone(chain[k:])
+		if err := r.storeSuffix(e, ki, chain, kept); err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ := e.s.Get(ki.stored)
+		want := encodeChain(kept)
+		if !bytes.Equal(got.Value, want.Value) || got.Version != want.Version {
+			t.Fatalf("dropping %d of %d links: stored %x (version %v); want %x (version %v)", k, len(chain), got.Value, got.Version, want.Value, want.Version)
+		}
+		if len(ki.chain) != len(kept) || (len(kept) > 0 && &ki.chain[0] != &kept[0]) {
+			t.Fatalf("dropping %d links: the cached chain is not the one kept", k)
+		}
+	}
+}
