@@ -378,12 +378,13 @@ func (r *Replica) pull(e env.Env, peer wire.NodeID, key string, want wire.Versio
 }
 
 func (r *Replica) onPull(e env.Env, from wire.NodeID, m *Pull) {
-	chain, err := r.readChain(e.Store(), m.Key, r.key(m.Key))
+	ki := r.key(m.Key)
+	chain, err := r.readChain(e.Store(), m.Key, ki)
 	if err != nil {
 		e.Log().Error("meteor: pull failed", "key", m.Key, "err", err)
 		return
 	}
-	floor, err := loadFloor(e.Store(), m.Key)
+	floor, err := loadFloor(e.Store(), m.Key, ki)
 	if err != nil {
 		e.Log().Error("meteor: pull failed", "key", m.Key, "err", err)
 		return
@@ -580,7 +581,7 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 	if !base.IsZero() {
 		// Stored with the chain (one handler): pull answers must not
 		// claim exactness below what this compaction dropped.
-		if err := raiseFloor(e, key, base); err != nil {
+		if err := raiseFloor(e, key, ki, base); err != nil {
 			return err
 		}
 	}

@@ -39,23 +39,32 @@ func chainKey(key string) string { return chainPrefix + key }
 // commit; below it they may be gone. Pull answers carry it.
 const floorPrefix = "\xffmeteor/f/"
 
-// loadFloor returns key's compaction floor (zero: never compacted).
-func loadFloor(s store.Store, key string) (wire.Version, error) {
-	rec, ok, err := s.Get(floorPrefix + key)
+// floorKey is the key ki's compaction floor is stored under, made once.
+func (ki *keyInfo) floorKey(key string) string {
+	if ki.floor == "" {
+		ki.floor = floorPrefix + key
+	}
+	return ki.floor
+}
+
+// loadFloor returns the compaction floor of key, whose keyInfo is ki (zero:
+// never compacted).
+func loadFloor(s store.Store, key string, ki *keyInfo) (wire.Version, error) {
+	rec, ok, err := s.Get(ki.floorKey(key))
 	if err != nil || !ok {
 		return wire.Version{}, err
 	}
 	return rec.Version, nil
 }
 
-// raiseFloor stores v as key's compaction floor if it is above the stored
-// one.
-func raiseFloor(e env.Env, key string, v wire.Version) error {
-	cur, err := loadFloor(e.Store(), key)
+// raiseFloor stores v as the compaction floor of key, whose keyInfo is ki,
+// if it is above the stored one.
+func raiseFloor(e env.Env, key string, ki *keyInfo, v wire.Version) error {
+	cur, err := loadFloor(e.Store(), key, ki)
 	if err != nil || !cur.Less(v) {
 		return err
 	}
-	return put(e, floorPrefix+key, store.Record{Version: v})
+	return put(e, ki.floorKey(key), store.Record{Version: v})
 }
 
 // link is one version in a chain. Applied: the replica accepted the write
@@ -82,6 +91,7 @@ type keyInfo struct {
 	// misses.
 	reps    [8]wire.NodeID
 	stored  string
+	floor   string // floorKey
 	raw     []byte
 	chain   []link
 	reports *keyReports // Replica.reports[key] when last looked up, if any
