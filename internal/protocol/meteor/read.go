@@ -162,7 +162,7 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, vers [][]wi
 func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	key, view := pr.req.Key, pr.req.ViewTs
 	if view <= r.gcMark {
-		r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, TooOld: true})
+		r.answer(e, pr, r.readResp(ReadResp{Op: pr.req.Op, Key: key, TooOld: true}))
 		return true
 	}
 	chain, err := r.readChain(e.Store(), key, pr.ki)
@@ -229,7 +229,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 			return false
 		}
 		if i := chainIndex(chain, v); i >= 0 {
-			r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, Found: true, Rec: chain[i].Record})
+			r.answer(e, pr, r.readResp(ReadResp{Op: pr.req.Op, Key: key, Found: true, Rec: chain[i].Record}))
 			return true
 		}
 		// This replica does not hold the answer (its write notification is
@@ -245,7 +245,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		}
 		return false
 	}
-	r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key})
+	r.answer(e, pr, r.readResp(ReadResp{Op: pr.req.Op, Key: key}))
 	return true
 }
 
@@ -347,6 +347,13 @@ func (r *Replica) probe(e env.Env, p wire.NodeID, pv *peerView, key string) {
 	if pr, ok := pv.probed[key]; !ok || pr.seq < pv.floor {
 		r.pull(e, p, key, wire.Version{})
 	}
+}
+
+// readResp is m, carved from the replica's slab.
+func (r *Replica) readResp(m ReadResp) *ReadResp {
+	p := r.slabs.readResps.New()
+	*p = m
+	return p
 }
 
 func (r *Replica) answer(e env.Env, pr *pread, m *ReadResp) {

@@ -9,6 +9,7 @@ import (
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/hlc"
 	"github.com/lightcone/lightcone/internal/ring"
+	"github.com/lightcone/lightcone/internal/slab"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -144,6 +145,16 @@ type Replica struct {
 	nextOp uint64
 	// finished are the ops finished since the last request (finish).
 	finished []*op
+	// slabs carve what a request makes that lives about as long as it
+	// does (its timers' payloads, a read's messages, the reply) a chunk at
+	// a time, rather than in an allocation each (package slab).
+	slabs struct {
+		replies   slab.Slab[wire.Reply]
+		readReqs  slab.Slab[ReadReq]
+		readResps slab.Slab[ReadResp]
+		opTimers  slab.Slab[opTimer]
+		resends   slab.Slab[resendTimer]
+	}
 
 	// Gateway: each client's order floor, the largest view time or write
 	// timestamp of its completed operations (doc.go, "Program order"), and
@@ -271,6 +282,13 @@ func (r *Replica) newOp() *op {
 
 type opTimer struct{ op uint64 }
 
+// opTimer is the payload of operation id's timeout.
+func (r *Replica) opTimer(id uint64) *opTimer {
+	t := r.slabs.opTimers.New()
+	t.op = id
+	return t
+}
+
 // resendTimer resends an operation's messages to the replicas that have not
 // answered attempt: a lost write copy would otherwise leave the write
 // undecided (a far replica refuses it), and a lost read would wait for the
@@ -389,11 +407,11 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 	}
 	r.ops[o.id] = o
 	if req.Op == wire.OpGet {
-		o.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, opTimer{o.id})
+		o.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, r.opTimer(o.id))
 		r.startRead(e, o)
 	} else {
 		o.answered = make([]bool, len(o.replicas))
-		o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, opTimer{o.id})
+		o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, r.opTimer(o.id))
 		r.startWrite(e, o)
 	}
 }
@@ -588,7 +606,9 @@ func (r *Replica) onWriteAck(e env.Env, from wire.NodeID, m *WriteAck) {
 		r.finish(o)
 		e.CancelTimer(o.timeout)
 		r.raiseFloor(o.req.Client, o.version.TS.WallNanos)
-		e.Reply(&wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: o.version})
+		rep := r.slabs.replies.New()
+		*rep = wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: o.version}
+		e.Reply(rep)
 	}
 }
 
@@ -607,7 +627,8 @@ func (r *Replica) startRead(e env.Env, o *op) {
 
 // sendRead asks replica srv (this node or a peer) to serve read o.
 func (r *Replica) sendRead(e env.Env, o *op, srv wire.NodeID) {
-	m := &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view}
+	m := r.slabs.readReqs.New()
+	*m = ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view}
 	if srv == r.id {
 		r.parkKey(e, r.id, m, o.ki)
 		return
@@ -616,7 +637,9 @@ func (r *Replica) sendRead(e env.Env, o *op, srv wire.NodeID) {
 }
 
 func (r *Replica) armResend(e env.Env, o *op, wait time.Duration) {
-	e.SetTimer(wait, resendTimer{op: o.id, attempt: o.attempt, wait: wait})
+	t := r.slabs.resends.New()
+	*t = resendTimer{op: o.id, attempt: o.attempt, wait: wait}
+	e.SetTimer(wait, t)
 }
 
 // resend repeats o's messages to the replicas that have not answered its
@@ -666,7 +689,8 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 	}
 	// The client's later operations are ordered after this read.
 	r.raiseFloor(o.req.Client, o.view)
-	rep := &wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: m.Rec.Version, Found: m.Found && !m.Rec.Tombstone, ReadAt: o.view}
+	rep := r.slabs.replies.New()
+	*rep = wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: m.Rec.Version, Found: m.Found && !m.Rec.Tombstone, ReadAt: o.view}
 	if rep.Found {
 		rep.Value = m.Rec.Value
 	}
@@ -712,13 +736,13 @@ func (r *Replica) Timer(e env.Env, payload any) {
 	case sweepTimer:
 		r.sweep(e)
 		e.SetTimer(sweepInterval, sweepTimer{})
-	case resendTimer:
-		r.resend(e, t)
+	case *resendTimer:
+		r.resend(e, *t)
 	case restampTimer:
 		if o := r.ops[t.op]; o != nil && o.attempt == t.attempt {
 			r.startWrite(e, o)
 		}
-	case opTimer:
+	case *opTimer:
 		o := r.ops[t.op]
 		if o == nil {
 			return
