@@ -21,7 +21,8 @@ type Codec interface {
 
 // encoded is a message in flight as its encoding (Config.Codec).
 type encoded struct {
-	kind string // the sent message's Kind
+	kind string        // the sent message's Kind
+	t    *wire.MsgType // its type, if a *wire.Codec encoded it
 	b    []byte
 }
 
@@ -47,17 +48,19 @@ func (s *Sim) onWire(from, to wire.NodeID, m wire.Msg, c *kindStat) (wire.Msg, i
 	dst := s.frames[len(s.frames):len(s.frames)]
 	var b []byte
 	var err error
-	if _, ok := s.cfg.Codec.(*wire.Codec); ok && c.known {
+	if wc, ok := s.cfg.Codec.(*wire.Codec); ok && c.t != nil {
 		// The codec's Append would only look the kind up again.
 		b, err = wire.AppendMsg(dst, m)
 	} else {
 		b, err = s.cfg.Codec.Append(dst, m)
-		c.known = ok && err == nil
+		if ok && err == nil {
+			c.t = wc.TypeOf(m)
+		}
 	}
 	if err != nil {
 		panic(fmt.Sprintf("sim: encoding %s from n%d to n%d at t=%d (seed %d): %v", m.Kind(), from, to, s.now, s.cfg.Seed, err))
 	}
-	return s.newEncoded(m.Kind(), b), len(b)
+	return s.newEncoded(m.Kind(), c.t, b), len(b)
 }
 
 // The frames chunks messages in flight are encoded into: frameChunk
@@ -74,9 +77,9 @@ const (
 // ~5% of a quorum run with the codec); a chunk is garbage once every
 // message cut from it has been delivered or dropped. Each message still
 // has bytes of its own.
-func (s *Sim) newEncoded(kind string, b []byte) *encoded {
+func (s *Sim) newEncoded(kind string, t *wire.MsgType, b []byte) *encoded {
 	e := s.encSlab.New()
-	e.kind = kind
+	e.kind, e.t = kind, t
 	n := len(s.frames)
 	if len(b) == 0 || len(b) > cap(s.frames)-n || &b[0] != &s.frames[n : n+1][0] {
 		// Not in place (too large, or a codec that appends elsewhere):
@@ -107,7 +110,7 @@ func (s *Sim) delivered(e *event) wire.Msg {
 	// allocation per delivery). Only that type: a wrapper that embeds one
 	// (a test's codec that drops a field) has its own Decode called.
 	if c, ok := s.cfg.Codec.(*wire.Codec); ok {
-		m, err = c.DecodeWith(&s.dec, enc.b)
+		m, err = c.DecodeAs(&s.dec, enc.b, enc.t)
 	} else {
 		m, err = s.cfg.Codec.Decode(enc.b)
 	}

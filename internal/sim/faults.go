@@ -17,7 +17,7 @@ func (s *Sim) Crash(id wire.NodeID) {
 	n.up = false
 	n.gen++
 	n.replica = nil
-	clear(n.timers)
+	n.timers.reset()
 	n.crashStore()
 	s.traceEvent(&event{at: s.now, node: id}, "crash")
 }

@@ -24,7 +24,7 @@ type node struct {
 	gen      uint32 // incarnation: bumped on crash, stale timers are ignored
 	offset   int64  // clock offset from true time, ns
 	driftPPM float64
-	timers   map[env.TimerID]any
+	timers   pendingTimers
 	nextTID  env.TimerID
 	// busyUntil is when the node finishes the work queued so far
 	// (Config.ServiceTime).
@@ -98,15 +98,23 @@ func (n *node) Reply(r *wire.Reply) { n.outReps = append(n.outReps, r) }
 func (n *node) SetTimer(d time.Duration, payload any) env.TimerID {
 	n.nextTID++
 	id := n.nextTID
-	n.timers[id] = payload
 	// d is measured on this node's clock, which runs at 1+drift of true time.
 	// Round up, so the node's clock has advanced by at least d when it fires.
 	trueD := int64(math.Ceil(float64(d) / (1 + n.driftPPM/1e6)))
-	n.sim.scheduleAfter(event{kind: evTimer, node: n.id, gen: n.gen, timer: id}, max(trueD, 0))
+	slot := n.sim.scheduleAfter(event{kind: evTimer, node: n.id, gen: n.gen, timer: id}, max(trueD, 0))
+	n.timers.add(id, payload, slot)
 	return id
 }
 
-func (n *node) CancelTimer(id env.TimerID) { delete(n.timers, id) }
+// CancelTimer implements env.Env. A pending timer's event is still queued
+// in its slot (a fired one is not in timers, nor one of an incarnation
+// before a crash): it is dropped there, so that it comes up as a step that
+// does nothing, as a cancelled timer always has, without being read.
+func (n *node) CancelTimer(id env.TimerID) {
+	if t, ok := n.timers.take(id); ok {
+		n.sim.q.drop(t.slot)
+	}
+}
 
 func (n *node) Rand() *rand.Rand { return n.rng }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -57,7 +58,10 @@ func TestQueueOrder(t *testing.T) {
 		if q.len() != len(ref) || q.next() != ref[0].at {
 			t.Fatalf("step %d: len %d, next %d; want %d, %d", i, q.len(), q.next(), len(ref), ref[0].at)
 		}
-		slot := q.pop()
+		slot, dropped := q.pop()
+		if dropped {
+			t.Fatalf("step %d: pop reports a dropped event; none was", i)
+		}
 		got := *q.slot(slot)
 		q.release(slot)
 		if got.at != ref[0].at || got.seq != ref[0].seq {
@@ -65,5 +69,72 @@ func TestQueueOrder(t *testing.T) {
 		}
 		ref = ref[1:]
 		now = got.at
+	}
+}
+
+// TestQueueDrop: a dropped event comes up in its place in the order,
+// reported as dropped, and its slot is free again; an event later stored
+// in that slot is not dropped.
+func TestQueueDrop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var q queue
+	var now int64
+	var seq uint64
+	type pending struct {
+		at      int64
+		seq     uint64
+		dropped bool
+	}
+	bySlot := map[uint32]*pending{}
+	for round := 0; round < 200; round++ {
+		for range 500 {
+			seq++
+			wait := [...]int64{5_000, 300, 0, 17}[rng.IntN(4)]
+			e := event{at: now + wait, seq: seq, kind: evTimer}
+			var slot uint32
+			if rng.IntN(4) == 0 {
+				k := q.store(e)
+				q.up(k)
+				slot = k.slot
+			} else {
+				slot = q.pushAfter(e, wait)
+			}
+			if bySlot[slot] != nil {
+				t.Fatalf("slot %d handed out twice", slot)
+			}
+			bySlot[slot] = &pending{at: e.at, seq: e.seq}
+		}
+		slots := slices.Sorted(maps.Keys(bySlot))
+		for _, slot := range slots {
+			if p := bySlot[slot]; !p.dropped && rng.IntN(3) == 0 {
+				q.drop(slot)
+				p.dropped = true
+			}
+		}
+		var lastAt int64
+		var lastSeq uint64
+		for range 400 {
+			at := q.next()
+			slot, dropped := q.pop()
+			p := bySlot[slot]
+			if p == nil {
+				t.Fatalf("pop: slot %d holds no pending event", slot)
+			}
+			if p.at != at || dropped != p.dropped {
+				t.Fatalf("pop: slot %d at %d dropped %v; want at %d dropped %v", slot, at, dropped, p.at, p.dropped)
+			}
+			if at < lastAt || at == lastAt && p.seq < lastSeq {
+				t.Fatalf("pop: (%d, %d) after (%d, %d)", at, p.seq, lastAt, lastSeq)
+			}
+			lastAt, lastSeq = at, p.seq
+			if !dropped {
+				if got := q.slot(slot); got.at != p.at || got.seq != p.seq {
+					t.Fatalf("pop: slot %d holds (%d, %d); want (%d, %d)", slot, got.at, got.seq, p.at, p.seq)
+				}
+				q.release(slot)
+			}
+			delete(bySlot, slot)
+			now = at
+		}
 	}
 }

@@ -150,7 +150,6 @@ func New(cfg Config) *Sim {
 			id:     id,
 			engine: store.NewMem(),
 			rng:    rand.New(rand.NewPCG(cfg.Seed, 0x6e6f6465<<16|uint64(i))),
-			timers: make(map[env.TimerID]any),
 			log:    s.log.With("node", cfg.Topology.Nodes[i].Name),
 		}
 		if cfg.Clock.MaxOffset > 0 {
@@ -205,9 +204,9 @@ func (s *Sim) MessageCounts() []KindCount {
 // kindStat is a kind's count and what the simulator learnt of it.
 type kindStat struct {
 	KindCount
-	// known: a *wire.Codec has encoded a message of this kind, so its
-	// kind is registered and later ones skip the codec's lookup.
-	known bool
+	// t: a *wire.Codec has encoded a message of this kind, registered as
+	// t, so later ones skip the codec's lookups (encoding and decoding).
+	t *wire.MsgType
 }
 
 // KindCount is the messages of one kind sent: how many, and their size on
@@ -235,7 +234,14 @@ func (s *Sim) After(d time.Duration, fn func()) {
 // until; time then stands at until.
 func (s *Sim) Run(until int64) {
 	for s.q.len() > 0 && s.q.next() <= until {
-		slot := s.q.pop()
+		at := s.q.next()
+		slot, dropped := s.q.pop()
+		if dropped {
+			// A cancelled timer (node.CancelTimer): it would find no
+			// payload and do nothing but count as a step.
+			s.advance(at)
+			continue
+		}
 		s.step(s.q.slot(slot))
 		s.q.release(slot)
 	}
@@ -258,25 +264,32 @@ func (s *Sim) schedule(e event) {
 }
 
 // scheduleAfter schedules e wait from now: a fixed wait (a timer's, a
-// client's timeout), which the queue keeps in a lane of its own.
-func (s *Sim) scheduleAfter(e event, wait int64) {
+// client's timeout), which the queue keeps in a lane of its own. It
+// returns e's slot.
+func (s *Sim) scheduleAfter(e event, wait int64) uint32 {
 	s.seq++
 	e.seq, e.at = s.seq, s.now+wait
-	s.q.pushAfter(e, wait)
+	return s.q.pushAfter(e, wait)
 }
 
-// step runs e, which stays in its slot of the queue's slab meanwhile
-// (events the step schedules take other slots).
-func (s *Sim) step(e *event) {
-	if e.at == s.now {
+// advance moves time to at, where the next event runs, and counts the
+// event as a step.
+func (s *Sim) advance(at int64) {
+	if at == s.now {
 		if s.same++; s.same > maxSameTime {
 			panic(fmt.Sprintf("sim: livelock: %d events at t=%s without time advancing (seed %d)", s.same, time.Duration(s.now), s.cfg.Seed))
 		}
 	} else {
 		s.same = 0
 	}
-	s.now = e.at
+	s.now = at
 	s.steps++
+}
+
+// step runs e, which stays in its slot of the queue's slab meanwhile
+// (events the step schedules take other slots).
+func (s *Sim) step(e *event) {
+	s.advance(e.at)
 	if e.kind == evService || e.kind == evServiceDone {
 		s.serviceStep(e)
 		return
@@ -321,13 +334,12 @@ func (s *Sim) step(e *event) {
 		if !nd.up || nd.gen != e.gen {
 			return
 		}
-		payload, ok := nd.timers[e.timer]
+		t, ok := nd.timers.take(e.timer)
 		if !ok {
-			return // cancelled
+			return // cancelled while the node was down, or a stale incarnation's
 		}
-		delete(nd.timers, e.timer)
 		s.traceEvent(e, "timer")
-		nd.run(func(r env.Replica) { r.Timer(nd, payload) })
+		nd.run(func(r env.Replica) { r.Timer(nd, t.payload) })
 	}
 }
 

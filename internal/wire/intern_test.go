@@ -55,3 +55,40 @@ func TestDecoderIntern(t *testing.T) {
 		t.Errorf("table holds %d strings; want the bound, %d", len(table), maxInterned)
 	}
 }
+
+// otherMsg is a second message of one string, for TestDecodeAs.
+type otherMsg struct{ keyMsg }
+
+func (*otherMsg) Kind() string { return "test.other" }
+
+// TestDecodeAs: decoding an encoding as the type it was encoded from gives
+// the message DecodeWith gives; as another type, or none, too (the kind
+// the encoding names wins); an unknown kind is refused either way.
+func TestDecodeAs(t *testing.T) {
+	c, err := NewCodec([]MsgType{
+		{Kind: "test.key", New: func() Encodable { return new(keyMsg) }},
+		{Kind: "test.other", New: func() Encodable { return new(otherMsg) }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Append(nil, &keyMsg{Key: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyType, otherType := c.TypeOf(&keyMsg{}), c.TypeOf(&otherMsg{})
+	if keyType == nil || keyType.Kind != "test.key" || otherType == nil || otherType.Kind != "test.other" {
+		t.Fatalf("TypeOf = %+v, %+v; want test.key's and test.other's", keyType, otherType)
+	}
+	var d Decoder
+	for _, as := range []*MsgType{keyType, otherType, nil} {
+		m, err := c.DecodeAs(&d, b, as)
+		if km, ok := m.(*keyMsg); err != nil || !ok || km.Key != "k" {
+			t.Errorf("DecodeAs(test.key's encoding, %+v) = %#v, %v; want keyMsg k", as, m, err)
+		}
+	}
+	unknown := append([]byte{CodecVersion}, AppendString(nil, "test.none")...)
+	if m, err := c.DecodeAs(&d, unknown, keyType); err == nil {
+		t.Errorf("DecodeAs of an unknown kind = %#v; want an error", m)
+	}
+}

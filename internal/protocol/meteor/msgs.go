@@ -2,6 +2,7 @@ package meteor
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -222,20 +223,19 @@ func appendPayload(b []byte, p Payload) []byte {
 	return b
 }
 
-func decodePayload(d *wire.Decoder) Payload {
+// decodePayload decodes a payload, appending its entries to all; it
+// returns the payload with no entries, and all.
+func decodePayload(d *wire.Decoder, all []Entry) (Payload, []Entry) {
 	p := Payload{Seq: d.Uvarint(), MsgTs: d.Varint()}
 	n := d.Uvarint()
 	if n > maxEntries || n > uint64(d.Len()) {
 		d.Fail(fmt.Errorf("meteor: status payload of %d entries", n))
-		return p
+		return p, all
 	}
-	if n > 0 {
-		p.Entries = make([]Entry, n)
+	for range n {
+		all = append(all, Entry{Key: d.String(), Version: d.Version()})
 	}
-	for i := range p.Entries {
-		p.Entries[i] = Entry{Key: d.String(), Version: d.Version()}
-	}
-	return p
+	return p, all
 }
 
 // AppendPayload implements wire.Encodable.
@@ -250,9 +250,19 @@ func (m *Status) AppendPayload(b []byte) []byte {
 	return b
 }
 
-// DecodePayload implements wire.Encodable.
+// DecodePayload implements wire.Encodable. The entries of all the
+// payloads are decoded into one array, then sliced by payload: one
+// allocation per status rather than one per payload that has entries.
 func (m *Status) DecodePayload(d *wire.Decoder) {
-	m.Epoch, m.Genesis, m.Now = d.Uvarint(), d.Bool(), decodePayload(d)
+	// Small on the stack (a status usually repeats 3 payloads, of a few
+	// entries): the buffers are cleared on every call.
+	var buf [8]Entry
+	var endsBuf [8]int
+	all := buf[:0]
+	ends := endsBuf[:0] // where each payload's entries end in all
+	m.Epoch, m.Genesis = d.Uvarint(), d.Bool()
+	m.Now, all = decodePayload(d, all)
+	ends = append(ends, len(all))
 	n := d.Uvarint()
 	if n > maxPayloads {
 		d.Fail(fmt.Errorf("meteor: status with %d redundant payloads", n))
@@ -262,8 +272,26 @@ func (m *Status) DecodePayload(d *wire.Decoder) {
 		m.Redundant = make([]Payload, n)
 	}
 	for i := range m.Redundant {
-		m.Redundant[i] = decodePayload(d)
+		m.Redundant[i], all = decodePayload(d, all)
+		ends = append(ends, len(all))
 	}
+	if len(all) == 0 {
+		return
+	}
+	entries := slices.Clone(all)
+	m.Now.Entries = cut(entries, 0, ends[0])
+	for i := range m.Redundant {
+		m.Redundant[i].Entries = cut(entries, ends[i], ends[i+1])
+	}
+}
+
+// cut is entries[i:j], or nil if empty (as a payload without entries
+// decodes).
+func cut(entries []Entry, i, j int) []Entry {
+	if i == j {
+		return nil
+	}
+	return entries[i:j:j]
 }
 
 // AppendPayload implements wire.Encodable.

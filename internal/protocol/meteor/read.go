@@ -69,11 +69,34 @@ const (
 	uncommitted             // n − w + 1 replicas closed past it without it: never committed
 )
 
+// peerVersions returns, for each replica of key (ki.replicas), the
+// versions it has reported applying (keyReports; nil for this replica and
+// for peers that reported none): the key's row of the status map, or nils
+// in buf's array if it has none. ki keeps the row it finds, so that the
+// next call need not look the key up while the row stays (a key's reports
+// were looked up by key string for every read). The row stays valid while
+// the caller adds no report.
+func (r *Replica) peerVersions(buf [][]wire.Version, key string, ki *keyInfo) [][]wire.Version {
+	kr := ki.reports
+	if kr == nil || kr.dropped {
+		kr = r.reports[key]
+		ki.reports = kr
+	}
+	if kr != nil {
+		return kr.vers
+	}
+	if len(ki.replicas) > len(buf) {
+		return make([][]wire.Version, len(ki.replicas))
+	}
+	clear(buf)
+	return buf[:len(ki.replicas)]
+}
+
 // resolve decides whether version v of key, whose replicas are reps, is
-// committed, from the local chain and the status map. Applied versions are
-// durable and closures are kept, so an answer other than unresolved never
-// changes.
-func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []link, v wire.Version) commitState {
+// committed, from the local chain and the status map; vers are the peers'
+// reports of key (peerVersions). Applied versions are durable and closures
+// are kept, so an answer other than unresolved never changes.
+func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, vers [][]wire.Version, chain []link, v wire.Version) commitState {
 	if loaded(v) {
 		return committed
 	}
@@ -95,7 +118,7 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 	if held >= w {
 		return committed
 	}
-	for _, p := range reps {
+	for i, p := range reps {
 		if p == r.id {
 			continue
 		}
@@ -104,12 +127,12 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 			continue
 		}
 		switch {
-		case hasVersion(pv.ver[key], v):
+		case hasVersion(vers[i], v):
 			held++
 			if held >= w {
 				return committed
 			}
-		case pv.knowsAbsent(key, v):
+		case pv.knowsAbsent(key, vers[i], v):
 			absent++
 		}
 	}
@@ -139,7 +162,7 @@ func (r *Replica) resolve(e env.Env, key string, reps []wire.NodeID, chain []lin
 func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	key, view := pr.req.Key, pr.req.ViewTs
 	if view <= r.gcMark {
-		r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, TooOld: true})
+		r.answer(e, pr, r.readResp(ReadResp{Op: pr.req.Op, Key: key, TooOld: true}))
 		return true
 	}
 	chain, err := r.readChain(e.Store(), key, pr.ki)
@@ -159,8 +182,9 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 	need := n - r.ks.cfg.writeAcks(n) + 1
 	// Most keys have few replicas: the lists fit on the stack (a buffer
 	// inside cands would make it escape).
-	var lists [4][]wire.Version
+	var lists, versBuf [4][]wire.Version
 	cands := candidates{lists: lists[:0]}
+	vers := r.peerVersions(versBuf[:], key, pr.ki)
 	fresh := 0
 	// This replica counts itself once its closure has passed the view; it
 	// may promise that early, up to ClosureLead ahead of its clock, as its
@@ -169,14 +193,14 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		fresh++
 		cands.chain = chain[:upTo(chain, view)]
 	}
-	for _, p := range pr.replicas {
+	for i, p := range pr.replicas {
 		if p == r.id {
 			continue
 		}
 		pv := r.peer(p)
 		if pv.closedAt(key, view) {
 			fresh++
-			vs := pv.ver[key]
+			vs := vers[i]
 			cands.lists = append(cands.lists, vs[:versionsUpTo(vs, view)])
 			continue
 		}
@@ -191,7 +215,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		cands.load = chain[0].Version
 	}
 	for v, ok := cands.next(); ok; v, ok = cands.next() {
-		switch r.resolve(e, key, pr.replicas, chain, v) {
+		switch r.resolve(e, key, pr.replicas, vers, chain, v) {
 		case uncommitted:
 			continue
 		case unresolved:
@@ -205,14 +229,14 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 			return false
 		}
 		if i := chainIndex(chain, v); i >= 0 {
-			r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key, Found: true, Rec: chain[i].Record})
+			r.answer(e, pr, r.readResp(ReadResp{Op: pr.req.Op, Key: key, Found: true, Rec: chain[i].Record}))
 			return true
 		}
 		// This replica does not hold the answer (its write notification is
 		// in flight or lost): fetch it from the nearest replica that does.
 		var src wire.NodeID = -1
-		for _, p := range pr.replicas {
-			if p != r.id && hasVersion(r.peer(p).verOf(key), v) && (src < 0 || r.rank[p] < r.rank[src]) {
+		for i, p := range pr.replicas {
+			if p != r.id && hasVersion(vers[i], v) && (src < 0 || r.rank[p] < r.rank[src]) {
 				src = p
 			}
 		}
@@ -221,7 +245,7 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		}
 		return false
 	}
-	r.answer(e, pr, &ReadResp{Op: pr.req.Op, Key: key})
+	r.answer(e, pr, r.readResp(ReadResp{Op: pr.req.Op, Key: key}))
 	return true
 }
 
@@ -231,17 +255,19 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 // load's version. next walks their
 // union newest first, each version once, merging from the tops of the
 // lists: a read usually stops at the newest, so sorting them all would be
-// wasted.
+// wasted. Compaction walks the versions it may drop the same way, the
+// chain's copies included (copies).
 type candidates struct {
-	chain []link
-	lists [][]wire.Version
-	load  wire.Version // the bulk load's version, if a candidate (not zero)
+	chain  []link
+	lists  [][]wire.Version
+	load   wire.Version // the bulk load's version, if a candidate (not zero)
+	copies bool         // the chain's links that are copies are candidates too
 }
 
 // next returns the newest candidate not yet returned, or false when none is
 // left.
 func (c *candidates) next() (wire.Version, bool) {
-	for len(c.chain) > 0 && !c.chain[len(c.chain)-1].Applied {
+	for !c.copies && len(c.chain) > 0 && !c.chain[len(c.chain)-1].Applied {
 		c.chain = c.chain[:len(c.chain)-1]
 	}
 	var top wire.Version
@@ -312,14 +338,6 @@ func cmpStamp(v wire.Version, t int64) int {
 	return 1
 }
 
-// verOf is the view's versions of key (none for a nil view).
-func (pv *peerView) verOf(key string) []wire.Version {
-	if pv == nil {
-		return nil
-	}
-	return pv.ver[key]
-}
-
 // probe pulls peer's state of key if its view does not know the key
 // exactly (a gap, or the peer restarted).
 func (r *Replica) probe(e env.Env, p wire.NodeID, pv *peerView, key string) {
@@ -329,6 +347,13 @@ func (r *Replica) probe(e env.Env, p wire.NodeID, pv *peerView, key string) {
 	if pr, ok := pv.probed[key]; !ok || pr.seq < pv.floor {
 		r.pull(e, p, key, wire.Version{})
 	}
+}
+
+// readResp is m, carved from the replica's slab.
+func (r *Replica) readResp(m ReadResp) *ReadResp {
+	p := r.slabs.readResps.New()
+	*p = m
+	return p
 }
 
 func (r *Replica) answer(e env.Env, pr *pread, m *ReadResp) {
@@ -360,12 +385,13 @@ func (r *Replica) pull(e env.Env, peer wire.NodeID, key string, want wire.Versio
 }
 
 func (r *Replica) onPull(e env.Env, from wire.NodeID, m *Pull) {
-	chain, err := r.readChain(e.Store(), m.Key, r.key(m.Key))
+	ki := r.key(m.Key)
+	chain, err := r.readChain(e.Store(), m.Key, ki)
 	if err != nil {
 		e.Log().Error("meteor: pull failed", "key", m.Key, "err", err)
 		return
 	}
-	floor, err := loadFloor(e.Store(), m.Key)
+	floor, err := loadFloor(e.Store(), m.Key, ki)
 	if err != nil {
 		e.Log().Error("meteor: pull failed", "key", m.Key, "err", err)
 		return
@@ -399,7 +425,7 @@ func (r *Replica) onPullResp(e env.Env, from wire.NodeID, m *PullResp) {
 	}
 	if pv := r.peer(from); pv != nil {
 		for _, v := range m.Versions {
-			r.addPeerVersion(pv, m.Key, v)
+			r.addPeerVersion(from, m.Key, v)
 		}
 		if pv.known && pv.epoch == m.Epoch && m.Seq >= pv.floor {
 			if _, ok := pv.probed[m.Key]; !ok {
@@ -458,45 +484,26 @@ func (r *Replica) sweep(e env.Env) {
 	}
 }
 
-// anyOldest reports whether the oldest version of key in the local chain
-// or in a peer's report of it (each sorted oldest first) satisfies old:
-// whether any version is old enough to matter to compact.
-func (r *Replica) anyOldest(key string, reps []wire.NodeID, chain []link, old func(wire.Version) bool) bool {
+// anyOldest reports whether the oldest version of a key in the local chain
+// or in a peer's report of it (vers, peerVersions; each sorted oldest
+// first) satisfies old: whether any version is old enough to matter to
+// compact.
+func anyOldest(vers [][]wire.Version, chain []link, old func(wire.Version) bool) bool {
 	if len(chain) > 0 && old(chain[0].Version) {
 		return true
 	}
-	for _, p := range reps {
-		if pv := r.peer(p); pv != nil && p != r.id {
-			if vs := pv.ver[key]; len(vs) > 0 && old(vs[0]) {
-				return true
-			}
+	for _, vs := range vers {
+		if len(vs) > 0 && old(vs[0]) {
+			return true
 		}
 	}
 	return false
 }
 
-// popNewest removes the newest version from the ends of lists (each sorted
-// oldest first, each holding a version at most once) and returns it, or
-// false when every list is empty.
-func popNewest(lists [][]wire.Version) (wire.Version, bool) {
-	var top wire.Version
-	found := false
-	for _, l := range lists {
-		if len(l) > 0 && (!found || top.Less(l[len(l)-1])) {
-			top, found = l[len(l)-1], true
-		}
-	}
-	for i, l := range lists {
-		if len(l) > 0 && l[len(l)-1] == top {
-			lists[i] = l[:len(l)-1]
-		}
-	}
-	return top, found
-}
-
-// atMostOneVersion reports whether the local chain of key and the peers'
-// reports of it hold one version between them, or none.
-func (r *Replica) atMostOneVersion(key string, reps []wire.NodeID, chain []link) bool {
+// atMostOneVersion reports whether the local chain of a key and the peers'
+// reports of it (vers, peerVersions) hold one version between them, or
+// none.
+func atMostOneVersion(vers [][]wire.Version, chain []link) bool {
 	if len(chain) > 1 {
 		return false
 	}
@@ -504,12 +511,8 @@ func (r *Replica) atMostOneVersion(key string, reps []wire.NodeID, chain []link)
 	if len(chain) == 1 {
 		one = chain[0].Version
 	}
-	for _, p := range reps {
-		pv := r.peer(p)
-		if pv == nil || p == r.id {
-			continue
-		}
-		switch vs := pv.ver[key]; {
+	for _, vs := range vers {
+		switch {
 		case len(vs) > 1:
 			return false
 		case len(vs) == 1 && one.IsZero():
@@ -533,10 +536,12 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		return err
 	}
 	reps := ki.replicas
-	if !r.anyOldest(key, reps, chain, func(v wire.Version) bool { return v.TS.WallNanos <= gc }) {
+	var versBuf [4][]wire.Version
+	vers := r.peerVersions(versBuf[:], key, ki)
+	if !anyOldest(vers, chain, func(v wire.Version) bool { return v.TS.WallNanos <= gc }) {
 		// Nothing is stamped at or before gc: nothing to drop (the common
 		// case: most sweeps find every version of a dirty key recent).
-		if r.atMostOneVersion(key, reps, chain) {
+		if atMostOneVersion(vers, chain) {
 			delete(r.dirty, key)
 		}
 		return nil
@@ -545,21 +550,17 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 	// newest committed one, the base: those above it known never to commit
 	// are dropped, and every version below it. Each list is sorted oldest
 	// first, so they are merged from their ends, not sorted again.
-	own := make([]wire.Version, 0, len(chain))
-	for _, c := range chain[:upTo(chain, gc)] {
-		own = append(own, c.Version)
-	}
-	lists := [][]wire.Version{own}
-	for _, p := range reps {
-		if pv := r.peer(p); pv != nil && p != r.id {
-			vs := pv.ver[key]
-			lists = append(lists, vs[:versionsUpTo(vs, gc)])
+	var lists [4][]wire.Version
+	olds := candidates{chain: chain[:upTo(chain, gc)], lists: lists[:0], copies: true}
+	for _, vs := range vers {
+		if vs != nil {
+			olds.lists = append(olds.lists, vs[:versionsUpTo(vs, gc)])
 		}
 	}
 	var base wire.Version
 	var undone []wire.Version
-	for v, ok := popNewest(lists); ok && base.IsZero(); v, ok = popNewest(lists) {
-		switch r.resolve(e, key, reps, chain, v) {
+	for v, ok := olds.next(); ok && base.IsZero(); v, ok = olds.next() {
+		switch r.resolve(e, key, reps, vers, chain, v) {
 		case committed:
 			base = v
 		case uncommitted:
@@ -569,44 +570,56 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 	// The zero version is below every version: without a base, only the
 	// undone are dropped.
 	drop := func(v wire.Version) bool { return v.Less(base) || slices.Contains(undone, v) }
-	if len(undone) == 0 && !r.anyOldest(key, reps, chain, func(v wire.Version) bool { return v.Less(base) }) {
-		if r.atMostOneVersion(key, reps, chain) {
+	if len(undone) == 0 && !anyOldest(vers, chain, func(v wire.Version) bool { return v.Less(base) }) {
+		if atMostOneVersion(vers, chain) {
 			delete(r.dirty, key)
 		}
 		return nil
 	}
-	kept := chain[:0:0]
+	kept := make([]link, 0, len(chain))
+	prefix := true // the dropped links are the oldest (storeSuffix)
 	for _, c := range chain {
 		if !drop(c.Version) {
 			kept = append(kept, c)
+		} else if len(kept) > 0 {
+			prefix = false
 		}
 	}
 	if !base.IsZero() {
 		// Stored with the chain (one handler): pull answers must not
 		// claim exactness below what this compaction dropped.
-		if err := raiseFloor(e, key, base); err != nil {
+		if err := raiseFloor(e, key, ki, base); err != nil {
 			return err
 		}
 	}
 	if len(kept) != len(chain) {
-		if err := r.storeChain(e, ki, kept); err != nil {
+		var err error
+		if prefix {
+			err = r.storeSuffix(e, ki, chain, kept)
+		} else {
+			err = r.storeChain(e, ki, kept)
+		}
+		if err != nil {
 			return err
 		}
 		r.stats.Compacted += uint64(len(chain) - len(kept))
 	}
 	left := len(kept)
-	for _, p := range reps {
-		pv := r.peer(p)
-		if pv == nil || p == r.id {
-			continue
+	if kr := ki.reports; kr != nil { // the key's row, as peerVersions found it
+		reported := false
+		for i, vs := range kr.vers {
+			vs = slices.DeleteFunc(vs, drop)
+			if len(vs) == 0 {
+				vs = nil
+			}
+			kr.vers[i] = vs
+			reported = reported || vs != nil
+			left = max(left, len(vs))
 		}
-		vs := slices.DeleteFunc(pv.ver[key], drop)
-		if len(vs) == 0 {
-			delete(pv.ver, key)
-		} else {
-			pv.ver[key] = vs
+		if !reported {
+			delete(r.reports, key)
+			kr.dropped = true
 		}
-		left = max(left, len(vs))
 	}
 	if left <= 1 {
 		delete(r.dirty, key)

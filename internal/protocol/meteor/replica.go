@@ -9,6 +9,7 @@ import (
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/hlc"
 	"github.com/lightcone/lightcone/internal/ring"
+	"github.com/lightcone/lightcone/internal/slab"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -100,17 +101,23 @@ func (c *Config) orderStat(lats []time.Duration) time.Duration {
 // "Closure"). Farther replicas refuse it and keep a copy. If fewer than
 // need replicas are live, the largest latency.
 func (k *Keyspace) Lead(lat func(wire.NodeID) time.Duration, reps []wire.NodeID, need int, live func(wire.NodeID) bool) time.Duration {
-	var lats []time.Duration
-	var far time.Duration
+	// Sized up front, as in Theta: a few latencies then fit on the stack
+	// (grown by append, they were an allocation on every read).
+	lats := make([]time.Duration, 0, len(reps))
+	var far, farLive time.Duration
 	for _, p := range reps {
 		l := lat(p)
 		far = max(far, l)
 		if live == nil || live(p) {
 			lats = append(lats, l)
+			farLive = max(farLive, l)
 		}
 	}
 	pick := far
-	if need >= 1 && need <= len(lats) {
+	switch {
+	case need >= 1 && need == len(lats):
+		pick = farLive // the largest: no need to sort (a read's resend wait)
+	case need >= 1 && need < len(lats):
 		slices.Sort(lats)
 		pick = lats[need-1]
 	}
@@ -136,6 +143,18 @@ type Replica struct {
 	rank   []int // rank[n]: position of node n by proximity from this node
 	ops    map[uint64]*op
 	nextOp uint64
+	// finished are the ops finished since the last request (finish).
+	finished []*op
+	// slabs carve what a request makes that lives about as long as it
+	// does (its timers' payloads, a read's messages, the reply) a chunk at
+	// a time, rather than in an allocation each (package slab).
+	slabs struct {
+		replies   slab.Slab[wire.Reply]
+		readReqs  slab.Slab[ReadReq]
+		readResps slab.Slab[ReadResp]
+		opTimers  slab.Slab[opTimer]
+		resends   slab.Slab[resendTimer]
+	}
 
 	// Gateway: each client's order floor, the largest view time or write
 	// timestamp of its completed operations (doc.go, "Program order"), and
@@ -159,11 +178,13 @@ type Replica struct {
 	seq     uint64        // the last status sent
 	pending []Entry       // applied since the last status
 	history []sentPayload // the last Redundant payloads, newest last
+	counts  []int         // by node, zero between uses (splitPending)
 	// Status map and read subscription map (status.go, read.go).
-	peers  []*peerView // by node ID (peer)
-	parked []pread
-	pulls  map[pullKey]int64   // outstanding pulls and when they were sent
-	dirty  map[string]struct{} // keys with more than one version somewhere
+	peers   []*peerView // by node ID (peer)
+	parked  []pread
+	reports map[string]*keyReports // the versions peers reported, by key
+	pulls   map[pullKey]int64      // outstanding pulls and when they were sent
+	dirty   map[string]struct{}    // keys with more than one version somewhere
 	// keys caches each key's replicas and decoded chain (versions.go).
 	keys map[string]*keyInfo
 
@@ -194,11 +215,13 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	rank := t.ProximityRank(id)
 	return &Replica{
 		ks: ks, id: id, rank: rank, ops: make(map[uint64]*op),
-		floors: make(map[wire.ClientID]int64),
-		peers:  make([]*peerView, len(t.Nodes)),
-		pulls:  make(map[pullKey]int64),
-		dirty:  make(map[string]struct{}),
-		keys:   make(map[string]*keyInfo),
+		floors:  make(map[wire.ClientID]int64),
+		peers:   make([]*peerView, len(t.Nodes)),
+		counts:  make([]int, len(t.Nodes)),
+		reports: make(map[string]*keyReports),
+		pulls:   make(map[pullKey]int64),
+		dirty:   make(map[string]struct{}),
+		keys:    make(map[string]*keyInfo),
 	}
 }
 
@@ -208,9 +231,9 @@ type op struct {
 	req      *wire.Request
 	ki       *keyInfo
 	replicas []wire.NodeID // nearest first; shared (keyInfo.ranked)
-	answered []bool
-	acks     int // write: replicas that applied this attempt
-	rejs     int // write: replicas that refused it (closure passed)
+	answered []bool        // write: by replica, whether it answered this attempt
+	acks     int           // write: replicas that applied this attempt
+	rejs     int           // write: replicas that refused it (closure passed)
 	need     int
 	attempt  int
 	version  wire.Version // write: this attempt's version
@@ -228,7 +251,43 @@ func (o *op) record() store.Record {
 	return rec
 }
 
+// maxFinished bounds Replica.finished.
+const maxFinished = 64
+
+// finish ends operation o: it is no longer found by its ID, and the next
+// Request may reuse its memory (newOp). Not before: the handler that
+// finished o may read it still (startRead arms o's resend after a read
+// this node served has answered it), and nothing else keeps o (timers
+// and messages name it by ID), and a request arrives only between
+// handlers.
+func (r *Replica) finish(o *op) {
+	delete(r.ops, o.id)
+	if len(r.finished) < maxFinished {
+		r.finished = append(r.finished, o)
+	}
+}
+
+// newOp returns an op to fill: a finished one, or a new one. Reusing them
+// spares an allocation per request (ops were a tenth of a run's allocated
+// bytes), and the reused memory is warm.
+func (r *Replica) newOp() *op {
+	if n := len(r.finished); n > 0 {
+		o := r.finished[n-1]
+		r.finished[n-1] = nil
+		r.finished = r.finished[:n-1]
+		return o
+	}
+	return new(op)
+}
+
 type opTimer struct{ op uint64 }
+
+// opTimer is the payload of operation id's timeout.
+func (r *Replica) opTimer(id uint64) *opTimer {
+	t := r.slabs.opTimers.New()
+	t.op = id
+	return t
+}
 
 // resendTimer resends an operation's messages to the replicas that have not
 // answered attempt: a lost write copy would otherwise leave the write
@@ -317,7 +376,8 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 	}
 	r.nextOp++
 	ki := r.key(req.Key)
-	o := &op{id: r.nextOp, req: req, ki: ki, replicas: ki.ranked}
+	o := r.newOp()
+	*o = op{id: r.nextOp, req: req, ki: ki, replicas: ki.ranked}
 	// The read rule is derived from the keyspace's write level, so a
 	// request's level can only strengthen a write (more acks keep
 	// r + w > n); a read's level is not used.
@@ -345,13 +405,13 @@ func (r *Replica) Request(e env.Env, req *wire.Request) {
 			return
 		}
 	}
-	o.answered = make([]bool, len(o.replicas))
 	r.ops[o.id] = o
 	if req.Op == wire.OpGet {
-		o.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, opTimer{o.id})
+		o.timeout = e.SetTimer(r.ks.cfg.ReadTimeout, r.opTimer(o.id))
 		r.startRead(e, o)
 	} else {
-		o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, opTimer{o.id})
+		o.answered = make([]bool, len(o.replicas))
+		o.timeout = e.SetTimer(r.ks.cfg.WriteTimeout, r.opTimer(o.id))
 		r.startWrite(e, o)
 	}
 }
@@ -543,10 +603,12 @@ func (r *Replica) onWriteAck(e env.Env, from wire.NodeID, m *WriteAck) {
 	// asks that more replicas hold it durably; a replica that refused the
 	// write holds it as a copy, which serves its reads.
 	if o.acks >= w && o.acks+o.rejs >= o.need {
-		delete(r.ops, o.id)
+		r.finish(o)
 		e.CancelTimer(o.timeout)
 		r.raiseFloor(o.req.Client, o.version.TS.WallNanos)
-		e.Reply(&wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: o.version})
+		rep := r.slabs.replies.New()
+		*rep = wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: o.version}
+		e.Reply(rep)
 	}
 }
 
@@ -565,7 +627,8 @@ func (r *Replica) startRead(e env.Env, o *op) {
 
 // sendRead asks replica srv (this node or a peer) to serve read o.
 func (r *Replica) sendRead(e env.Env, o *op, srv wire.NodeID) {
-	m := &ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view}
+	m := r.slabs.readReqs.New()
+	*m = ReadReq{Op: o.id, Key: o.req.Key, ViewTs: o.view}
 	if srv == r.id {
 		r.parkKey(e, r.id, m, o.ki)
 		return
@@ -574,7 +637,9 @@ func (r *Replica) sendRead(e env.Env, o *op, srv wire.NodeID) {
 }
 
 func (r *Replica) armResend(e env.Env, o *op, wait time.Duration) {
-	e.SetTimer(wait, resendTimer{op: o.id, attempt: o.attempt, wait: wait})
+	t := r.slabs.resends.New()
+	*t = resendTimer{op: o.id, attempt: o.attempt, wait: wait}
+	e.SetTimer(wait, t)
 }
 
 // resend repeats o's messages to the replicas that have not answered its
@@ -609,7 +674,7 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 	if o == nil || o.req.Op != wire.OpGet || o.req.Key != m.Key || !slices.Contains(o.replicas, from) {
 		return
 	}
-	delete(r.ops, o.id)
+	r.finish(o)
 	e.CancelTimer(o.timeout)
 	if m.TooOld {
 		e.Reply(errReply(o.req, wire.ErrUnavailable, "meteor: the read's view time is older than the versions the replica keeps; retry"))
@@ -624,7 +689,8 @@ func (r *Replica) onReadResp(e env.Env, from wire.NodeID, m *ReadResp) {
 	}
 	// The client's later operations are ordered after this read.
 	r.raiseFloor(o.req.Client, o.view)
-	rep := &wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: m.Rec.Version, Found: m.Found && !m.Rec.Tombstone, ReadAt: o.view}
+	rep := r.slabs.replies.New()
+	*rep = wire.Reply{ID: o.req.ID, Client: o.req.Client, Version: m.Rec.Version, Found: m.Found && !m.Rec.Tombstone, ReadAt: o.view}
 	if rep.Found {
 		rep.Value = m.Rec.Value
 	}
@@ -670,18 +736,18 @@ func (r *Replica) Timer(e env.Env, payload any) {
 	case sweepTimer:
 		r.sweep(e)
 		e.SetTimer(sweepInterval, sweepTimer{})
-	case resendTimer:
-		r.resend(e, t)
+	case *resendTimer:
+		r.resend(e, *t)
 	case restampTimer:
 		if o := r.ops[t.op]; o != nil && o.attempt == t.attempt {
 			r.startWrite(e, o)
 		}
-	case opTimer:
+	case *opTimer:
 		o := r.ops[t.op]
 		if o == nil {
 			return
 		}
-		delete(r.ops, o.id)
+		r.finish(o)
 		msg := "meteor: not enough replicas acknowledged the write in time"
 		if o.req.Op == wire.OpGet {
 			msg = "meteor: the nearest replica did not answer the read in time"

@@ -8,33 +8,54 @@ import (
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
-// sentPayload is a payload as the dispatcher keeps it for redundancy: each
-// entry remembers the replicas of its key, so each peer gets only the
-// entries of keys it replicates (Fig. 4.13a: statusMessage[key] goes to
-// replicaList[key]).
+// sentPayload is a payload as the dispatcher keeps it for redundancy, as
+// each peer gets it: toPeer[q] holds only the entries of keys q replicates
+// (Fig. 4.13a: statusMessage[key] goes to replicaList[key]). It is made
+// once, when the payload is first sent, and repeated in the next
+// Redundant statuses.
 type sentPayload struct {
-	seq     uint64
-	msgTs   int64
-	entries []sentEntry
-	// toPeer[q] is the payload as peer q gets it (forPeer), computed once
-	// when the payload is first sent: it is repeated in the next Redundant
-	// statuses.
+	seq    uint64
+	msgTs  int64
 	toPeer []Payload
 }
 
-type sentEntry struct {
-	Entry
-	replicas []wire.NodeID
-}
-
-func (p *sentPayload) forPeer(q wire.NodeID) Payload {
-	out := Payload{Seq: p.seq, MsgTs: p.msgTs}
-	for _, e := range p.entries {
-		if slices.Contains(e.replicas, q) {
-			out.Entries = append(out.Entries, e.Entry)
+// splitPending puts each entry applied since the last status in the
+// payload of every peer that replicates its key (toPeer, by node), in the
+// order they were applied. Entries are counted by peer first and each
+// peer's carved from one array, in one pass over the entries rather than
+// one per node.
+func (r *Replica) splitPending(toPeer []Payload) {
+	if len(r.pending) == 0 {
+		return
+	}
+	var repsBuf [16][]wire.NodeID // each entry's replicas
+	reps := repsBuf[:0]
+	counts := r.counts // by node, all zero
+	total := 0
+	for _, en := range r.pending {
+		rs := r.key(en.Key).replicas
+		reps = append(reps, rs)
+		for _, q := range rs {
+			if q != r.id {
+				counts[q]++
+				total++
+			}
 		}
 	}
-	return out
+	all := make([]Entry, total)
+	for q, c := range counts {
+		if c > 0 {
+			toPeer[q].Entries, all = all[:0:c], all[c:]
+			counts[q] = 0
+		}
+	}
+	for i, en := range r.pending {
+		for _, q := range reps[i] {
+			if q != r.id {
+				toPeer[q].Entries = append(toPeer[q].Entries, en)
+			}
+		}
+	}
 }
 
 // dispatch is the status message dispatcher (Fig. 4.13a, §4.2.4): every
@@ -57,29 +78,40 @@ func (r *Replica) dispatch(e env.Env) {
 		last = r.history[len(r.history)-1].msgTs
 	}
 	env.Invariant(e, last <= p.msgTs && p.msgTs <= r.durable, "meteor: status %d promises closure %d after %d (stored bound %d)", p.seq, p.msgTs, last, r.durable)
-	for _, en := range r.pending {
-		p.entries = append(p.entries, sentEntry{en, r.key(en.Key).replicas})
-	}
-	r.pending = r.pending[:0]
-	p.toPeer = make([]Payload, len(r.ks.topo.Nodes))
+	nodes := len(r.ks.topo.Nodes)
+	p.toPeer = make([]Payload, nodes)
 	for q := range p.toPeer {
-		p.toPeer[q] = p.forPeer(wire.NodeID(q))
+		p.toPeer[q] = Payload{Seq: p.seq, MsgTs: p.msgTs}
 	}
+	r.splitPending(p.toPeer)
+	r.pending = r.pending[:0]
 	r.history = append(r.history, p)
 	if len(r.history) > r.ks.cfg.Redundant+1 {
 		r.history = slices.Delete(r.history, 0, len(r.history)-r.ks.cfg.Redundant-1)
 	}
-	for q := range r.ks.topo.Nodes {
+	// The statuses, and the lists of payloads they repeat, are carved from
+	// one array each rather than allocated one by one: a status to every
+	// peer every interval made this a large part of a run's allocations.
+	// Nothing keeps a status after handling it (onStatus copies payloads).
+	msgs := make([]Status, nodes)
+	reps := len(r.history) - 1
+	var redundant []Payload
+	if reps > 0 {
+		redundant = make([]Payload, 0, nodes*reps)
+	}
+	for q := range msgs {
 		peer := wire.NodeID(q)
 		if peer == r.id {
 			continue
 		}
-		m := &Status{Epoch: r.epoch, Genesis: r.genesis, Now: r.history[len(r.history)-1].toPeer[peer]}
-		if len(r.history) > 1 {
-			m.Redundant = make([]Payload, 0, len(r.history)-1)
-		}
-		for i := len(r.history) - 2; i >= 0; i-- {
-			m.Redundant = append(m.Redundant, r.history[i].toPeer[peer])
+		m := &msgs[q]
+		*m = Status{Epoch: r.epoch, Genesis: r.genesis, Now: r.history[reps].toPeer[peer]}
+		if reps > 0 {
+			start := len(redundant)
+			for i := reps - 1; i >= 0; i-- {
+				redundant = append(redundant, r.history[i].toPeer[peer])
+			}
+			m.Redundant = redundant[start:len(redundant):len(redundant)]
 		}
 		e.Send(peer, m)
 	}
@@ -91,15 +123,15 @@ func (r *Replica) dispatch(e env.Env) {
 // status.
 const durableAhead = 250 * time.Millisecond
 
-// peerView is the status map's record of one peer (Fig. 4.13b): the
-// versions it has reported applying, and up to which status its report is
-// complete.
+// peerView is the status map's record of one peer (Fig. 4.13b): up to
+// which status its report is complete. The versions it has reported
+// applying are in Replica.reports.
 type peerView struct {
 	epoch uint64
 	known bool // a status of this epoch has arrived
 	// complete: every payload of this epoch since Seq 1 has been applied and
-	// the epoch began empty (Genesis), so ver is the peer's whole state as
-	// of lastTs. Otherwise only keys in probed are known exactly.
+	// the epoch began empty (Genesis), so its reports are the peer's whole
+	// state as of lastTs. Otherwise only keys in probed are known exactly.
 	complete   bool
 	contiguous uint64 // every payload up to this Seq has been applied
 	lastTs     int64  // MsgTs of payload contiguous: the peer's closure
@@ -107,9 +139,22 @@ type peerView struct {
 	// floor: a pull answered at a Seq below it does not tell the peer's
 	// state (payloads after that Seq may be missing).
 	floor  uint64
-	buf    map[uint64]Payload        // payloads after a gap, waiting for it to fill
-	ver    map[string][]wire.Version // key → versions reported applied, oldest first
-	probed map[string]probe          // keys whose state a pull told
+	buf    map[uint64]Payload // payloads after a gap, waiting for it to fill
+	probed map[string]probe   // keys whose state a pull told
+}
+
+// keyReports is the status map's row of one key: for each of its replicas
+// (Keyspace.Replicas), the versions it has reported applying, oldest first
+// (nil for this replica). One row per key, rather than a map per peer,
+// spares a lookup by key string per peer wherever a read or compaction
+// looks at a key's reports.
+type keyReports struct {
+	reps []wire.NodeID // keyInfo.replicas
+	vers [][]wire.Version
+	// dropped: the row has left Replica.reports (compact), so a keyInfo
+	// holding it must look the key up again.
+	dropped bool
+	inline  [4][]wire.Version // vers, when it fits (as keyInfo.reps)
 }
 
 // peer is the status map's record of node p: nil before its first
@@ -130,20 +175,41 @@ type probe struct {
 	floor wire.Version // the peer's compaction floor for the key
 }
 
-// add records that the peer applied v of key.
-func (r *Replica) addPeerVersion(pv *peerView, key string, v wire.Version) {
-	vs, added := insertVersion(pv.ver[key], v)
+// addPeerVersion records that peer p, a replica of key, applied v of it.
+// Only replicas report a key (a status entry comes from the replica that
+// applied the write, a pull's answer from the replica asked): a report
+// from another node would be of no use, and is not kept.
+func (r *Replica) addPeerVersion(p wire.NodeID, key string, v wire.Version) {
+	kr := r.reports[key]
+	if kr == nil {
+		reps := r.key(key).replicas
+		if !slices.Contains(reps, p) {
+			return
+		}
+		kr = &keyReports{reps: reps}
+		if n := len(reps); n <= len(kr.inline) {
+			kr.vers = kr.inline[:n:n]
+		} else {
+			kr.vers = make([][]wire.Version, n)
+		}
+		r.reports[key] = kr
+	}
+	i := slices.Index(kr.reps, p)
+	if i < 0 {
+		return
+	}
+	vs, added := insertVersion(kr.vers[i], v)
 	if added {
-		pv.ver[key] = vs
+		kr.vers[i] = vs
 		if len(vs) > 1 {
 			r.dirty[key] = struct{}{}
 		}
 	}
 }
 
-func (r *Replica) applyPayload(pv *peerView, p Payload) {
+func (r *Replica) applyPayload(from wire.NodeID, p Payload) {
 	for _, en := range p.Entries {
-		r.addPeerVersion(pv, en.Key, en.Version)
+		r.addPeerVersion(from, en.Key, en.Version)
 	}
 }
 
@@ -172,13 +238,14 @@ func (pv *peerView) closedAt(key string, t int64) bool {
 }
 
 // knowsAbsent reports whether the view knows the peer never applied v of
-// key: its report is complete for key past v's timestamp and does not list
-// v. A pulled list is exact above the peer's watermark, and for versions
-// newer than the peer's compaction floor (it drops only versions older than
-// a committed base, or known never to commit).
-func (pv *peerView) knowsAbsent(key string, v wire.Version) bool {
+// key, whose reported versions are vs (keyReports): its report is complete
+// for key past v's timestamp and does not list v. A pulled list is exact
+// above the peer's watermark, and for versions newer than the peer's
+// compaction floor (it drops only versions older than a committed base, or
+// known never to commit).
+func (pv *peerView) knowsAbsent(key string, vs []wire.Version, v wire.Version) bool {
 	t := v.TS.WallNanos
-	if pv == nil || !pv.known || pv.lastTs < t || hasVersion(pv.ver[key], v) {
+	if pv == nil || !pv.known || pv.lastTs < t || hasVersion(vs, v) {
 		return false
 	}
 	if pv.complete {
@@ -206,7 +273,7 @@ func (r *Replica) applyNext(e env.Env, from wire.NodeID, pv *peerView, p Payload
 	if p.MsgTs < pv.lastTs {
 		env.Invariant(e, false, "meteor: n%d's status %d closes at %d, before its status %d's %d", from, p.Seq, p.MsgTs, pv.contiguous, pv.lastTs)
 	}
-	r.applyPayload(pv, p)
+	r.applyPayload(from, p)
 	pv.contiguous, pv.lastTs = p.Seq, p.MsgTs
 }
 
@@ -218,7 +285,7 @@ func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 	}
 	pv := r.peers[from]
 	if pv == nil {
-		pv = &peerView{buf: map[uint64]Payload{}, ver: map[string][]wire.Version{}, probed: map[string]probe{}}
+		pv = &peerView{buf: map[uint64]Payload{}, probed: map[string]probe{}}
 		r.peers[from] = pv
 	}
 	pv.heardAt = e.Now()
@@ -246,7 +313,7 @@ func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 		if !m.Genesis || oldest > 1 {
 			// Joined mid-epoch: what came before is unknown.
 			for _, p := range all {
-				r.applyPayload(pv, p)
+				r.applyPayload(from, p)
 			}
 			pv.contiguous, pv.lastTs = m.Now.Seq, m.Now.MsgTs
 			r.recheck(e)
@@ -282,7 +349,7 @@ func (r *Replica) onStatus(e env.Env, from wire.NodeID, m *Status) {
 		}
 		slices.Sort(seqs)
 		for _, s := range seqs {
-			r.applyPayload(pv, pv.buf[s])
+			r.applyPayload(from, pv.buf[s])
 		}
 		last := pv.buf[seqs[len(seqs)-1]]
 		pv.contiguous, pv.lastTs = last.Seq, last.MsgTs

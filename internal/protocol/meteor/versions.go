@@ -2,6 +2,7 @@ package meteor
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -38,23 +39,32 @@ func chainKey(key string) string { return chainPrefix + key }
 // commit; below it they may be gone. Pull answers carry it.
 const floorPrefix = "\xffmeteor/f/"
 
-// loadFloor returns key's compaction floor (zero: never compacted).
-func loadFloor(s store.Store, key string) (wire.Version, error) {
-	rec, ok, err := s.Get(floorPrefix + key)
+// floorKey is the key ki's compaction floor is stored under, made once.
+func (ki *keyInfo) floorKey(key string) string {
+	if ki.floor == "" {
+		ki.floor = floorPrefix + key
+	}
+	return ki.floor
+}
+
+// loadFloor returns the compaction floor of key, whose keyInfo is ki (zero:
+// never compacted).
+func loadFloor(s store.Store, key string, ki *keyInfo) (wire.Version, error) {
+	rec, ok, err := s.Get(ki.floorKey(key))
 	if err != nil || !ok {
 		return wire.Version{}, err
 	}
 	return rec.Version, nil
 }
 
-// raiseFloor stores v as key's compaction floor if it is above the stored
-// one.
-func raiseFloor(e env.Env, key string, v wire.Version) error {
-	cur, err := loadFloor(e.Store(), key)
+// raiseFloor stores v as the compaction floor of key, whose keyInfo is ki,
+// if it is above the stored one.
+func raiseFloor(e env.Env, key string, ki *keyInfo, v wire.Version) error {
+	cur, err := loadFloor(e.Store(), key, ki)
 	if err != nil || !cur.Less(v) {
 		return err
 	}
-	return put(e, floorPrefix+key, store.Record{Version: v})
+	return put(e, ki.floorKey(key), store.Record{Version: v})
 }
 
 // link is one version in a chain. Applied: the replica accepted the write
@@ -68,15 +78,23 @@ type link struct {
 }
 
 // keyInfo is what a replica keeps of a key it has handled, to spare
-// recomputing it on every request: the key's replicas, and its chain as
+// recomputing it on every request: the key's replicas, its chain as
 // readChain last decoded it, with the stored bytes it came from and the
-// key they are stored under (chainKey). Nothing in it is durable state.
+// key they are stored under (chainKey), and its row of the status map as
+// peerVersions last found it. Nothing in it is durable state.
 type keyInfo struct {
 	replicas []wire.NodeID // Keyspace.Replicas: region by region
 	ranked   []wire.NodeID // the same, nearest first (as a gateway sends)
-	stored   string
-	raw      []byte
-	chain    []link
+	// reps holds replicas (first half) and ranked (second half) when they
+	// fit, next to their headers: each request reads them just after the
+	// keyInfo, and in allocations of their own they were two more cache
+	// misses.
+	reps    [8]wire.NodeID
+	stored  string
+	floor   string // floorKey
+	raw     []byte
+	chain   []link
+	reports *keyReports // Replica.reports[key] when last looked up, if any
 }
 
 // maxKeyInfos bounds the keyInfo cache: a node that sees many keys (a
@@ -96,8 +114,10 @@ func (r *Replica) key(key string) *keyInfo {
 		if len(r.keys) >= maxKeyInfos {
 			clear(r.keys)
 		}
-		ki = &keyInfo{replicas: r.ks.Replicas(nil, key), stored: chainKey(key)}
-		ki.ranked = slices.Clone(ki.replicas)
+		ki = &keyInfo{stored: chainKey(key)}
+		half := len(ki.reps) / 2
+		ki.replicas = r.ks.Replicas(ki.reps[:0:half], key) // in reps if it fits
+		ki.ranked = append(ki.reps[half:half:len(ki.reps)], ki.replicas...)
 		slices.SortFunc(ki.ranked, func(a, b wire.NodeID) int { return r.rank[a] - r.rank[b] })
 		r.keys[key] = ki
 	}
@@ -154,7 +174,36 @@ func decodeChain(key string, raw []byte) ([]link, error) {
 // chain, so the next readChain need not decode what was just encoded. The
 // caller must not modify chain afterwards.
 func (r *Replica) storeChain(e env.Env, ki *keyInfo, chain []link) error {
-	rec := encodeChain(chain)
+	return r.storeEncoded(e, ki, chain, encodeChain(chain))
+}
+
+// storeSuffix is storeChain for kept, the newest links of chain as
+// readChain returned it (a compaction that dropped only the oldest, the
+// usual case): its encoding is the stored one's from the first link kept
+// on, after a new count, rather than the links encoded again one by one.
+func (r *Replica) storeSuffix(e env.Env, ki *keyInfo, chain, kept []link) error {
+	k := len(chain) - len(kept)
+	if k == 0 || len(kept) == 0 || len(ki.chain) != len(chain) || &ki.chain[0] != &chain[0] {
+		return r.storeChain(e, ki, kept)
+	}
+	// ki.raw is chain's encoding (readChain, storeChain): find where its
+	// (k+1)th link starts by reading the k before it.
+	d := wire.NewDecoder(ki.raw)
+	d.Uvarint()
+	for range k {
+		d.Bool()
+		store.DecodeWire(d)
+	}
+	if d.Err() != nil {
+		return r.storeChain(e, ki, kept)
+	}
+	body := ki.raw[len(ki.raw)-d.Len():]
+	b := wire.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(body)), uint64(len(kept)))
+	return r.storeEncoded(e, ki, kept, store.Record{Value: append(b, body...), Version: kept[len(kept)-1].Version})
+}
+
+// storeEncoded stores rec, chain's encoding, as storeChain.
+func (r *Replica) storeEncoded(e env.Env, ki *keyInfo, chain []link, rec store.Record) error {
 	if err := put(e, ki.stored, rec); err != nil {
 		return err
 	}
@@ -167,15 +216,23 @@ func (r *Replica) storeChain(e env.Env, ki *keyInfo, chain []link) error {
 // newest version: its encoding is then the stored one's with a new count
 // and the link's bytes appended, not the whole chain encoded again (each
 // write re-encoded its key's chain, every version since the last
-// compaction).
+// compaction), and the link is appended to ki's decoded chain in place,
+// not to a copy of it (copying it was a large part of a run's allocation).
+// In place is safe: the links before it do not move, so whoever holds the
+// chain as it was still sees the same links, and the chain grown is only
+// ever the one ki holds (a caller holding a shorter one fails the test
+// below and copies).
 func (r *Replica) storeInsert(e env.Env, ki *keyInfo, chain []link, l link) ([]link, error) {
-	next := chainInsert(chain, l)
 	n := len(chain)
+	var next []link
 	var rec store.Record
-	if n > 0 && next[n].Version == l.Version && len(ki.chain) == n && &ki.chain[0] == &chain[0] {
+	if n > 0 && chain[n-1].Version.Less(l.Version) && len(ki.chain) == n && &ki.chain[0] == &chain[0] {
+		l.Value = bytes.Clone(l.Value) // as chainInsert
+		next = append(chain, l)
 		// ki.raw is chain's encoding (readChain, storeChain).
-		rec = appendLink(ki.raw, n, next[n])
+		rec = appendLink(ki.raw, n, l)
 	} else {
+		next = chainInsert(chain, l)
 		rec = encodeChain(next)
 	}
 	if err := put(e, ki.stored, rec); err != nil {
@@ -199,7 +256,13 @@ func put(e env.Env, key string, rec store.Record) error {
 }
 
 func encodeChain(chain []link) store.Record {
-	b := wire.AppendUvarint(nil, uint64(len(chain)))
+	// Sized for the values and linkRoom for the rest of each link, so the
+	// encoding is one allocation, not one per doubling.
+	size := binary.MaxVarintLen64
+	for _, l := range chain {
+		size += len(l.Value) + linkRoom
+	}
+	b := wire.AppendUvarint(make([]byte, 0, size), uint64(len(chain)))
 	for _, l := range chain {
 		b = appendLinkWire(b, l)
 	}
@@ -221,28 +284,58 @@ func appendLink(raw []byte, n int, l link) store.Record {
 	return store.Record{Value: b, Version: l.Version}
 }
 
+// linkRoom is the most a link's encoding takes beyond its value's bytes
+// with a timestamp of this century and small node and logical numbers:
+// the flags, the value's length and the version's three varints.
+const linkRoom = 24
+
 // appendLinkWire appends one link's encoding in a stored chain.
 func appendLinkWire(b []byte, l link) []byte {
 	b = wire.AppendBool(b, l.Applied)
 	return store.AppendWire(b, l.Record)
 }
 
-func linkCmp(l link, v wire.Version) int { return l.Version.Compare(v) }
-
 // chainIndex is the position of v in chain, or -1.
 func chainIndex(chain []link, v wire.Version) int {
-	i, ok := slices.BinarySearchFunc(chain, v, linkCmp)
+	i, ok := search(chain, v, linkVersion)
 	if !ok {
 		return -1
 	}
 	return i
 }
 
+func linkVersion(l *link) wire.Version { return l.Version }
+
+func itself(v *wire.Version) wire.Version { return *v }
+
+// nearEnd is how many of a sorted list's newest elements search looks at
+// before it searches the rest by halves: the versions looked up are mostly
+// among the newest (a read's candidates, a write or status just arrived),
+// which share the list's last cache line, where each step by halves
+// through a long chain read another line.
+const nearEnd = 4
+
+// search is slices.BinarySearchFunc over s, sorted by version (ver), for
+// v: the position of v, or where it would go, and whether it is there.
+func search[E any](s []E, v wire.Version, ver func(*E) wire.Version) (int, bool) {
+	n := len(s)
+	for i := n - 1; i >= max(0, n-nearEnd); i-- {
+		switch c := ver(&s[i]).Compare(v); {
+		case c == 0:
+			return i, true
+		case c < 0:
+			return i + 1, false // every element before s[i] is older
+		}
+	}
+	// Every element from n-nearEnd on is newer than v.
+	return slices.BinarySearchFunc(s[:max(0, n-nearEnd)], v, func(e E, v wire.Version) int { return ver(&e).Compare(v) })
+}
+
 // chainInsert returns chain with l added (chain must not hold its
 // version). It leaves chain as it was (it may be readChain's), and the new
 // link holds its own copy of the value, as a decoded one does.
 func chainInsert(chain []link, l link) []link {
-	i, _ := slices.BinarySearchFunc(chain, l.Version, linkCmp)
+	i, _ := search(chain, l.Version, linkVersion)
 	l.Value = bytes.Clone(l.Value)
 	out := make([]link, 0, len(chain)+1)
 	out = append(out, chain[:i]...)
@@ -258,7 +351,7 @@ func applied(chain []link, v wire.Version) bool {
 
 // insertVersion adds v to the sorted set vs and reports whether it was new.
 func insertVersion(vs []wire.Version, v wire.Version) ([]wire.Version, bool) {
-	i, ok := slices.BinarySearchFunc(vs, v, wire.Version.Compare)
+	i, ok := search(vs, v, itself)
 	if ok {
 		return vs, false
 	}
@@ -267,7 +360,7 @@ func insertVersion(vs []wire.Version, v wire.Version) ([]wire.Version, bool) {
 
 // hasVersion reports whether the sorted set vs holds v.
 func hasVersion(vs []wire.Version, v wire.Version) bool {
-	_, ok := slices.BinarySearchFunc(vs, v, wire.Version.Compare)
+	_, ok := search(vs, v, itself)
 	return ok
 }
 
