@@ -128,7 +128,7 @@ func TestBadInput(t *testing.T) {
 		{name: "negative offset", c: Config{Set: []string{"max_clock_offset=-1ms"}}, want: "max_clock_offset = -1ms; must not be negative"},
 		{name: "replicas", c: Config{Set: []string{"replicas_per_region=9"}}, want: "replicas_per_region[0] = 9; must be between 0 and the region's 3 nodes"},
 		{name: "foreign setting", c: Config{Set: []string{"lease_length=1s"}}, want: `protocol quorum has no setting "lease_length"`},
-		{name: "foreign yaml setting", yaml: "protocol: quorum\nsettings: {lease_length: 1s, passive: true}\n", want: `line 2: settings: protocol quorum has no setting "lease_length" (valid: max_clock_offset, no_commit_wait, read, read_timeout, replicas_per_region, speculative_retry, write, write_order, write_timeout)`},
+		{name: "foreign yaml setting", yaml: "protocol: quorum\nsettings: {lease_length: 1s, passive: true}\n", want: `line 2: settings: protocol quorum has no setting "lease_length" (valid: clock_probe_interval, commit_wait, max_clock_offset, max_drift_ppm, no_commit_wait, read, read_timeout, replicas_per_region, speculative_retry, write, write_order, write_timeout)`},
 		{name: "settings of another protocol", c: Config{Protocol: "lease", Settings: new(struct{ X int })}, want: "settings of type"},
 		{name: "workload", c: Config{WorkloadPreset: "z"}, want: "workload:"},
 		{name: "check", c: Config{Check: "snapshot"}, want: "check: unknown model \"snapshot\" (valid: auto, linearizable"},
