@@ -170,13 +170,15 @@ func (r *Replica) tryRead(e env.Env, pr *pread) bool {
 		e.Log().Error("meteor: read failed", "key", key, "err", err)
 		return false
 	}
-	if len(chain) > 1 {
+	if len(chain) > 1 && pr.ki.dirtyGen != r.dirtyGen {
 		// The set of keys to compact is not stored: a restarted replica
 		// relearns it from the keys it touches. (Looked up first: most
-		// reads find the key there, and a lookup costs less than a store.)
+		// reads find the key there, and a lookup costs less than a store;
+		// not at all if the keyInfo saw it there since the last removal.)
 		if _, ok := r.dirty[key]; !ok {
 			r.dirty[key] = struct{}{}
 		}
+		pr.ki.dirtyGen = r.dirtyGen
 	}
 	n := len(pr.replicas)
 	need := n - r.ks.cfg.writeAcks(n) + 1
@@ -454,6 +456,12 @@ func (r *Replica) keepCopy(e env.Env, key string, rec store.Record) error {
 	return nil
 }
 
+// undirty removes key from the keys to compact.
+func (r *Replica) undirty(key string) {
+	delete(r.dirty, key)
+	r.dirtyGen++
+}
+
 // sweep compacts the chains of keys with several versions, and forgets
 // overdue pulls and order floors no operation can need.
 func (r *Replica) sweep(e env.Env) {
@@ -542,7 +550,7 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		// Nothing is stamped at or before gc: nothing to drop (the common
 		// case: most sweeps find every version of a dirty key recent).
 		if atMostOneVersion(vers, chain) {
-			delete(r.dirty, key)
+			r.undirty(key)
 		}
 		return nil
 	}
@@ -572,7 +580,7 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 	drop := func(v wire.Version) bool { return v.Less(base) || slices.Contains(undone, v) }
 	if len(undone) == 0 && !anyOldest(vers, chain, func(v wire.Version) bool { return v.Less(base) }) {
 		if atMostOneVersion(vers, chain) {
-			delete(r.dirty, key)
+			r.undirty(key)
 		}
 		return nil
 	}
@@ -622,7 +630,7 @@ func (r *Replica) compact(e env.Env, key string, gc int64) error {
 		}
 	}
 	if left <= 1 {
-		delete(r.dirty, key)
+		r.undirty(key)
 	}
 	return nil
 }

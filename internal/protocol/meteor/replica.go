@@ -185,6 +185,9 @@ type Replica struct {
 	reports map[string]*keyReports // the versions peers reported, by key
 	pulls   map[pullKey]int64      // outstanding pulls and when they were sent
 	dirty   map[string]struct{}    // keys with more than one version somewhere
+	// dirtyGen counts removals from dirty (undirty), from 1: a keyInfo
+	// whose dirtyGen is still it knows its key is in dirty.
+	dirtyGen uint64
 	// keys caches each key's replicas and decoded chain (versions.go).
 	keys map[string]*keyInfo
 
@@ -215,13 +218,14 @@ func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
 	rank := t.ProximityRank(id)
 	return &Replica{
 		ks: ks, id: id, rank: rank, ops: make(map[uint64]*op),
-		floors:  make(map[wire.ClientID]int64),
-		peers:   make([]*peerView, len(t.Nodes)),
-		counts:  make([]int, len(t.Nodes)),
-		reports: make(map[string]*keyReports),
-		pulls:   make(map[pullKey]int64),
-		dirty:   make(map[string]struct{}),
-		keys:    make(map[string]*keyInfo),
+		floors:   make(map[wire.ClientID]int64),
+		peers:    make([]*peerView, len(t.Nodes)),
+		counts:   make([]int, len(t.Nodes)),
+		reports:  make(map[string]*keyReports),
+		pulls:    make(map[pullKey]int64),
+		dirty:    make(map[string]struct{}),
+		dirtyGen: 1,
+		keys:     make(map[string]*keyInfo),
 	}
 }
 

@@ -95,6 +95,9 @@ type keyInfo struct {
 	raw     []byte
 	chain   []link
 	reports *keyReports // Replica.reports[key] when last looked up, if any
+	// dirtyGen is Replica.dirtyGen when the key was last seen in
+	// Replica.dirty (0: never).
+	dirtyGen uint64
 }
 
 // maxKeyInfos bounds the keyInfo cache: a node that sees many keys (a
