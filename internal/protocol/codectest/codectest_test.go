@@ -26,7 +26,7 @@ var (
 // wantKinds is how many message kinds the protocols register: a message
 // must be registered (and so round-tripped here) to be sent. A protocol
 // that registers later is round-tripped without being listed.
-var wantKinds = map[string]int{"quorum": 4, "lease": 26, "meteor": 7}
+var wantKinds = map[string]int{"quorum": 5, "lease": 26, "meteor": 7}
 
 // allTypes is every registered protocol's message types and their codec.
 func allTypes(t *testing.T) (*wire.Codec, []wire.MsgType) {
