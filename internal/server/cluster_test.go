@@ -74,6 +74,31 @@ func (c *cluster) kill(name string) {
 	_ = p.cmd.Wait()
 }
 
+// keyspaceClients returns a client of each node with keyspace ks selected
+// (LC.KEYSPACE), one connection each, once a first write of key = value
+// through a-0 has succeeded (polled: the nodes may still be connecting to
+// their peers).
+func (c *cluster) keyspaceClients(ks, key, value string) map[string]*redis.Client {
+	ctx := context.Background()
+	clients := map[string]*redis.Client{}
+	for _, n := range []string{"a-0", "b-0", "c-0"} {
+		cl := redis.NewClient(&redis.Options{Addr: c.addrs[n][1], Protocol: 2, MaxRetries: -1, PoolSize: 1, ReadTimeout: 10 * time.Second})
+		c.t.Cleanup(func() { cl.Close() })
+		if err := cl.Do(ctx, "LC.KEYSPACE", ks).Err(); err != nil {
+			c.t.Fatal(err)
+		}
+		clients[n] = cl
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for clients["a-0"].Set(ctx, key, value, 0).Err() != nil {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the first write to keyspace %s never succeeded", ks)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return clients
+}
+
 func (c *cluster) client(name string) *redis.Client {
 	cl := redis.NewClient(&redis.Options{Addr: c.addrs[name][1], Protocol: 2, MaxRetries: -1, ReadTimeout: 10 * time.Second})
 	c.t.Cleanup(func() { cl.Close() })
@@ -179,22 +204,7 @@ func TestQuorumMeasuredCommitWaitOnRealServers(t *testing.T) {
 	}
 	c := newCluster(t, false, "keyspaces:\n  - {name: mq, protocol: quorum, replicas_per_region: 1, write_order: clock, commit_wait: measured, clock_probe_interval: 20ms}\n")
 	ctx := context.Background()
-	clients := map[string]*redis.Client{}
-	for _, n := range []string{"a-0", "b-0", "c-0"} {
-		cl := redis.NewClient(&redis.Options{Addr: c.addrs[n][1], Protocol: 2, MaxRetries: -1, PoolSize: 1, ReadTimeout: 10 * time.Second})
-		t.Cleanup(func() { cl.Close() })
-		if err := cl.Do(ctx, "LC.KEYSPACE", "mq").Err(); err != nil {
-			t.Fatal(err)
-		}
-		clients[n] = cl
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for clients["a-0"].Set(ctx, "m", "v1", 0).Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the first write to the measured keyspace never succeeded")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	clients := c.keyspaceClients("mq", "m", "v1")
 	for i, n := range []string{"b-0", "c-0", "a-0"} {
 		want := fmt.Sprintf("v%d", i+2)
 		if err := clients[n].Set(ctx, "m", want, 0).Err(); err != nil {
@@ -243,22 +253,7 @@ func TestLeaseKeyspaceOnRealServers(t *testing.T) {
 	}
 	c := newCluster(t, false, "keyspaces:\n  - {name: glob, protocol: lease, lease_length: 10s}\n")
 	ctx := context.Background()
-	clients := map[string]*redis.Client{}
-	for _, n := range []string{"a-0", "b-0", "c-0"} {
-		cl := redis.NewClient(&redis.Options{Addr: c.addrs[n][1], Protocol: 2, MaxRetries: -1, PoolSize: 1, ReadTimeout: 10 * time.Second})
-		t.Cleanup(func() { cl.Close() })
-		if err := cl.Do(ctx, "LC.KEYSPACE", "glob").Err(); err != nil {
-			t.Fatal(err)
-		}
-		clients[n] = cl
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for clients["a-0"].Set(ctx, "g", "leased", 0).Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the first write to the lease keyspace never succeeded")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	clients := c.keyspaceClients("glob", "g", "leased")
 	for _, n := range []string{"b-0", "c-0", "a-0"} {
 		if v, err := clients[n].Get(ctx, "g").Result(); err != nil || v != "leased" {
 			t.Fatalf("GET g at %s = %q, %v; want leased", n, v, err)
@@ -282,25 +277,11 @@ func TestMeteorKeyspaceOnRealServers(t *testing.T) {
 	}
 	c := newCluster(t, true, "keyspaces:\n  - {name: ms, protocol: meteor, mode: M2, dispatch_interval: 5ms}\n")
 	ctx := context.Background()
-	clients := map[string]*redis.Client{}
-	for _, n := range []string{"a-0", "b-0", "c-0"} {
-		cl := redis.NewClient(&redis.Options{Addr: c.addrs[n][1], Protocol: 2, MaxRetries: -1, PoolSize: 1, ReadTimeout: 10 * time.Second})
-		t.Cleanup(func() { cl.Close() })
-		if err := cl.Do(ctx, "LC.KEYSPACE", "ms").Err(); err != nil {
-			t.Fatal(err)
-		}
-		clients[n] = cl
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for clients["a-0"].Set(ctx, "m", "one", 0).Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the first write to the meteor keyspace never succeeded")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	clients := c.keyspaceClients("ms", "m", "one")
 	if v, err := clients["a-0"].Get(ctx, "m").Result(); err != nil || v != "one" {
 		t.Fatalf("GET m at a-0 after its own write = %q, %v; want one", v, err)
 	}
+	deadline := time.Now().Add(15 * time.Second)
 	for _, n := range []string{"b-0", "c-0"} {
 		for {
 			v, err := clients[n].Get(ctx, "m").Result()

@@ -153,10 +153,10 @@ func (q *queue) store(e event) qkey {
 // push queues e in the heap.
 func (q *queue) push(e event) { q.up(q.store(e)) }
 
-// pushAfter queues e, scheduled wait after the current time: in wait's
-// lane if it has one or one is free, else in the heap. It returns e's slot. A key that would
-// break its lane's order (the caller's time went back, which the
-// simulator's never does) goes to the heap too.
+// pushAfter queues e, scheduled wait after the current time, and returns
+// its slot: in wait's lane if it has one or one is free, else in the heap.
+// A key that would break its lane's order (the caller's time went back,
+// which the simulator's never does) goes to the heap too.
 func (q *queue) pushAfter(e event, wait int64) uint32 {
 	k := q.store(e)
 	free := -1
