@@ -4,7 +4,7 @@
 # before/after comparisons of the RESP path on a shared, noisy machine.
 #
 # Each round starts each target on fresh loopback ports (Lightcone with a
-# fresh data dir, --sync everysec; Redis with appendfsync everysec, as
+# fresh data dir, --sync $SYNC; Redis with appendfsync $SYNC, as
 # bench-redis.sh), runs
 #   redis-benchmark -t $TESTS -n $N -c $CLIENTS -P <depth> --csv
 # for each depth in PIPELINES, and stops it. The order of the targets rotates
@@ -20,6 +20,8 @@
 #   CLIENTS=50
 #   PIPELINES="1 16"
 #   TESTS=get,set     redis-benchmark -t
+#   SYNC=everysec     Lightcone's --sync and Redis's appendfsync (everysec
+#                     or always)
 #   LC_ENV="K=V ..."  environment of both Lightcone targets (e.g. GOMAXPROCS=1)
 #   KEEP=1            keep the temp dir
 set -euo pipefail
@@ -32,6 +34,7 @@ PIPELINES="${PIPELINES:-1 16}"
 TESTS="${TESTS:-get,set}"
 KEEP="${KEEP:-0}"
 LC_ENV="${LC_ENV:-}"
+SYNC="${SYNC:-everysec}"
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench-resp-ab
@@ -42,9 +45,9 @@ need_redis
 start() {
 	local dir="$WORK/run-$1"
 	if [[ "$1" == redis ]]; then
-		start_redis "$dir" everysec
+		start_redis "$dir" "$SYNC"
 	else
-		start_lightcone "$WORK/run-lightcone-$1" "$dir" everysec --grpc-addr off
+		start_lightcone "$WORK/run-lightcone-$1" "$dir" "$SYNC" --grpc-addr off
 	fi
 }
 
@@ -85,7 +88,7 @@ done
 
 echo "## RESP A/B: redis-benchmark -t $TESTS -n $N -c $CLIENTS -P {$PIPELINES}, $ROUNDS interleaved rounds"
 echo
-echo "redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') (appendfsync everysec); lightcone --sync everysec:" \
+echo "redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') (appendfsync $SYNC); lightcone --sync $SYNC:" \
 	"tree $TREE_REV${BASE_REV:+, base $BASE ($BASE_REV)}${LC_ENV:+ (env $LC_ENV)}; $(nproc) CPUs; load average before $LOAD_BEFORE, after $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
 echo "| round | target | P | op | req/s | p50 ms | p99 ms | server CPU µs/req |"
