@@ -212,7 +212,8 @@ cluster_ready() {
 # with one replica per region at QUORUM/QUORUM and write_order auto (query
 # order on local3: no 2δ commit wait), each YAML line appended to the
 # cluster file (e.g. a keyspaces list); sets PORTS (RESP, space-separated)
-# and GRPCS (comma-separated).
+# and GRPCS (comma-separated). LC3_KEYSPACE replaces the default keyspace;
+# QUORUM/QUORUM are set only for a quorum one.
 PORTS=""
 GRPCS=""
 LC3_DEFAULT_KEYSPACE='{protocol: quorum, replicas_per_region: 1, write_order: auto}'
@@ -235,7 +236,8 @@ start_lightcone3() {
 				done
 				printf '}\n'
 			done
-			printf 'keyspace: %s\nread: QUORUM\nwrite: QUORUM\nsync: %s\n' "$LC3_KEYSPACE" "$sync"
+			printf 'keyspace: %s\nsync: %s\n' "$LC3_KEYSPACE" "$sync"
+			[[ "$LC3_KEYSPACE" == *"protocol: quorum"* ]] && printf 'read: QUORUM\nwrite: QUORUM\n'
 			for line in "$@"; do printf '%s\n' "$line"; done
 		} >"$dir/cluster.yaml"
 		for n in a-0 b-0 c-0; do

@@ -34,13 +34,23 @@
 #           $YCSB_OPS operations by $CLIENTS clients, Zipfian keys, 1000-byte
 #           values, GET/SET over RESP): lc-al / redis-es; goal >= 0.8
 #   put     scripts/putload, $PUTS puts over gRPC by $CLIENTS clients, one
-#           connection and one put in flight each: lc-al / etcd1; goal >= 3
+#           connection and one put in flight each: lc-al / etcd1; goal >= 3.
+#           With the set row too, also the issue's own form of this row:
+#           durable SET -P 1 through RESP (redis-benchmark, above) / etcd1's
+#           put (putload): each server through its own protocol's client
 #   quorum  the same against 3 nodes (clients spread over the nodes):
 #           lc3 (default keyspace, QUORUM) / etcd3; goal >= 2
 #   lease   putload -mode get: $KEYS keys put, each read once through every
 #           node (primes the leases; not timed), then $GETS gets by $CLIENTS
 #           clients spread over the nodes: lc3 keyspace lease / etcd3
 #           linearizable Range; goal: keep (9.8 when the issue was written)
+#   resp3   the quorum and lease rows through RESP: lc3r, three lightcone
+#           servers as lc3, redis-benchmark -c $CLIENTS -P 1 against a-0:
+#           -t set -n $N with the default keyspace quorum (QUORUM) / etcd3's
+#           put (putload, the quorum row); then the same three restarted with
+#           the default keyspace protocol: lease, the benchmark's key set and
+#           read once through every node (primes its lease), -t get -n $N /
+#           etcd3's linearizable get (putload, the lease row)
 #   sim     go test ./internal/scenario -bench 'BenchmarkSim$/(quorum|lease|meteor)/'
 #           -benchtime $SIM_BENCHTIME: client ops per real second, codec off
 #           and on; no peer; goal >= 200k each
@@ -68,7 +78,7 @@
 set -euo pipefail
 
 ROUNDS="${ROUNDS:-3}"
-ROWS="${ROWS:-get set p99 ycsb put quorum lease sim}"
+ROWS="${ROWS:-get set p99 ycsb put quorum lease resp3 sim}"
 N="${N:-200000}"
 CLIENTS="${CLIENTS:-50}"
 RECORDS="${RECORDS:-10000}"
@@ -86,7 +96,7 @@ row() { [[ " $ROWS " == *" $1 "* ]]; }
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench-table
 if row get || row set || row p99 || row ycsb; then need_redis; fi
-if row put || row quorum || row lease; then need_etcd; fi
+if row put || row quorum || row lease || row resp3; then need_etcd; fi
 command -v curl >/dev/null 2>&1 || die "curl not found"
 
 # --- the targets each row needs ---
@@ -100,8 +110,9 @@ if row set || row p99; then want redis-al lc-al; fi
 if row ycsb; then want redis-es lc-al; fi
 if row put; then want etcd1 lc-al; fi
 if row quorum || row lease; then want etcd3 lc3; fi
+if row resp3; then want etcd3 lc3r; fi
 if row sim; then want sim; fi
-((${#TARGETS[@]})) || die "ROWS=\"$ROWS\" names no row (get set p99 ycsb put quorum lease sim)"
+((${#TARGETS[@]})) || die "ROWS=\"$ROWS\" names no row (get set p99 ycsb put quorum lease resp3 sim)"
 
 # --- build ---
 log "building lightcone, putload, ycsbload$(row sim && echo ' and the simulator benchmark')"
@@ -190,10 +201,26 @@ run() {
 		if row quorum; then load "$r" put3 "$t" lightcone "$GRPCS" -n "$PUTS"; fi
 		if row lease; then load "$r" get3 "$t" lightcone "$GRPCS" -mode get -keyspace lease -keys "$KEYS" -n "$GETS"; fi
 		;;
+	lc3r)
+		start_lightcone3 "$WORK/lightcone" "$dir" always
+		PORT="${PORTS%% *}"
+		log "round $r: $t redis-benchmark -t set -P 1 (QUORUM, through a-0)"
+		redis-benchmark -p "$PORT" -t set -n "$N" -c "$CLIENTS" -P 1 --csv | redis_csv_rows |
+			awk -F'\t' '{ print $2, $3, $4 }' | record "$r" SET3-P1 "$t"
+		stop_server
+		LC3_KEYSPACE='{protocol: lease}' start_lightcone3 "$WORK/lightcone" "$dir" always
+		PORT="${PORTS%% *}"
+		# redis-benchmark's key without -r: put once, read through every node.
+		redis-cli -p "$PORT" SET key:__rand_int__ xxx >/dev/null
+		for p in $PORTS; do redis-cli -p "$p" GET key:__rand_int__ >/dev/null; done
+		log "round $r: $t redis-benchmark -t get -P 1 (lease, through a-0)"
+		redis-benchmark -p "$PORT" -t get -n "$N" -c "$CLIENTS" -P 1 --csv | redis_csv_rows |
+			awk -F'\t' '{ print $2, $3, $4 }' | record "$r" GET3-P1 "$t"
+		;;
 	etcd3)
 		start_etcd3 "$dir"
-		if row quorum; then load "$r" put3 "$t" etcd "$GRPCS" -n "$PUTS"; fi
-		if row lease; then load "$r" get3 "$t" etcd "$GRPCS" -mode get -keys "$KEYS" -n "$GETS"; fi
+		if row quorum || row resp3; then load "$r" put3 "$t" etcd "$GRPCS" -n "$PUTS"; fi
+		if row lease || row resp3; then load "$r" get3 "$t" etcd "$GRPCS" -mode get -keys "$KEYS" -n "$GETS"; fi
 		;;
 	sim)
 		log "round $r: simulator benchmark (-benchtime $SIM_BENCHTIME)"
@@ -220,7 +247,8 @@ done
 LOADS+=", $(cut -d' ' -f1 /proc/loadavg)"
 MINUTES=$((($(date +%s) - START + 30) / 60))
 
-# The table's rows: label | test | Lightcone target | peer target | metric
+# The table's rows: label | test | Lightcone target | peer target (or
+# TARGET:TEST, the peer's figure from another test) | metric
 # (rps: Lightcone/peer; p99: Lightcone/peer; abs: Lightcone alone) | goal
 # text | goal as a comparison (>= or <=, number).
 SPEC="$WORK/rows.txt"
@@ -237,8 +265,11 @@ if row p99; then spec "p99, GET \`-P 1\` (everysec)|GET-P1|lc-es|redis-es|p99|�
 if row ycsb; then spec "YCSB A, \`--sync always\` vs Redis AOF everysec|YCSB-A|lc-al|redis-es|rps|≥ 0.8|>= 0.8" \
 	"YCSB B, \`--sync always\` vs Redis AOF everysec|YCSB-B|lc-al|redis-es|rps|≥ 0.8|>= 0.8"; fi
 if row put; then spec "durable put vs etcd 1 node (gRPC)|put1|lc-al|etcd1|rps|keep ≥ 3|>= 3"; fi
+if row put && row set; then spec "durable SET \`-P 1\` (RESP) vs etcd 1 node put (gRPC): the issue's row|SET-P1|lc-al|etcd1:put1|rps|keep ≥ 3|>= 3"; fi
 if row quorum; then spec "3 nodes, QUORUM put vs etcd 3 members|put3|lc3|etcd3|rps|≥ 2|>= 2"; fi
 if row lease; then spec "3 nodes, primed lease get vs etcd linearizable get|get3|lc3|etcd3|rps|keep (9.8)|>= 9.8"; fi
+if row resp3; then spec "3 nodes, QUORUM SET \`-P 1\` (RESP, one node) vs etcd 3 members put (gRPC)|SET3-P1|lc3r|etcd3:put3|rps|≥ 2|>= 2" \
+	"3 nodes, primed lease GET \`-P 1\` (RESP, one node) vs etcd linearizable get (gRPC)|GET3-P1|lc3r|etcd3:get3|rps|keep (9.8)|>= 9.8"; fi
 if row sim; then
 	for p in quorum lease meteor; do
 		for c in off on; do spec "simulator, $p, codec $c (ops/s)|sim-$p-$c|sim||abs|≥ 200k|>= 200000"; done
@@ -267,10 +298,13 @@ REPORT="$WORK/report.md"
 	{
 		split($0, f, "|")
 		label = f[1]; test = f[2]; a = f[3]; b = f[4]; metric = f[5]; goal = f[6]; split(f[7], g, " ")
+		# The peer is TARGET or TARGET:TEST (a peer measured by another test).
+		btest = test
+		if (index(b, ":")) { btest = substr(b, index(b, ":") + 1); b = substr(b, 1, index(b, ":") - 1) }
 		ra = ""; rb = ""; s = ""
 		for (r = 1; r <= R; r++) {
 			x = (metric == "p99") ? q[r, test, a] : v[r, test, a]
-			y = (metric == "p99") ? q[r, test, b] : v[r, test, b]
+			y = (metric == "p99") ? q[r, btest, b] : v[r, btest, b]
 			if (x != "" && x != "-") ra = ra " " x
 			if (y != "" && y != "-") rb = rb " " y
 			if (metric != "abs" && x > 0 && y > 0) s = s " " x / y
