@@ -63,6 +63,7 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 				"http-addr":                  func() { cfg.HTTPAddr = c.HTTPAddr },
 				"sync":                       func() { cfg.Sync = disk.SyncPolicy(sync) },
 				"disk-reserve":               func() { cfg.DiskReserve = c.DiskReserve },
+				"fsync-holds-thread":         func() { cfg.FsyncHoldsThread = c.FsyncHoldsThread },
 				"requirepass":                func() { cfg.RequirePass = c.RequirePass },
 				"token":                      func() { cfg.Token = c.Token },
 				"node":                       func() { cfg.Node = c.Node },
@@ -111,6 +112,7 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 	f.StringVar(&c.HTTPAddr, "http-addr", server.DefaultHTTPAddr, `HTTP admin listen address (/metrics, /healthz, /readyz, /status); "off" disables`)
 	f.StringVar(&sync, "sync", string(disk.SyncAlways), "when writes are fsynced: always (before any reply; group commit), everysec, never")
 	f.Var(&c.DiskReserve, "disk-reserve", "free space below which writes are refused and /readyz fails, e.g. 512MiB (default 5% of the filesystem, at least 4 memtables, at most 1GiB)")
+	f.BoolVar(&c.FsyncHoldsThread, "fsync-holds-thread", false, "fsync the write-ahead log with raw system calls that keep the Go scheduler's slot (as Redis's thread waits in fsync): faster durable writes with GOMAXPROCS=1, but a disk that hangs in fsync stalls the whole process")
 	f.StringVar(&c.RequirePass, "requirepass", "", "password RESP clients must AUTH with")
 	f.StringVar(&c.Token, "token", "", "bearer token the HTTP admin endpoints require (except /healthz)")
 	f.StringVar(&c.Read, "read", "", "default read consistency level (default QUORUM)")

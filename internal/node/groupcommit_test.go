@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -364,4 +365,54 @@ func ledgerClients(t *testing.T, l *ledger, o ledgerRun) (bad []string, early in
 		t.Errorf("%d replies; want %d", replies, clients*each)
 	}
 	return bad, early
+}
+
+// holdRecorder is a Mem engine that records each HoldThread before a Sync.
+type holdRecorder struct {
+	*store.Mem
+	hold  bool
+	syncs []bool // the hold in force at each Sync
+}
+
+func (h *holdRecorder) HoldThread(hold bool) { h.hold = hold }
+func (h *holdRecorder) Sync() error {
+	h.syncs = append(h.syncs, h.hold)
+	return h.Mem.Sync()
+}
+
+// TestHoldThreadOnlyWhenEveryReplyWaits: the loop lets an engine's fsync
+// hold the thread (store.ThreadHolder) only for a batch whose replies all
+// wait for it; a batch from which a read's reply left early lets go.
+func TestHoldThreadOnlyWhenEveryReplyWaits(t *testing.T) {
+	w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := &holdRecorder{Mem: store.NewMem()}
+	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return &timerReplica{} },
+		Engine: eng, EarlyReads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Driven by hand, on the test's goroutine: no loop runs.
+	batch := func(read bool) {
+		if read {
+			n.touched = false
+			n.ReplyRead(&wire.Reply{ID: 1, Client: 1})
+		}
+		n.touched = false
+		if err := n.Store().Put("k", store.Record{Value: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+		n.Reply(&wire.Reply{ID: 2, Client: 1})
+		if err := n.flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch(false)
+	batch(true)
+	batch(false)
+	if want := []bool{true, false, true}; !slices.Equal(eng.syncs, want) {
+		t.Errorf("hold at each sync %v; want %v (held only where no reply left early)", eng.syncs, want)
+	}
 }

@@ -72,6 +72,17 @@ type AsyncEngine interface {
 	SyncStart() (Pending, error)
 }
 
+// ThreadHolder is an Engine whose fsyncs may hold their thread's Go
+// scheduler slot (package disk, Options.FsyncHoldsThread). Before each
+// Sync the loop says whether anything could run beside the fsync: where
+// every reply of the batch waits for it, nothing can, and holding the
+// thread saves the scheduler's hand-offs around the fsync; where replies
+// left before it (early reads), their connections could run meanwhile, and
+// the fsync lets the slot go. Engines without the option ignore it.
+type ThreadHolder interface {
+	HoldThread(hold bool)
+}
+
 // Pending is a sync in progress (AsyncEngine.SyncStart).
 type Pending interface {
 	// Wait blocks until the sync's writes are durable, or the sync failed.

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -75,6 +76,9 @@ type Pebble struct {
 	SyncLatency func(time.Duration)
 	cache       *rowCache
 	space       *monitor
+	// hold says whether the log's fsyncs hold their thread now
+	// (Options.FsyncHoldsThread, HoldThread).
+	hold *atomic.Bool
 	// sinceCheck counts bytes committed since the last free-space
 	// reading; past checkBytes, Sync reads it again.
 	sinceCheck, checkBytes int
@@ -103,6 +107,11 @@ func Open(dir string, o Options) (*Pebble, error) {
 	}
 	if o.FS == nil {
 		o.FS = vfs.Default
+	}
+	hold := new(atomic.Bool)
+	if o.FsyncHoldsThread {
+		o.FS = holdingFS{o.FS, hold}
+		hold.Store(true)
 	}
 	if o.CheckInterval <= 0 {
 		o.CheckInterval = time.Second
@@ -136,7 +145,7 @@ func Open(dir string, o Options) (*Pebble, error) {
 		return nil, fmt.Errorf("disk: open %s: %w", dir, err)
 	}
 	p := &Pebble{db: db, policy: o.Sync, stop: make(chan struct{}), cache: newRowCache(DefaultCacheRows, DefaultCacheBytes),
-		space: m, checkBytes: int(max(m.resv/4, 1))}
+		space: m, checkBytes: int(max(m.resv/4, 1)), hold: hold}
 	p.batch = db.NewIndexedBatch()
 	m.check()
 	// Re-reading the free space every interval is how writes resume on
@@ -274,6 +283,11 @@ func (p *Pebble) Put(key string, rec store.Record) error {
 	p.cache.put(key, rec, true)
 	return nil
 }
+
+// HoldThread implements store.ThreadHolder: with Options.FsyncHoldsThread,
+// whether the next fsyncs hold their thread (until told otherwise); without
+// it, nothing.
+func (p *Pebble) HoldThread(hold bool) { p.hold.Store(hold) }
 
 // Sync implements Engine: it commits every Put since the last Sync, with
 // an fsync under SyncAlways. A failed commit fails the engine for good

@@ -74,6 +74,23 @@ type Options struct {
 	LogInterval time.Duration
 	// Log receives the engine's warnings. Default: discarded.
 	Log *slog.Logger
+	// FsyncHoldsThread makes the log's fsyncs raw system calls that keep
+	// their thread's Go scheduler slot (P) while the disk flushes, as
+	// Redis's one thread waits in its appendfsync always fsync: no hand-off
+	// of the P to another thread and back around each fsync, and no
+	// sysmon polling every 20 µs to take it. The node's loop turns it off
+	// for a batch whose read replies left before the fsync (their
+	// connections could run meanwhile) through Pebble.HoldThread
+	// (store.ThreadHolder). Under sync always on one core (GOMAXPROCS=1):
+	// SET -P 1 at a steadier ~80k/s with p99 down a fifth, YCSB A +8%,
+	// YCSB B unchanged (docs/performance.md, "Fsyncs that hold their
+	// thread"). The price: while such an fsync runs nothing else of the
+	// process runs on that P, and a garbage collection waits for it to
+	// end; a disk that hangs in fsync stalls the whole process (its HTTP
+	// admin included) until the fsync returns, as Redis's one thread
+	// stalls in appendfsync always. Only files with an OS descriptor are
+	// affected; Linux only.
+	FsyncHoldsThread bool
 }
 
 // ballastName is the emergency ballast's file name in the data directory
