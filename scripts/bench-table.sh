@@ -17,6 +17,8 @@
 #             thread contends with the load generator for the machine's two
 #             cores: lower GET throughput and a p99 tail of 2-5 ms
 #             (README, "Performance"). LC_PROCS=0 runs Go's default.
+#             lc-al also takes $LC_AL_ARGS (default --fsync-holds-thread:
+#             its fsyncs wait as Redis's thread waits in its own).
 #   etcd1     etcd, one member, default settings (fsyncs its WAL before a commit)
 #   lc3       three lightcone servers --sync always, world local3 on loopback
 #             (no WAN emulation): default keyspace quorum, one replica per
@@ -70,6 +72,7 @@
 #   GETS=100000       gets per putload -mode get run
 #   SIM_BENCHTIME=2x  go test -benchtime of the simulator rows
 #   LC_PROCS=1        GOMAXPROCS of lc-es and lc-al (0: Go's default, every CPU)
+#   LC_AL_ARGS="--fsync-holds-thread"  lc-al's extra server flags ("" none)
 #   KEEP=1            keep the temp dir (binaries, data dirs, logs, raw rows)
 #   OUT=FILE          also write the report (Markdown) to FILE
 # Redis (redis-server, redis-tools) and etcd (etcd-server) are installed with
@@ -89,6 +92,7 @@ GETS="${GETS:-100000}"
 SIM_BENCHTIME="${SIM_BENCHTIME:-2x}"
 KEEP="${KEEP:-0}"
 LC_PROCS="${LC_PROCS:-1}"
+LC_AL_ARGS="${LC_AL_ARGS---fsync-holds-thread}"
 OUT="${OUT:-}"
 
 row() { [[ " $ROWS " == *" $1 "* ]]; }
@@ -187,7 +191,8 @@ run() {
 		redis_bench "$r" "$t" get
 		;;
 	lc-al)
-		lc_procs start_lightcone "$WORK/lightcone" "$dir" always
+		# shellcheck disable=SC2086 # LC_AL_ARGS is a list of flags
+		lc_procs start_lightcone "$WORK/lightcone" "$dir" always $LC_AL_ARGS
 		if row set || row p99; then redis_bench "$r" "$t" set; fi
 		if row ycsb; then ycsb "$r" "$t"; fi
 		if row put; then load "$r" put1 "$t" lightcone "127.0.0.1:$GRPC" -n "$PUTS"; fi
@@ -282,7 +287,7 @@ REPORT="$WORK/report.md"
 	echo
 	echo "Lightcone $REV; redis $(redis-server --version 2>/dev/null | sed -n 's/.*v=\([^ ]*\).*/\1/p');" \
 		"$(etcd --version 2>/dev/null | head -1 | sed 's/: / /');" \
-		"lc-es and lc-al GOMAXPROCS=$( ((LC_PROCS > 0)) && echo "$LC_PROCS" || echo "Go's default");" \
+		"lc-es and lc-al GOMAXPROCS=$( ((LC_PROCS > 0)) && echo "$LC_PROCS" || echo "Go's default"), lc-al ${LC_AL_ARGS:-without extra flags};" \
 		"N=$N, CLIENTS=$CLIENTS, RECORDS=$RECORDS, YCSB_OPS=$YCSB_OPS, PUTS=$PUTS, KEYS=$KEYS, GETS=$GETS, SIM_BENCHTIME=$SIM_BENCHTIME;" \
 		"$(nproc) CPUs, $(date -u +%Y-%m-%d); load average (1 min) at each round's start and at the end: $LOADS; $MINUTES min."
 	echo
