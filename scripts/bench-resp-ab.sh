@@ -22,6 +22,9 @@
 #   TESTS=get,set     redis-benchmark -t
 #   SYNC=everysec     Lightcone's --sync and Redis's appendfsync (everysec
 #                     or always)
+#   BASE_ARGS, TREE_ARGS  extra server flags of the base and tree targets
+#                     (BASE=HEAD TREE_ARGS=--some-flag: one revision, a
+#                     flag's effect)
 #   LC_ENV="K=V ..."  environment of both Lightcone targets (e.g. GOMAXPROCS=1)
 #   KEEP=1            keep the temp dir
 set -euo pipefail
@@ -35,6 +38,8 @@ TESTS="${TESTS:-get,set}"
 KEEP="${KEEP:-0}"
 LC_ENV="${LC_ENV:-}"
 SYNC="${SYNC:-everysec}"
+BASE_ARGS="${BASE_ARGS:-}"
+TREE_ARGS="${TREE_ARGS:-}"
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench-resp-ab
@@ -47,7 +52,10 @@ start() {
 	if [[ "$1" == redis ]]; then
 		start_redis "$dir" "$SYNC"
 	else
-		start_lightcone "$WORK/run-lightcone-$1" "$dir" "$SYNC" --grpc-addr off
+		local args=BASE_ARGS
+		[[ "$1" == tree ]] && args=TREE_ARGS
+		# shellcheck disable=SC2086 # the flags are a list
+		start_lightcone "$WORK/run-lightcone-$1" "$dir" "$SYNC" --grpc-addr off ${!args}
 	fi
 }
 
@@ -89,7 +97,7 @@ done
 echo "## RESP A/B: redis-benchmark -t $TESTS -n $N -c $CLIENTS -P {$PIPELINES}, $ROUNDS interleaved rounds"
 echo
 echo "redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') (appendfsync $SYNC); lightcone --sync $SYNC:" \
-	"tree $TREE_REV${BASE_REV:+, base $BASE ($BASE_REV)}${LC_ENV:+ (env $LC_ENV)}; $(nproc) CPUs; load average before $LOAD_BEFORE, after $(cut -d' ' -f1-3 /proc/loadavg)."
+	"tree $TREE_REV${TREE_ARGS:+ ($TREE_ARGS)}${BASE_REV:+, base $BASE ($BASE_REV)${BASE_ARGS:+ ($BASE_ARGS)}}${LC_ENV:+ (env $LC_ENV)}; $(nproc) CPUs; load average before $LOAD_BEFORE, after $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
 echo "| round | target | P | op | req/s | p50 ms | p99 ms | server CPU µs/req |"
 echo "| ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |"

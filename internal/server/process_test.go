@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -98,9 +99,24 @@ func TestKillNineKeepsAcknowledgedWrites(t *testing.T) {
 		t.Skip("multi-process test; skipped in -short")
 	}
 	bin := buildBinary(t)
+	t.Run("default", func(t *testing.T) { killNine(t, bin) })
+	// Fsyncs that hold their thread are fsyncs all the same.
+	t.Run("fsync-holds-thread", func(t *testing.T) { killNine(t, bin, "--fsync-holds-thread") })
+}
+
+// killNine is TestKillNineKeepsAcknowledgedWrites on a server started with
+// flags extra.
+func killNine(t *testing.T, bin string, extra ...string) {
 	dir := filepath.Join(t.TempDir(), "data")
 	resp, httpAddr := freeAddr(t), freeAddr(t)
-	p := start(t, bin, dir, resp, httpAddr)
+	p := start(t, bin, dir, resp, httpAddr, extra...)
+	holds := len(extra) > 0
+	var st struct {
+		Holds *bool `json:"fsync_holds_thread"`
+	}
+	if err := json.Unmarshal([]byte(httpBody(t, "http://"+httpAddr+"/status")), &st); err != nil || st.Holds == nil || *st.Holds != holds {
+		t.Errorf("/status fsync_holds_thread = %v (%v); want %v", st.Holds, err, holds)
+	}
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: resp, Protocol: 2})
 	defer c.Close()
@@ -135,7 +151,7 @@ func TestKillNineKeepsAcknowledgedWrites(t *testing.T) {
 	}
 	_ = p.cmd.Wait()
 
-	p = start(t, bin, dir, resp, httpAddr)
+	p = start(t, bin, dir, resp, httpAddr, extra...)
 	c2 := redis.NewClient(&redis.Options{Addr: resp, Protocol: 2})
 	defer c2.Close()
 	if v, err := c2.Get(ctx, "k0").Result(); err != redis.Nil {
