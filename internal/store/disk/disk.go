@@ -76,6 +76,8 @@ type Pebble struct {
 	SyncLatency func(time.Duration)
 	cache       *rowCache
 	space       *monitor
+	// enc is Put's encoding buffer (the batch copies what it is given).
+	enc []byte
 	// hold says whether the log's fsyncs hold their thread now
 	// (Options.FsyncHoldsThread, HoldThread).
 	hold *atomic.Bool
@@ -273,9 +275,18 @@ func (p *Pebble) Scan(from, to string, fn func(key string, rec store.Record) boo
 	return it.Error()
 }
 
+// maxEncKeep is the largest encoding buffer Put keeps for the next one.
+const maxEncKeep = 64 << 10
+
 // Put implements Store.
 func (p *Pebble) Put(key string, rec store.Record) error {
-	if err := p.batch.Set([]byte(dataPrefix+key), AppendRecord(nil, rec), nil); err != nil {
+	// Set copies its arguments: one encoding buffer serves every Put.
+	p.enc = AppendRecord(p.enc[:0], rec)
+	err := p.batch.Set([]byte(dataPrefix+key), p.enc, nil)
+	if cap(p.enc) > maxEncKeep {
+		p.enc = nil // a large value's buffer is not kept
+	}
+	if err != nil {
 		p.cache.drop(key)
 		return err
 	}
