@@ -27,6 +27,19 @@ type BatchSubmitter interface {
 	SubmitBatch(reqs []*wire.Request, done func(*wire.Reply))
 }
 
+// CachedReader is a Backend that answers some reads at once, without its
+// event loop: reads of keys whose answer the protocol published
+// (env.PublishRead), and nobody has written since.
+type CachedReader interface {
+	// CachedRead returns the reply a read of key in keyspace (empty: the
+	// default) at level would get, if one is published. Use it only for
+	// a read that follows nothing of the caller's still in flight. The
+	// reply is shared and must not be modified. Safe for concurrent use.
+	CachedRead(keyspace string, key []byte, level wire.Level) (*wire.Reply, bool)
+	// CachedReadsServed counts n reads at level that CachedRead answered.
+	CachedReadsServed(level wire.Level, n int)
+}
+
 // Scanner lists the keys of a keyspace that this node holds (RESP SCAN,
 // KEYS, DBSIZE). It reads the node's own store, not the cluster: a node
 // holding only some of a keyspace's keys lists only those, and a key lists

@@ -112,6 +112,24 @@ func ReplyRead(e Env, r *wire.Reply) {
 	e.Reply(r)
 }
 
+// ReadPublisher is an Env that can serve later reads of a key without the
+// protocol (PublishRead).
+type ReadPublisher interface {
+	PublishRead(key string, level wire.Level, r *wire.Reply)
+}
+
+// PublishRead offers r, the reply a read of key at level just got from
+// ReplyRead, as the answer to every later read of key at level until the
+// key's record is next written through e.Store() (which withdraws it). A
+// protocol calls it only where that holds: the reply is the key's stored
+// record alone, and any read at level would be answered with it from this
+// node's store alone until the record changes. Elsewhere it does nothing.
+func PublishRead(e Env, key string, level wire.Level, r *wire.Reply) {
+	if rp, ok := e.(ReadPublisher); ok {
+		rp.PublishRead(key, level, r)
+	}
+}
+
 // Replica is one node's protocol state machine. The runtime calls it from a
 // single goroutine. After a crash the runtime builds a new Replica and calls
 // Start; everything not in the Store is gone.

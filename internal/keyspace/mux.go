@@ -98,6 +98,15 @@ func (m *Mux) sub(e env.Env, i int) *subEnv {
 
 // Start implements env.Replica.
 func (m *Mux) Start(e env.Env) {
+	m.makeEnvs()
+	for i := range m.defs {
+		m.replicas[i].Start(m.sub(e, i))
+	}
+}
+
+// makeEnvs makes each keyspace's Env: the default's keys escaped, a named
+// one's under "k/<name>/" (AppendStoreKey).
+func (m *Mux) makeEnvs() {
 	m.envs = make([]*subEnv, len(m.defs))
 	for i, d := range m.defs {
 		prefix := ""
@@ -106,7 +115,6 @@ func (m *Mux) Start(e env.Env) {
 		}
 		m.envs[i] = &subEnv{ks: uint32(i), prefix: prefix}
 		m.envs[i].view.s = m.envs[i]
-		m.replicas[i].Start(m.sub(e, i))
 	}
 }
 
@@ -169,6 +177,16 @@ func (s *subEnv) Send(to wire.NodeID, m wire.Msg) { s.Env.Send(to, &Envelope{KS:
 // ReplyRead implements env.ReadReplier: the node's, if it has one.
 func (s *subEnv) ReplyRead(r *wire.Reply) { env.ReplyRead(s.Env, r) }
 
+// PublishRead implements env.ReadPublisher: the node's, under the store key.
+func (s *subEnv) PublishRead(key string, level wire.Level, r *wire.Reply) {
+	if s.prefix == "" {
+		key = escape(key)
+	} else {
+		key = s.prefix + key
+	}
+	env.PublishRead(s.Env, key, level, r)
+}
+
 func (s *subEnv) SetTimer(d time.Duration, p any) env.TimerID {
 	return s.Env.SetTimer(d, timerWrap{s.ks, p})
 }
@@ -205,6 +223,26 @@ func escape(key string) string {
 		return "k//" + key[2:]
 	}
 	return key
+}
+
+// AppendStoreKey appends to dst the store key under which the Mux of the
+// keyspaces names (the default first: Names) keeps key of keyspace ks
+// (empty: the default), as view does; false if ks is not one of names.
+func AppendStoreKey(dst []byte, names []string, ks string, key []byte) ([]byte, bool) {
+	i := 0
+	if ks != "" {
+		if i = slices.Index(names, ks); i < 0 {
+			return dst, false
+		}
+	}
+	if i > 0 {
+		dst = append(append(append(dst, "k/"...), names[i]...), '/')
+		return append(dst, key...), true
+	}
+	if len(key) >= 2 && key[0] == 'k' && key[1] == '/' {
+		return append(append(dst, "k//"...), key[2:]...), true
+	}
+	return append(dst, key...), true
 }
 
 // The rest of Env passes through; listed so the type documents itself.

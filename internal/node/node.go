@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
+	ks "github.com/lightcone/lightcone/internal/keyspace"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -104,6 +105,17 @@ type Config struct {
 	// Protocols' own writes (replication from peers, lease records) are
 	// not client writes and are not asked.
 	Admit func(*wire.Request) *wire.Error
+	// PublishReads keeps the replies protocols publish (env.PublishRead),
+	// so CachedRead answers reads without the loop: a GET of a key the
+	// loop has answered, and nobody has written since, costs no hand-off
+	// to the loop and back (docs/performance.md, "Reads answered without
+	// the loop").
+	PublishReads bool
+	// Keyspaces names the keyspaces of the replica's keyspace.Mux, the
+	// default first, for CachedRead to find a key's store key
+	// (keyspace.AppendStoreKey); nil: a replica without a Mux, whose
+	// store keys are the keys of the default keyspace.
+	Keyspaces []string
 	// EarlyReads lets a reply given through env.ReplyRead leave before its
 	// batch's sync when its handler wrote nothing and read no key written
 	// since the last sync: what it carries is already durable. Worth it
@@ -259,12 +271,19 @@ type Node struct {
 	// channel blocks). spare keeps released holds for reuse.
 	async    store.AsyncEngine
 	holder   store.ThreadHolder // the engine, if its fsyncs may hold the thread
-	asyncOK  bool // an AsyncEngine's syncs may run beside the loop (New; tests set it)
+	asyncOK  bool               // an AsyncEngine's syncs may run beside the loop (New; tests set it)
 	held     []*held
 	syncq    chan store.Pending
 	synced   chan error
 	inflight int
 	spare    []*held
+	// reads holds the replies protocols published (env.PublishRead), by
+	// store key, for reads served without the loop (CachedRead); written
+	// only on the loop, read by any goroutine, under readsMu. readBytes
+	// counts their values' bytes (the bounds: maxPublished*).
+	readsMu   sync.RWMutex
+	reads     map[string]*published
+	readBytes int
 	// unsafeReleaseEarly breaks persist-before-send for the teeth test:
 	// flush releases the batch's output before it syncs.
 	unsafeReleaseEarly bool
@@ -331,6 +350,9 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.asyncOK = runtime.GOMAXPROCS(0) > 1
 	n.holder, _ = cfg.Engine.(store.ThreadHolder)
+	if cfg.PublishReads {
+		n.reads = make(map[string]*published)
+	}
 	if cfg.EarlyReads {
 		n.dirty = make(map[string]uint64)
 		n.sweepAt = minSweep
@@ -648,6 +670,7 @@ func (n *Node) drop(ev *event) {
 // stop ends the loop after the replica fail-stopped: nothing the batch
 // produced leaves, and nothing is synced any more.
 func (n *Node) stop() error {
+	n.forgetReads()
 	n.failed = true
 	n.dropOut()
 	clear(n.early)
@@ -921,6 +944,7 @@ func (n *Node) complete(reps []*wire.Reply) []*wire.Reply {
 // requests are refused and messages dropped. The loop keeps running, so
 // status queries still answer and the process stays up.
 func (n *Node) breakDown(err error) {
+	n.forgetReads()
 	n.broken = &wire.Error{Code: wire.ErrUnavailable, Msg: fmt.Sprintf("node: the store failed; this node takes no requests until it is restarted: %v", err)}
 	n.log.Error("node: store sync failed; nothing unpersisted was acknowledged, every request is refused until the node is restarted", "err", err)
 	n.timers = nil
@@ -1045,6 +1069,7 @@ func (n *Node) shutdown() {
 	n.gate.Lock()
 	n.stopped.Store(true)
 	n.gate.Unlock()
+	n.forgetReads()
 	n.wake.Stop()
 	n.timers = nil
 	clear(n.payload)
@@ -1093,6 +1118,110 @@ func (n *Node) Send(to wire.NodeID, m wire.Msg) {
 
 func (n *Node) Reply(r *wire.Reply) { n.outReps = append(n.outReps, r) }
 
+// published is a reply a read of a key at a level may be given.
+type published struct {
+	level wire.Level
+	rep   wire.Reply
+}
+
+// Bounds of the published replies: past either, the next publication
+// forgets them all and starts again (the hot keys come back at their next
+// read through the loop). A value larger than maxPublishedValue is not
+// published.
+const (
+	maxPublished      = 1 << 16
+	maxPublishedBytes = 32 << 20
+	maxPublishedValue = 64 << 10
+)
+
+// PublishRead implements env.ReadPublisher: r answers later reads of key
+// at level, until the key is next written (trackingStore, withdrawingStore)
+// or the node stops or breaks down, provided what it carries is durable
+// (with EarlyReads: the handler read no key awaiting a sync) and small.
+func (n *Node) PublishRead(key string, level wire.Level, r *wire.Reply) {
+	if n.reads == nil || (n.dirty != nil && n.touched) || r.Err != nil || len(r.Value) > maxPublishedValue {
+		return
+	}
+	p := &published{level: level, rep: *r}
+	p.rep.ID, p.rep.Client = 0, 0
+	n.readsMu.Lock()
+	if old := n.reads[key]; old != nil {
+		n.readBytes -= len(old.rep.Value)
+	} else if len(n.reads) >= maxPublished || n.readBytes+len(r.Value) > maxPublishedBytes {
+		clear(n.reads)
+		n.readBytes = 0
+	}
+	n.reads[key] = p
+	n.readBytes += len(r.Value)
+	n.readsMu.Unlock()
+}
+
+// withdraw forgets key's published reply: its record is being written. It
+// runs before the write's handler returns, so before anything the write
+// makes visible leaves the node.
+func (n *Node) withdraw(key string) {
+	n.readsMu.RLock()
+	_, ok := n.reads[key]
+	n.readsMu.RUnlock()
+	if ok {
+		n.readsMu.Lock()
+		if old := n.reads[key]; old != nil {
+			n.readBytes -= len(old.rep.Value)
+			delete(n.reads, key)
+		}
+		n.readsMu.Unlock()
+	}
+}
+
+// forgetReads forgets every published reply (the node stops or breaks
+// down: its reads must go through the loop, which refuses them).
+func (n *Node) forgetReads() {
+	if n.reads == nil {
+		return
+	}
+	n.readsMu.Lock()
+	clear(n.reads)
+	n.readBytes = 0
+	n.readsMu.Unlock()
+}
+
+// CachedRead implements api.CachedReader: the reply published for a read
+// of key in keyspace at level, if any. Safe for concurrent use; the reply
+// is shared and must not be modified. A caller uses it only for a read
+// that follows nothing of its own still in flight (a client's earlier
+// write must be answered before a later read may skip the loop).
+func (n *Node) CachedRead(keyspace string, key []byte, level wire.Level) (*wire.Reply, bool) {
+	if n.reads == nil {
+		return nil, false
+	}
+	var buf [128]byte
+	sk := key
+	if n.cfg.Keyspaces != nil {
+		var ok bool
+		if sk, ok = ks.AppendStoreKey(buf[:0], n.cfg.Keyspaces, keyspace, key); !ok {
+			return nil, false
+		}
+	} else if keyspace != "" {
+		return nil, false
+	}
+	n.readsMu.RLock()
+	p := n.reads[string(sk)]
+	n.readsMu.RUnlock()
+	if p == nil || p.level != level {
+		return nil, false
+	}
+	return &p.rep, true
+}
+
+// CachedReadsServed implements api.CachedReader: n reads at level were
+// answered by CachedRead (for the request metrics; they took no time in
+// the node).
+func (n *Node) CachedReadsServed(level wire.Level, count int) {
+	if n.obs != nil && count > 0 {
+		n.obs.RequestN(wire.OpGet.String(), level.String(), 0, "ok", count)
+	}
+}
+
 // ReplyRead implements env.ReadReplier: with EarlyReads, a reply whose
 // handler wrote nothing and read no key written since the last sync
 // leaves before the batch's sync (Config.EarlyReads); else it is Reply.
@@ -1125,6 +1254,9 @@ func (n *Node) Store() store.Store {
 	if n.dirty != nil {
 		return trackingStore{n}
 	}
+	if n.reads != nil {
+		return withdrawingStore{n}
+	}
 	return n.cfg.Engine
 }
 
@@ -1144,6 +1276,9 @@ func (s trackingStore) Get(key string) (store.Record, bool, error) {
 
 func (s trackingStore) Put(key string, rec store.Record) error {
 	n := s.n
+	if n.reads != nil {
+		n.withdraw(key)
+	}
 	n.touched = true
 	n.unstarted++
 	n.dirty[key] = n.started + 1
@@ -1157,6 +1292,16 @@ func (s trackingStore) Put(key string, rec store.Record) error {
 		n.sweepAt = max(minSweep, 2*len(n.dirty))
 	}
 	return n.cfg.Engine.Put(key, rec)
+}
+
+// withdrawingStore is the engine as handlers see it with published reads
+// and no EarlyReads: a Put withdraws the key's published reply.
+type withdrawingStore struct{ n *Node }
+
+func (s withdrawingStore) Get(key string) (store.Record, bool, error) { return s.n.cfg.Engine.Get(key) }
+func (s withdrawingStore) Put(key string, rec store.Record) error {
+	s.n.withdraw(key)
+	return s.n.cfg.Engine.Put(key, rec)
 }
 
 // minSweep is the least size at which the written keys are swept of those

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -329,6 +330,46 @@ func setRead(op *check.Op, v string, err error) {
 	default:
 		op.Value, op.Found = v, true
 	}
+}
+
+// setGetHistory runs each client for d, client i's seq-th operation on
+// key(i, seq): a SET of a value of its own where write(i, seq), else a GET.
+// It returns the history; a SET that fails may still take effect, so the
+// client's later operations form a new session.
+func setGetHistory(ctx context.Context, clients []*redis.Client, d time.Duration, key func(i, seq int) string, write func(i, seq int) bool) check.History {
+	start := time.Now()
+	var (
+		mu   sync.Mutex
+		hist check.History
+		wg   sync.WaitGroup
+	)
+	for i, cl := range clients {
+		wg.Go(func() {
+			sess := int64(i)
+			for seq := 0; time.Since(start) < d; seq++ {
+				k := key(i, seq)
+				op := check.Op{Client: sess, Key: k, Call: int64(time.Since(start)), Outcome: check.OK}
+				if write(i, seq) {
+					v := fmt.Sprintf("c%d-%d", i, seq)
+					err := cl.Set(ctx, k, v, 0).Err()
+					op.Kind, op.Value, op.Found, op.Return = check.Write, v, true, int64(time.Since(start))
+					if err != nil {
+						op.Outcome, op.Return = check.Unknown, check.Never
+						sess += 100
+					}
+				} else {
+					v, err := cl.Get(ctx, k).Result()
+					op.Return = int64(time.Since(start))
+					setRead(&op, v, err)
+				}
+				mu.Lock()
+				hist.Ops = append(hist.Ops, op)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return hist
 }
 
 // completed counts h's reads and writes that completed OK.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -72,42 +71,14 @@ func TestDirectoryProtocolsOnRealServers(t *testing.T) {
 	}
 
 	t.Run("sc linearizable", func(t *testing.T) {
-		start := time.Now()
-		var (
-			mu   sync.Mutex
-			hist check.History
-			wg   sync.WaitGroup
-		)
 		keys := []string{"x", "y"}
-		for i, n := range []string{"a-0", "b-0", "a-0", "b-0"} {
-			cl := conn(n, "sc")
-			wg.Go(func() {
-				sess := int64(i)
-				for seq := 0; time.Since(start) < 4*time.Second; seq++ {
-					key := keys[seq%len(keys)]
-					op := check.Op{Client: sess, Key: key, Call: int64(time.Since(start)), Outcome: check.OK}
-					if (seq+i)%3 == 0 {
-						v := fmt.Sprintf("c%d-%d", i, seq)
-						err := cl.Set(ctx, key, v, 0).Err()
-						op.Kind, op.Value, op.Found, op.Return = check.Write, v, true, int64(time.Since(start))
-						if err != nil {
-							// The write may still take effect; this client's
-							// later operations form a new session.
-							op.Outcome, op.Return = check.Unknown, check.Never
-							sess += 100
-						}
-					} else {
-						v, err := cl.Get(ctx, key).Result()
-						op.Return = int64(time.Since(start))
-						setRead(&op, v, err)
-					}
-					mu.Lock()
-					hist.Ops = append(hist.Ops, op)
-					mu.Unlock()
-				}
-			})
+		var clients []*redis.Client
+		for _, n := range []string{"a-0", "b-0", "a-0", "b-0"} {
+			clients = append(clients, conn(n, "sc"))
 		}
-		wg.Wait()
+		hist := setGetHistory(ctx, clients, 4*time.Second,
+			func(_, seq int) string { return keys[seq%len(keys)] },
+			func(i, seq int) bool { return (seq+i)%3 == 0 })
 		reads, writes := completed(hist)
 		if reads < 20 || writes < 10 {
 			t.Fatalf("only %d reads and %d writes completed: too little to check", reads, writes)

@@ -569,7 +569,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		Admit: func(*wire.Request) *wire.Error { return admitWrite(eng) },
 		// A sync is an fsync only under always: there reads answered from
 		// the store need not wait for the writes handled beside them.
-		EarlyReads: policy == disk.SyncAlways}
+		EarlyReads: policy == disk.SyncAlways,
+		// GETs of keys the loop answered, and nobody wrote since, skip it.
+		PublishReads: true, Keyspaces: ksNames}
 	var clock *node.SteppableClock
 	if cfg.FaultInjection {
 		clock = &node.SteppableClock{Base: node.SystemClock{}}

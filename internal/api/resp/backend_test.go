@@ -168,3 +168,54 @@ func (b *fakeBackend) Scan(ctx context.Context, ks, cursor string, count int) ([
 		return nil, "", ctx.Err()
 	}
 }
+
+// cachingBackend is the fake backend as a node with published reads: a
+// GET's reply is published (on the loop, before it is given), and any
+// other request withdraws every published reply before it runs (on the
+// loop, so before its reply), as a node's store Put withdraws its key's.
+// unsafeIgnoreInFlight makes it a backend whose connections would read the
+// published replies even with their own requests in flight (teeth).
+type cachingBackend struct {
+	*fakeBackend
+	mu     sync.Mutex
+	reads  map[string]*wire.Reply // keyspace + "\x00" + key + "\x00" + level
+	served atomic.Int64
+}
+
+func newCachingBackend(b *fakeBackend) *cachingBackend {
+	return &cachingBackend{fakeBackend: b, reads: map[string]*wire.Reply{}}
+}
+
+func cacheKey(ks, key string, l wire.Level) string { return ks + "\x00" + key + "\x00" + l.String() }
+
+func (c *cachingBackend) Submit(req *wire.Request, done func(*wire.Reply)) {
+	r := *req
+	c.loop <- func() {
+		if r.Op != wire.OpGet {
+			c.mu.Lock()
+			clear(c.reads)
+			c.mu.Unlock()
+			done(c.apply(&r))
+			return
+		}
+		rep := c.apply(&r)
+		if rep.Err == nil {
+			pub := *rep
+			c.mu.Lock()
+			c.reads[cacheKey(r.Keyspace, r.Key, r.Level)] = &pub
+			c.mu.Unlock()
+		}
+		done(rep)
+	}
+}
+
+func (c *cachingBackend) CachedRead(ks string, key []byte, l wire.Level) (*wire.Reply, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.reads[cacheKey(ks, string(key), l)]
+	return r, ok
+}
+
+func (c *cachingBackend) CachedReadsServed(_ wire.Level, n int) { c.served.Add(int64(n)) }
+
+var _ api.CachedReader = (*cachingBackend)(nil)

@@ -14,11 +14,36 @@ const msgNotPositive = "ERR value is out of range, must be positive"
 // with write: found is false for an absent or expired key. A value of a
 // kind other than kind (0: any kind) is refused with WRONGTYPE.
 func (c *conn) readKind(arg []byte, kind byte, write func(w *Writer, v value, found bool)) {
+	if r, ok := c.cachedRead(arg); ok {
+		c.pending = append(c.pending, pending{rep: r, kind: kind, show: write})
+		return
+	}
 	key, ok := c.key(arg)
 	if !ok {
 		return
 	}
 	c.pending = append(c.pending, pending{one: c.submit(c.getReq(key, c.read)), kind: kind, show: write})
+}
+
+// cachedRead answers a read of key in the connection's keyspace from the
+// replies the backend published (api.CachedReader), when the connection
+// has nothing in flight for the read to follow: its earlier commands'
+// effects are then all in what the published reply reflects.
+func (c *conn) cachedRead(key []byte) (*wire.Reply, bool) {
+	if c.cached == nil || len(key) > c.s.cfg.MaxKeyBytes {
+		return nil, false
+	}
+	c.mu.Lock()
+	owed := c.owed
+	c.mu.Unlock()
+	if (owed > 0 || len(c.unsent) > 0) && !c.s.unsafeCachedInFlight.Load() {
+		return nil, false
+	}
+	r, ok := c.cached.CachedRead(c.keyspace, key, c.read)
+	if ok {
+		c.hits++
+	}
+	return r, ok
 }
 
 // writeRead writes the reply of a readKind: the error, WRONGTYPE if the

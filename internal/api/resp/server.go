@@ -208,6 +208,9 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	scans  cursors // SCAN's cursors
+	// unsafeCachedInFlight lets connections answer reads from published
+	// replies with their own requests in flight (the teeth test).
+	unsafeCachedInFlight atomic.Bool
 
 	mu        sync.Mutex
 	closed    bool
@@ -492,6 +495,7 @@ type conn struct {
 	// waitFor, has come: one wake-up for a pipeline's replies, not one
 	// per reply.
 	mu         sync.Mutex
+	owed       int            // requests submitted and not yet replied to
 	arrived    []*wire.Reply  // in arrival order
 	waitFor    wire.RequestID // 0: the connection is not asleep
 	replyBytes int64          // of replies arrived since the last release, against OutputBufferLimit
@@ -525,6 +529,11 @@ type conn struct {
 
 	// reqs carves the requests of GET and SET (getReq, putReq).
 	reqs slab.Slab[wire.Request]
+
+	// cached is the backend, if it answers some reads without its loop
+	// (cachedRead); hits counts those answered since the last flush.
+	cached api.CachedReader
+	hits   int
 }
 
 // hold is one row held by a connection: a key in a keyspace.
@@ -537,6 +546,8 @@ type hold struct{ keyspace, key string }
 type pending struct {
 	calls []wire.RequestID
 	write func(w *Writer, reps []*wire.Reply)
+	// rep, if set, is a read's reply already in hand (CachedReader).
+	rep *wire.Reply
 
 	one  wire.RequestID
 	kind byte
@@ -569,6 +580,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		write:    s.cfg.Write,
 	}
 	c.done = c.onReply
+	c.cached, _ = s.b.(api.CachedReader)
 	return c
 }
 
@@ -593,6 +605,7 @@ func (c *conn) onReply(r *wire.Reply) {
 		return
 	}
 	c.arrived = append(c.arrived, r)
+	c.owed--
 	n := replySize(r)
 	c.replyBytes += n
 	c.s.buffered.Add(n)
@@ -748,6 +761,10 @@ func (c *conn) budget(cmdBytes, n int64) error {
 // flush writes every pending reply and flushes the connection.
 func (c *conn) flush() error {
 	c.awaitPending()
+	if c.hits > 0 {
+		c.cached.CachedReadsServed(c.read, c.hits)
+		c.hits = 0
+	}
 	return c.w.Flush()
 }
 
@@ -773,6 +790,11 @@ func (c *conn) awaitPending() {
 	}
 	for i := range c.pending {
 		p := &c.pending[i]
+		if p.rep != nil {
+			c.writeRead(p.rep, p.kind, p.show)
+			c.pending[i] = pending{}
+			continue
+		}
 		if p.show != nil {
 			r, ok := c.wait(p.one)
 			if !ok {
@@ -863,6 +885,9 @@ func (c *conn) submit(req *wire.Request) wire.RequestID {
 	c.nextReq++
 	req.ID = c.nextReq
 	req.Client = c.id
+	c.mu.Lock()
+	c.owed++
+	c.mu.Unlock()
 	if req.Keyspace == "" {
 		req.Keyspace = c.keyspace
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -919,6 +920,58 @@ func TestCommandNameCase(t *testing.T) {
 		got := rc.reply()
 		if got != tc.want {
 			t.Errorf("%q: reply %q; want %q", tc.send, got, tc.want)
+		}
+	}
+}
+
+// TestCachedReadsFollowTheConnection: a read answered from a published
+// reply (api.CachedReader) never overtakes the connection's own earlier
+// commands: in a pipeline GET, SET, GET the second GET sees the SET, and
+// another connection sees it after. With connections that read published
+// replies whatever they have in flight, the second GET returns the old
+// value (teeth).
+func TestCachedReadsFollowTheConnection(t *testing.T) {
+	for _, unsafe := range []bool{false, true} {
+		var cb *cachingBackend
+		ts := startServerOver(t, Config{}, func(b *fakeBackend) api.Backend { cb = newCachingBackend(b); return cb })
+		ts.s.unsafeCachedInFlight.Store(unsafe)
+		rc := ts.dial(t)
+		cmd := func(args ...string) string {
+			var b strings.Builder
+			fmt.Fprintf(&b, "*%d\r\n", len(args))
+			for _, a := range args {
+				fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+			}
+			return b.String()
+		}
+		rc.send(cmd("SET", "k", "v1"))
+		rc.send(cmd("GET", "k")) // through the backend: published
+		rc.send(cmd("GET", "k")) // published
+		for _, want := range []string{"+OK", `"v1"`, `"v1"`} {
+			if got := rc.reply(); got != want {
+				t.Fatalf("unsafe=%v: reply %s; want %s", unsafe, got, want)
+			}
+		}
+		rc.send(cmd("GET", "k") + cmd("SET", "k", "v2") + cmd("GET", "k") + cmd("GET", "k"))
+		var got []string
+		for range 4 {
+			got = append(got, rc.reply())
+		}
+		want := []string{`"v1"`, "+OK", `"v2"`, `"v2"`}
+		if !unsafe {
+			if !slices.Equal(got, want) {
+				t.Errorf("pipeline GET, SET, GET, GET = %v; want %v", got, want)
+			}
+			other := ts.dial(t)
+			other.send(cmd("GET", "k"))
+			if r := other.reply(); r != `"v2"` {
+				t.Errorf("another connection's GET = %s; want \"v2\"", r)
+			}
+			if cb.served.Load() == 0 {
+				t.Error("no read was answered from a published reply")
+			}
+		} else if got[2] != `"v1"` {
+			t.Errorf("teeth: with reads skipping the connection's in-flight SET the pipeline gave %v; want the stale \"v1\" third", got)
 		}
 	}
 }

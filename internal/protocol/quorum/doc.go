@@ -317,7 +317,24 @@
 // replies with the stored record and nothing else, through
 // env.ReplyRead: the real runtime lets it leave before its batch's sync
 // when the key has no write waiting for one, since the record is then
-// durable already (package node, "Early reads"). A crashed coordinator's in-flight requests
+// durable already (package node, "Early reads").
+//
+// Published reads: a fast-path read also offers its reply for the later
+// reads of the key at its level (env.PublishRead); the real runtime
+// answers those without the protocol, on the connection's goroutine,
+// until the key's record is next written on this node (a store Put
+// withdraws it before the writing handler returns, so before anything
+// the write makes visible leaves), and only for a client with nothing of
+// its own in flight. That is the answer the fast path itself would give:
+// it depends on nothing but the stored record, and the one thing that
+// makes the fast path decline, a version younger than the commit wait,
+// is excluded by publishing only versions older than 2δ (the wait's cap)
+// or absences. Where the fast path applies at all (a one-replica
+// keyspace, or ONE with a replica here) no other node writes this
+// replica's record except through a message to this node, which is a
+// store Put here. In the simulator PublishRead does nothing.
+//
+// A crashed coordinator's in-flight requests
 // time out at their clients (outcome unknown). Messages are not
 // retransmitted: a lost write, ack or repair costs the operation a timeout
 // (the client retries), which keeps the baseline's message counts those of

@@ -457,6 +457,15 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 		// The reply is the stored record and nothing else: it may leave
 		// before the batch's sync if no write to the key awaits one.
 		env.ReplyRead(e, rep)
+		// Until the key is next written here (which withdraws it), every
+		// read of it at this level would take this path and get this
+		// record; the commit wait above only ever declines a version
+		// younger than 2δ, its cap, so a record past that is answered at
+		// once whatever the wait measured later (doc.go, "Published
+		// reads").
+		if !ok || r.ks.commitWaitNs == 0 || rec.Version.TS.WallNanos+r.ks.commitWaitNs < e.Wall() {
+			env.PublishRead(e, req.Key, req.Level, rep)
+		}
 		return true
 	}
 	if r.ks.commitWaitNs > 0 || r.ks.query {
