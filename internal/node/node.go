@@ -1160,17 +1160,15 @@ func (n *Node) PublishRead(key string, level wire.Level, r *wire.Reply) {
 // runs before the write's handler returns, so before anything the write
 // makes visible leaves the node.
 func (n *Node) withdraw(key string) {
-	n.readsMu.RLock()
-	_, ok := n.reads[key]
-	n.readsMu.RUnlock()
-	if ok {
-		n.readsMu.Lock()
-		if old := n.reads[key]; old != nil {
-			n.readBytes -= len(old.rep.Value)
-			delete(n.reads, key)
-		}
-		n.readsMu.Unlock()
+	// The loop is the map's only writer: it reads it without the lock.
+	old := n.reads[key]
+	if old == nil {
+		return
 	}
+	n.readsMu.Lock()
+	n.readBytes -= len(old.rep.Value)
+	delete(n.reads, key)
+	n.readsMu.Unlock()
 }
 
 // forgetReads forgets every published reply (the node stops or breaks

@@ -33,10 +33,7 @@ func (c *conn) cachedRead(key []byte) (*wire.Reply, bool) {
 	if c.cached == nil || len(key) > c.s.cfg.MaxKeyBytes {
 		return nil, false
 	}
-	c.mu.Lock()
-	owed := c.owed
-	c.mu.Unlock()
-	if (owed > 0 || len(c.unsent) > 0) && !c.s.unsafeCachedInFlight.Load() {
+	if (c.owed.Load() > 0 || len(c.unsent) > 0) && !c.s.unsafeCachedInFlight.Load() {
 		return nil, false
 	}
 	r, ok := c.cached.CachedRead(c.keyspace, key, c.read)

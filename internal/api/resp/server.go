@@ -494,8 +494,8 @@ type conn struct {
 	// request costs no channel of its own) when the reply it sleeps for,
 	// waitFor, has come: one wake-up for a pipeline's replies, not one
 	// per reply.
+	owed       atomic.Int64 // requests submitted and not yet replied to
 	mu         sync.Mutex
-	owed       int            // requests submitted and not yet replied to
 	arrived    []*wire.Reply  // in arrival order
 	waitFor    wire.RequestID // 0: the connection is not asleep
 	replyBytes int64          // of replies arrived since the last release, against OutputBufferLimit
@@ -605,7 +605,7 @@ func (c *conn) onReply(r *wire.Reply) {
 		return
 	}
 	c.arrived = append(c.arrived, r)
-	c.owed--
+	c.owed.Add(-1)
 	n := replySize(r)
 	c.replyBytes += n
 	c.s.buffered.Add(n)
@@ -885,9 +885,7 @@ func (c *conn) submit(req *wire.Request) wire.RequestID {
 	c.nextReq++
 	req.ID = c.nextReq
 	req.Client = c.id
-	c.mu.Lock()
-	c.owed++
-	c.mu.Unlock()
+	c.owed.Add(1)
 	if req.Keyspace == "" {
 		req.Keyspace = c.keyspace
 	}
