@@ -28,6 +28,14 @@
 // are neither held by the fsync of the writes handled beside them nor
 // queued behind it. Every other reply and message still leaves after every
 // write made before it is durable.
+//
+// Published reads (Config.PublishReads; the server turns them on). A
+// protocol may offer a read's reply for the later reads of its key at its
+// level (env.PublishRead); the node keeps it, if durable, until a store
+// Put of the key withdraws it (inside the writing handler, so before
+// anything the write makes visible leaves), and CachedRead answers those
+// reads on the caller's goroutine, without the loop. The loop alone writes
+// the published replies, under a lock that excludes CachedRead's readers.
 package node
 
 import (
