@@ -31,10 +31,12 @@
 //
 // Published reads (Config.PublishReads; the server turns them on). A
 // protocol may offer a read's reply for the later reads of its key at its
-// level (env.PublishRead); the node keeps it, if durable, until a store
-// Put of the key withdraws it (inside the writing handler, so before
-// anything the write makes visible leaves), and CachedRead answers those
-// reads on the caller's goroutine, without the loop. The loop alone writes
+// level (env.PublishRead); the node keeps it once durable (with
+// EarlyReads: at once if the handler read no key awaiting a sync, else
+// never; without: after the batch's sync succeeds) until a store Put of
+// the key withdraws it (inside the writing handler, so before anything
+// the write makes visible leaves), and CachedRead answers those reads on
+// the caller's goroutine, without the loop. The loop alone writes
 // the published replies, under a lock that excludes CachedRead's readers.
 package node
 
@@ -47,6 +49,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -292,6 +295,12 @@ type Node struct {
 	readsMu   sync.RWMutex
 	reads     map[string]*published
 	readBytes int
+	// pubq holds, without EarlyReads, the replies published in the batch
+	// being handled, until its sync succeeds (PublishRead); loop-owned.
+	pubq []queuedRead
+	// unsafeKeepPublished keeps published replies across writes of their
+	// keys, for the teeth test.
+	unsafeKeepPublished bool
 	// unsafeReleaseEarly breaks persist-before-send for the teeth test:
 	// flush releases the batch's output before it syncs.
 	unsafeReleaseEarly bool
@@ -732,6 +741,7 @@ func (n *Node) flush() error {
 		return fmt.Errorf("node: sync: %w", err)
 	}
 	n.syncedNow()
+	n.publishQueued()
 	n.release()
 	return nil
 }
@@ -881,6 +891,8 @@ func (n *Node) dropHeld() {
 
 // dropOut drops the batch's messages and replies.
 func (n *Node) dropOut() {
+	clear(n.pubq) // what the batch read is not known durable either
+	n.pubq = n.pubq[:0]
 	clear(n.outMsgs)
 	n.outMsgs = n.outMsgs[:0]
 	clear(n.outReps)
@@ -1134,47 +1146,89 @@ type published struct {
 
 // Bounds of the published replies: past either, the next publication
 // forgets them all and starts again (the hot keys come back at their next
-// read through the loop). A value larger than maxPublishedValue is not
-// published.
+// read through the loop); keys' and values' bytes count. A value larger
+// than maxPublishedValueBytes is not published.
 const (
-	maxPublished      = 1 << 16
-	maxPublishedBytes = 32 << 20
-	maxPublishedValue = 64 << 10
+	maxPublished           = 1 << 16
+	maxPublishedBytes      = 32 << 20
+	maxPublishedValueBytes = 64 << 10
 )
 
 // PublishRead implements env.ReadPublisher: r answers later reads of key
 // at level, until the key is next written (trackingStore, withdrawingStore)
 // or the node stops or breaks down, provided what it carries is durable
-// (with EarlyReads: the handler read no key awaiting a sync) and small.
+// and small. With EarlyReads it is durable if the handler read no key
+// awaiting a sync (else it is not published); without, nothing is known
+// durable before the batch's sync, so it is published once that sync has
+// succeeded (flush), unless the key is written first.
 func (n *Node) PublishRead(key string, level wire.Level, r *wire.Reply) {
-	if n.reads == nil || (n.dirty != nil && n.touched) || r.Err != nil || len(r.Value) > maxPublishedValue {
+	if n.reads == nil || (n.dirty != nil && n.touched) || r.Err != nil || len(r.Value) > maxPublishedValueBytes {
 		return
+	}
+	if old := n.reads[key]; old != nil && old.level == level && old.rep.Found == r.Found && old.rep.Version == r.Version {
+		return // published already (the loop reads its own map without the lock)
 	}
 	p := &published{level: level, rep: *r}
 	p.rep.ID, p.rep.Client = 0, 0
+	if n.dirty == nil {
+		n.pubq = append(n.pubq, queuedRead{key, p})
+		return
+	}
+	n.publish(key, p)
+}
+
+// queuedRead is a reply to publish once its batch's sync succeeds.
+type queuedRead struct {
+	key string
+	p   *published
+}
+
+// publish makes p key's published reply, within the bounds (the keys'
+// bytes count with the values').
+func (n *Node) publish(key string, p *published) {
+	size := len(key) + len(p.rep.Value)
 	n.readsMu.Lock()
 	if old := n.reads[key]; old != nil {
-		n.readBytes -= len(old.rep.Value)
-	} else if len(n.reads) >= maxPublished || n.readBytes+len(r.Value) > maxPublishedBytes {
+		n.readBytes -= len(key) + len(old.rep.Value)
+	} else if len(n.reads) >= maxPublished || n.readBytes+size > maxPublishedBytes {
 		clear(n.reads)
 		n.readBytes = 0
 	}
 	n.reads[key] = p
-	n.readBytes += len(r.Value)
+	n.readBytes += size
 	n.readsMu.Unlock()
 }
 
-// withdraw forgets key's published reply: its record is being written. It
-// runs before the write's handler returns, so before anything the write
-// makes visible leaves the node.
+// publishQueued publishes the replies queued for the sync that has just
+// succeeded.
+func (n *Node) publishQueued() {
+	for i, q := range n.pubq {
+		n.publish(q.key, q.p)
+		n.pubq[i] = queuedRead{}
+	}
+	n.pubq = n.pubq[:0]
+}
+
+// withdraw forgets key's published reply, and any queued for it: its
+// record is being written. It runs before the write's handler returns, so
+// before anything the write makes visible leaves the node.
 func (n *Node) withdraw(key string) {
+	if n.unsafeKeepPublished {
+		return
+	}
+	for i := 0; i < len(n.pubq); i++ {
+		if n.pubq[i].key == key {
+			n.pubq = slices.Delete(n.pubq, i, i+1)
+			i--
+		}
+	}
 	// The loop is the map's only writer: it reads it without the lock.
 	old := n.reads[key]
 	if old == nil {
 		return
 	}
 	n.readsMu.Lock()
-	n.readBytes -= len(old.rep.Value)
+	n.readBytes -= len(key) + len(old.rep.Value)
 	delete(n.reads, key)
 	n.readsMu.Unlock()
 }
@@ -1185,6 +1239,8 @@ func (n *Node) forgetReads() {
 	if n.reads == nil {
 		return
 	}
+	clear(n.pubq)
+	n.pubq = n.pubq[:0]
 	n.readsMu.Lock()
 	clear(n.reads)
 	n.readBytes = 0

@@ -1,10 +1,13 @@
 package node
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/lightcone/lightcone/internal/env"
+	"github.com/lightcone/lightcone/internal/protocol/quorum"
 	"github.com/lightcone/lightcone/internal/store"
 	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -27,10 +30,13 @@ func publishingNode(t *testing.T, early bool, keyspaces []string) *Node {
 }
 
 // TestPublishedReads: a published reply answers CachedRead at its level
-// until the key is written (on either store a handler sees), and not one
-// whose handler read a key awaiting its sync; a stop, or a store failure,
-// forgets them all; CachedRead finds a named keyspace's keys, and escaped
-// default-keyspace keys, under their store keys.
+// until the key is written (on either store a handler sees). With
+// EarlyReads it is published at once if durable, and not at all if its
+// handler read a key awaiting its sync; without, it waits for its batch's
+// sync, and a write of the key first, or a batch whose output is dropped
+// (a failed sync, a fail-stop), leaves it unpublished. A stop, or a store
+// failure, forgets them all; CachedRead finds a named keyspace's keys,
+// and escaped default-keyspace keys, under their store keys.
 func TestPublishedReads(t *testing.T) {
 	for _, early := range []bool{false, true} {
 		n := publishingNode(t, early, []string{"default", "other"})
@@ -41,8 +47,35 @@ func TestPublishedReads(t *testing.T) {
 			}
 			return string(r.Value)
 		}
-		n.touched = false
-		n.PublishRead("k", wire.Quorum, &wire.Reply{ID: 7, Client: 3, Found: true, Value: []byte("v1")})
+		// read is a fast-path read's handler: it reads key and replies
+		// with (and publishes) what it read.
+		read := func(key string) {
+			n.touched = false
+			rec, ok, err := n.Store().Get(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := &wire.Reply{ID: 7, Client: 3, Found: ok, Value: rec.Value}
+			n.ReplyRead(rep)
+			n.PublishRead(key, wire.Quorum, rep)
+		}
+		put := func(key, v string) {
+			n.touched = false
+			if err := n.Store().Put(key, store.Record{Value: []byte(v)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// flush ends the batch: with a reply to release, it syncs.
+		flush := func() {
+			n.Reply(&wire.Reply{})
+			if err := n.flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		put("k", "v1")
+		flush()
+		read("k")
+		flush()
 		if got := get("", "k", wire.Quorum); got != "v1" {
 			t.Fatalf("early=%v: CachedRead(k) = %s; want the published v1", early, got)
 		}
@@ -56,30 +89,51 @@ func TestPublishedReads(t *testing.T) {
 			t.Errorf("early=%v: the published reply keeps request %d of client %d; want neither", early, r.ID, r.Client)
 		}
 		// A handler's write withdraws it.
-		if err := n.Store().Put("k", store.Record{Value: []byte("v2")}); err != nil {
-			t.Fatal(err)
-		}
+		put("k", "v2")
 		if got := get("", "k", wire.Quorum); got != "-" {
 			t.Errorf("early=%v: after a Put CachedRead(k) = %s; want none", early, got)
 		}
-		// A read of a key awaiting its sync (EarlyReads: the handler
-		// touched it) is not published.
-		n.touched = false
-		if _, _, err := n.Store().Get("k"); err != nil {
-			t.Fatal(err)
+		// A read of the write not yet synced: with EarlyReads it is not
+		// published; without, it is once the batch's sync succeeds.
+		read("k")
+		if got := get("", "k", wire.Quorum); got != "-" {
+			t.Errorf("early=%v: a read of an unsynced write is published before the sync: %s", early, got)
 		}
-		n.PublishRead("k", wire.Quorum, &wire.Reply{Found: true, Value: []byte("v2")})
+		flush()
 		want := "v2"
 		if early {
 			want = "-"
 		}
 		if got := get("", "k", wire.Quorum); got != want {
-			t.Errorf("early=%v: a read of an unsynced write published %s; want %s", early, got, want)
+			t.Errorf("early=%v: after the sync CachedRead(k) = %s; want %s", early, got, want)
+		}
+		// A write of the key after the read, in the same batch, publishes
+		// nothing; without EarlyReads neither does a read in a batch whose
+		// output is dropped (with, v4 is durable when read: published).
+		put("k", "v3")
+		read("k")
+		put("k", "v4")
+		flush()
+		if got := get("", "k", wire.Quorum); got != "-" {
+			t.Errorf("early=%v: CachedRead(k) = %s; want none (written after its read)", early, got)
+		}
+		read("k")
+		n.dropOut()
+		flush()
+		want = "-"
+		if early {
+			want = "v4"
+		}
+		if got := get("", "k", wire.Quorum); got != want {
+			t.Errorf("early=%v: CachedRead(k) after a dropped batch = %s; want %s", early, got, want)
 		}
 		// Store keys: a named keyspace's, and an escaped default key.
-		n.touched = false
-		n.PublishRead("k/other/x", wire.Quorum, &wire.Reply{Found: true, Value: []byte("ox")})
-		n.PublishRead("k//y", wire.Quorum, &wire.Reply{Found: true, Value: []byte("dy")})
+		put("k/other/x", "ox")
+		put("k//y", "dy")
+		flush()
+		read("k/other/x")
+		read("k//y")
+		flush()
 		if got := get("other", "x", wire.Quorum); got != "ox" {
 			t.Errorf("early=%v: CachedRead(other, x) = %s; want ox", early, got)
 		}
@@ -91,6 +145,7 @@ func TestPublishedReads(t *testing.T) {
 		}
 		// Errors are not published.
 		n.PublishRead("e", wire.Quorum, &wire.Reply{Err: &wire.Error{Code: wire.ErrUnavailable}})
+		flush()
 		if got := get("", "e", wire.Quorum); got != "-" {
 			t.Errorf("early=%v: an error reply was published", early)
 		}
@@ -102,21 +157,90 @@ func TestPublishedReads(t *testing.T) {
 	}
 }
 
-// TestPublishedReadsBounded: past maxPublished keys the published replies
-// are forgotten and publishing starts again.
+// TestPublishedReadsBounded: past maxPublished keys, or maxPublishedBytes
+// of keys and values, the published replies are forgotten and publishing
+// starts again; a value past maxPublishedValueBytes is not published.
 func TestPublishedReadsBounded(t *testing.T) {
 	n := publishingNode(t, false, nil)
 	for i := range maxPublished + 10 {
-		n.PublishRead(string(rune('a'+i%26))+string(rune(i)), wire.Quorum, &wire.Reply{Found: true, Value: []byte("v")})
+		n.publish(fmt.Sprintf("%08d", i), &published{level: wire.Quorum, rep: wire.Reply{Found: true, Value: []byte("v")}})
 	}
 	if len(n.reads) > maxPublished || len(n.reads) == 0 {
 		t.Errorf("%d published replies; want between 1 and %d", len(n.reads), maxPublished)
 	}
-	if n.readBytes != len(n.reads) {
-		t.Errorf("readBytes %d; want %d (one byte each)", n.readBytes, len(n.reads))
+	if n.readBytes != 9*len(n.reads) {
+		t.Errorf("readBytes %d; want %d (8 key bytes and one value byte each)", n.readBytes, 9*len(n.reads))
 	}
-	n.PublishRead("big", wire.Quorum, &wire.Reply{Found: true, Value: make([]byte, maxPublishedValue+1)})
+	// Keys count: 600 absent keys of 64 KiB pass the byte bound.
+	for i := range 600 {
+		n.publish(fmt.Sprintf("%065536d", i), &published{level: wire.Quorum})
+	}
+	if n.readBytes > maxPublishedBytes {
+		t.Errorf("readBytes %d past the bound %d", n.readBytes, maxPublishedBytes)
+	}
+	n.PublishRead("big", wire.Quorum, &wire.Reply{Found: true, Value: make([]byte, maxPublishedValueBytes+1)})
+	n.Reply(&wire.Reply{})
+	if err := n.flush(); err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := n.CachedRead("", []byte("big"), wire.Quorum); ok {
 		t.Error("a value past maxPublishedValue was published")
+	}
+}
+
+// TestTeethPublishedReadsWithdraw: a quorum keyspace on a running node;
+// a GET publishes the key's record, and a SET of the key, once answered,
+// leaves CachedRead with the new value or none. A node that kept published
+// replies across writes answers the old value (teeth).
+func TestTeethPublishedReadsWithdraw(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp := topo.NewTopology(w)
+		ks, err := quorum.NewKeyspace(tp, quorum.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := New(Config{Topology: tp, Factory: ks.Factory(), Engine: store.NewMem(), PublishReads: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.unsafeKeepPublished = keep
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- n.Run(ctx) }()
+		id := wire.RequestID(0)
+		call := func(op wire.Op, v string) *wire.Reply {
+			id++
+			ch := make(chan *wire.Reply, 1)
+			n.Submit(&wire.Request{ID: id, Client: 1, Op: op, Key: "k", Value: []byte(v)}, func(r *wire.Reply) { ch <- r })
+			r := <-ch
+			if r.Err != nil {
+				t.Fatalf("%v: %v", op, r.Err)
+			}
+			return r
+		}
+		call(wire.OpPut, "v1")
+		if r := call(wire.OpGet, ""); string(r.Value) != "v1" {
+			t.Fatalf("GET = %q; want v1", r.Value)
+		}
+		if r, ok := n.CachedRead("", []byte("k"), wire.LevelDefault); !ok || string(r.Value) != "v1" {
+			t.Fatalf("keep=%v: nothing published after a GET (%v, %v)", keep, r, ok)
+		}
+		call(wire.OpPut, "v2")
+		r, ok := n.CachedRead("", []byte("k"), wire.LevelDefault)
+		stale := ok && string(r.Value) != "v2"
+		if !keep && stale {
+			t.Errorf("after SET v2 was answered CachedRead = %q; want v2 or none", r.Value)
+		}
+		if keep && !stale {
+			t.Errorf("teeth: a node keeping published replies across writes still answered %v, %v; want the stale v1", r, ok)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -38,7 +38,12 @@ func (c *conn) cachedRead(key []byte) (*wire.Reply, bool) {
 	}
 	r, ok := c.cached.CachedRead(c.keyspace, key, c.read)
 	if ok {
+		if c.hits > 0 && c.hitLevel != c.read {
+			c.cached.CachedReadsServed(c.hitLevel, c.hits)
+			c.hits = 0
+		}
 		c.hits++
+		c.hitLevel = c.read
 	}
 	return r, ok
 }

@@ -3,7 +3,6 @@ package resp
 import (
 	"bufio"
 	"fmt"
-	"github.com/lightcone/lightcone/internal/api"
 	"io"
 	"net"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lightcone/lightcone/internal/api"
 )
 
 // The oracle tests run one command script against redis-server and against

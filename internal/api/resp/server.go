@@ -531,9 +531,11 @@ type conn struct {
 	reqs slab.Slab[wire.Request]
 
 	// cached is the backend, if it answers some reads without its loop
-	// (cachedRead); hits counts those answered since the last flush.
-	cached api.CachedReader
-	hits   int
+	// (cachedRead); hits counts those answered since the last flush, all
+	// at hitLevel.
+	cached   api.CachedReader
+	hits     int
+	hitLevel wire.Level
 }
 
 // hold is one row held by a connection: a key in a keyspace.
@@ -762,7 +764,7 @@ func (c *conn) budget(cmdBytes, n int64) error {
 func (c *conn) flush() error {
 	c.awaitPending()
 	if c.hits > 0 {
-		c.cached.CachedReadsServed(c.read, c.hits)
+		c.cached.CachedReadsServed(c.hitLevel, c.hits)
 		c.hits = 0
 	}
 	return c.w.Flush()
