@@ -27,7 +27,7 @@
 #   etcd3     etcd, three members on loopback
 #   sim       the simulator's Go benchmark (test binary built once)
 # Rows (ROWS picks them; the goals are issue 17's):
-#   get     redis-benchmark -t get -n $N -c $CLIENTS -P 1 and -P 16:
+#   get     redis-benchmark -t get -n $N -c $CLIENTS -P 1 and -n $N16 -P 16:
 #           lc-es / redis-es requests/s; goals >= 0.9 / >= 0.8
 #   set     redis-benchmark -t set, -P 1 and -P 16: lc-al / redis-al; goal >= 1.0
 #   p99     the p99 latency of every redis-benchmark row above, Lightcone's /
@@ -64,7 +64,9 @@
 # Environment:
 #   ROUNDS=3          paired rounds (>= 3 for a spread worth reading)
 #   ROWS="get set p99 ycsb put quorum lease sim"
-#   N=200000          requests per redis-benchmark test
+#   N=200000          requests per redis-benchmark test at -P 1
+#   N16=2000000       requests per redis-benchmark test at -P 16 (200,000 of
+#                     them last ~0.15 s: too short for a steady figure)
 #   CLIENTS=50
 #   RECORDS=10000     YCSB records;  YCSB_OPS=100000  YCSB operations per run
 #   PUTS=20000        puts per putload run
@@ -83,6 +85,7 @@ set -euo pipefail
 ROUNDS="${ROUNDS:-3}"
 ROWS="${ROWS:-get set p99 ycsb put quorum lease resp3 sim}"
 N="${N:-200000}"
+N16="${N16:-2000000}"
 CLIENTS="${CLIENTS:-50}"
 RECORDS="${RECORDS:-10000}"
 YCSB_OPS="${YCSB_OPS:-100000}"
@@ -139,8 +142,10 @@ record() { awk -v r="$1" -v t="$2" -v g="$3" 'NF >= 3 { printf "%s\t%s\t%s\t%s\t
 redis_bench() {
 	local r="$1" target="$2" op="$3" p
 	for p in 1 16; do
-		log "round $r: $target redis-benchmark -t $op -P $p"
-		redis-benchmark -p "$PORT" -t "$op" -n "$N" -c "$CLIENTS" -P "$p" --csv | redis_csv_rows |
+		local n="$N"
+		((p == 1)) || n="$N16"
+		log "round $r: $target redis-benchmark -t $op -P $p -n $n"
+		redis-benchmark -p "$PORT" -t "$op" -n "$n" -c "$CLIENTS" -P "$p" --csv | redis_csv_rows |
 			awk -F'\t' '{ print $2, $3, $4 }' | record "$r" "${op^^}-P$p" "$target"
 	done
 }
@@ -288,7 +293,7 @@ REPORT="$WORK/report.md"
 	echo "Lightcone $REV; redis $(redis-server --version 2>/dev/null | sed -n 's/.*v=\([^ ]*\).*/\1/p');" \
 		"$(etcd --version 2>/dev/null | head -1 | sed 's/: / /');" \
 		"lc-es and lc-al GOMAXPROCS=$( ((LC_PROCS > 0)) && echo "$LC_PROCS" || echo "Go's default"), lc-al ${LC_AL_ARGS:-without extra flags};" \
-		"N=$N, CLIENTS=$CLIENTS, RECORDS=$RECORDS, YCSB_OPS=$YCSB_OPS, PUTS=$PUTS, KEYS=$KEYS, GETS=$GETS, SIM_BENCHTIME=$SIM_BENCHTIME;" \
+		"N=$N, N16=$N16, CLIENTS=$CLIENTS, RECORDS=$RECORDS, YCSB_OPS=$YCSB_OPS, PUTS=$PUTS, KEYS=$KEYS, GETS=$GETS, SIM_BENCHTIME=$SIM_BENCHTIME;" \
 		"$(nproc) CPUs, $(date -u +%Y-%m-%d); load average (1 min) at each round's start and at the end: $LOADS; $MINUTES min."
 	echo
 	echo "Ratio: Lightcone / peer per round (requests/s; p99 rows: p99 latency), then its median (min–max)."
