@@ -155,3 +155,10 @@ func (b *fakeBackend) holdKey(key string) chan struct{} {
 	b.hold[key] = ch
 	return ch
 }
+
+// requests counts the requests submitted so far.
+func (b *fakeBackend) requests() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.levels)
+}

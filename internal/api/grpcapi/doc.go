@@ -16,6 +16,12 @@
 // or written as {wall_nanos, logical, node}. Get reports found; a deleted
 // key is not found, and its version is the delete's.
 //
+// A Get that names no session is answered from the reply the keyspace's
+// protocol published for the key and level, if any (api.CachedReader:
+// a key read and not written since), without the node's loop; calls are
+// unordered among themselves, so none has a call of its own in flight to
+// follow.
+//
 // Migrate moves a key's write mastership to a region (wire.OpMigrate, as
 // RESP's LC.MIGRATE) and returns the new master's region; keyspaces whose
 // protocol has no per-key masters refuse it with INVALID_ARGUMENT.

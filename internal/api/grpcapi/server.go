@@ -192,6 +192,15 @@ func (s *service) Get(ctx context.Context, in *lightconev1.GetRequest) (*lightco
 	if err := s.checkKey(in.GetKey()); err != nil {
 		return nil, err
 	}
+	if cr, ok := s.b.(api.CachedReader); ok && in.GetSession() == 0 {
+		// A call has nothing of its own in flight that it must follow
+		// (concurrent calls are unordered): a reply the protocol
+		// published answers it without the node's loop.
+		if r, ok := cr.CachedRead(ks, in.GetKey(), lvl); ok {
+			cr.CachedReadsServed(lvl, 1)
+			return getResponse(r), nil
+		}
+	}
 	r, err := s.do(ctx, &wire.Request{Client: wire.ClientID(in.GetSession()), Keyspace: ks, Op: wire.OpGet, Key: string(in.GetKey()), Level: lvl})
 	if err != nil {
 		return nil, err

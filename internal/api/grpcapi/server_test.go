@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/lightcone/lightcone/internal/api"
 	pb "github.com/lightcone/lightcone/internal/api/grpcapi/lightconev1"
 	"github.com/lightcone/lightcone/internal/hlc"
 	"github.com/lightcone/lightcone/internal/wire"
@@ -30,6 +32,12 @@ const testTimeout = 10 * time.Second
 // startServer starts a server over b on a loopback listener and returns
 // its address; the server stops when the test ends.
 func startServer(t *testing.T, cfg Config, b *fakeBackend) string {
+	t.Helper()
+	return startServerOver(t, cfg, b)
+}
+
+// startServerOver is startServer over any backend.
+func startServerOver(t *testing.T, cfg Config, b api.Backend) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -685,5 +693,48 @@ func TestConditionalWrites(t *testing.T) {
 	}
 	if _, err := put(nil); err != nil {
 		t.Fatalf("unconditional Put: %v", err)
+	}
+}
+
+// publishingBackend is the fake backend with replies published for some
+// keys (api.CachedReader), set by the test.
+type publishingBackend struct {
+	*fakeBackend
+	pub    map[string]*wire.Reply // keyspace + "/" + key
+	served atomic.Int64
+}
+
+func (p *publishingBackend) CachedRead(ks string, key []byte, _ wire.Level) (*wire.Reply, bool) {
+	r, ok := p.pub[ks+"/"+string(key)]
+	return r, ok
+}
+
+func (p *publishingBackend) CachedReadsServed(_ wire.Level, n int) { p.served.Add(int64(n)) }
+
+// TestGetAnsweredFromPublishedReply: a Get of a key whose reply the
+// backend published is answered with it, without a request to the
+// backend; a Get naming a session, or of another key, goes to the backend.
+func TestGetAnsweredFromPublishedReply(t *testing.T) {
+	b := newFakeBackend(t)
+	pub := &publishingBackend{fakeBackend: b, pub: map[string]*wire.Reply{
+		"default/p": {Found: true, Value: []byte("published"), Version: wire.Version{TS: hlc.Timestamp{WallNanos: 42}, Node: 1}},
+	}}
+	kv := pb.NewKVClient(dial(t, startServerOver(t, Config{}, pub)))
+	ctx := ctxT(t)
+	got, err := kv.Get(ctx, &pb.GetRequest{Key: []byte("p")})
+	if err != nil || !got.Found || string(got.Value) != "published" || got.Version.GetWallNanos() != 42 {
+		t.Fatalf("Get(p) = %v, %v; want the published reply", got, err)
+	}
+	if n := b.requests(); n != 0 || pub.served.Load() != 1 {
+		t.Errorf("%d requests reached the backend and %d reads were counted served; want 0 and 1", n, pub.served.Load())
+	}
+	if _, err := kv.Get(ctx, &pb.GetRequest{Key: []byte("q")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(ctx, &pb.GetRequest{Key: []byte("p"), Session: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.requests(); n != 2 {
+		t.Errorf("%d requests reached the backend; want 2 (another key, and a Get naming a session)", n)
 	}
 }
