@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"math"
+	"time"
 
 	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/protocol"
@@ -83,18 +84,34 @@ func (r *Replica) startProbes(e env.Env) {
 	r.probe(e)
 }
 
-// probe sends this node's clock to every other node and arms the next
+// probe sends this node's clock to every other node, and arms the next
 // round. The probe leaves after the handler's store writes are durable, a
 // little after the clock was read; the bound holds for any send time
 // after the reading.
+//
+// A probe's bound is the clocks' offset plus its transit, and the offset
+// can be as low as −δ, so over a link whose one-way delay is 3δ or more
+// every bound is 2δ or more, and so is the wait of a node with such a
+// peer. A node with a peer that far (any multi-region world at the
+// default δ, by env.Env.Latency) sends no probes: they could lower no
+// wait but that of a node whose every peer is near and which is near it
+// too (the middle of a line a–b–c with a and c far apart), which then
+// keeps its full 2δ. Its peers never hear from it and keep 2δ, as the
+// probes would have left all but that middle node.
 func (r *Replica) probe(e env.Env) {
+	e.SetTimer(r.ks.cfg.ClockProbeInterval, &r.probeTick)
+	far := time.Duration(3 * r.ks.commitWaitNs / 2) // 3δ
+	for _, n := range r.ks.topo.Nodes {
+		if n.ID != r.id && e.Latency(n.ID) >= far {
+			return
+		}
+	}
 	wall := e.Wall()
 	for _, n := range r.ks.topo.Nodes {
 		if n.ID != r.id {
 			e.Send(n.ID, &Clock{Wall: wall, Epoch: r.epoch})
 		}
 	}
-	e.SetTimer(r.ks.cfg.ClockProbeInterval, &r.probeTick)
 }
 
 // onClock takes a probe from a peer: its bound replaces the one kept when

@@ -185,9 +185,12 @@
 // local3, 1 ms with clocks in step, so a QUORUM write finishes at its 2 ms
 // round trip instead of 4 ms (TestMeasuredWriteAtFloor; reads of fresh
 // versions wait the same, shorter, time). It is over every node, so where
-// any node is farther than 2δ one way (every multi-region world, even for
-// LOCAL_ levels) it is 2δ, and the setting changes nothing but adds the
-// probes: n(n−1) messages per interval, for each keyspace that sets it.
+// any node is 3δ or more away one way (every multi-region world at the
+// default δ, even for LOCAL_ levels) it is 2δ and the setting changes
+// nothing; such a node (by env.Env.Latency) sends no probes, so there the
+// setting costs nothing either (TestMeasuredProbesOnlyNearLinks: meteor3,
+// none). Elsewhere the probes are n(n−1) messages per interval, for each
+// keyspace that sets it.
 // It changes write_order auto's estimate of the clock's cost (expectedWait),
 // so under auto, changing commit_wait takes a full-cluster restart, as
 // changing the order does.

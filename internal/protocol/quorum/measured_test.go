@@ -162,3 +162,45 @@ func bootStep(keepStale bool) simtest.Generator {
 func TestTeethMeasuredCommitWaitBootStep(t *testing.T) {
 	simtest.Teeth{Seeds: 50, Unsafe: bootStep(true), Safe: bootStep(false)}.Run(t)
 }
+
+// TestMeasuredProbesOnlyNearLinks: only a node whose every peer is nearer
+// than 3δ probes, since only then can probes bring a wait under 2δ:
+// local3's nodes (1ms one way, δ 2ms) do, meteor3's (WAN links) none.
+func TestMeasuredProbesOnlyNearLinks(t *testing.T) {
+	for _, w := range []struct {
+		world  string
+		probes bool
+	}{{"local3", true}, {"meteor3", false}} {
+		c := scenario.Config{
+			Seed: 1, World: w.world, Protocol: "quorum",
+			Settings: &quorum.Config{Read: wire.Quorum, Write: wire.Quorum, CommitWait: quorum.CommitWaitMeasured},
+			Clients:  6,
+			Rate:     60,
+			Duration: 3 * time.Second,
+			Warmup:   time.Second,
+			Check:    "linearizable",
+		}
+		var wl yaml.Node
+		if err := wl.Encode(map[string]any{"preset": "a"}); err != nil {
+			t.Fatal(err)
+		}
+		c.Workload = wl
+		res, err := scenario.Run(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Check.Verdict != "pass" {
+			t.Fatalf("%s: %s: %s\nreplay: go test ./internal/protocol/quorum -run TestMeasuredProbesOnlyNearLinks -v", w.world, res.Check.Verdict, res.Check.Detail)
+		}
+		probes := 0
+		for _, m := range res.Messages {
+			if m.Kind == "quorum.clock" {
+				probes = m.Count
+			}
+		}
+		t.Logf("%s: %d probes", w.world, probes)
+		if (probes > 0) != w.probes {
+			t.Errorf("%s: %d probes; want some: %v", w.world, probes, w.probes)
+		}
+	}
+}
