@@ -74,27 +74,7 @@ func TestTeethMeasuredCommitWait(t *testing.T) {
 // their floor either way.
 func TestMeasuredWriteAtFloor(t *testing.T) {
 	run := func(commitWait string) (write, read scenario.Row) {
-		c := scenario.Config{
-			Seed: 1, World: "local3", Protocol: "quorum",
-			Settings: &quorum.Config{Read: wire.Quorum, Write: wire.Quorum, CommitWait: commitWait},
-			Clients:  30,
-			Rate:     600,
-			Duration: 6 * time.Second,
-			Warmup:   time.Second,
-			Check:    "linearizable",
-		}
-		var wl yaml.Node
-		if err := wl.Encode(map[string]any{"preset": "a"}); err != nil {
-			t.Fatal(err)
-		}
-		c.Workload = wl
-		res, err := scenario.Run(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Check.Verdict != "pass" {
-			t.Fatalf("commit_wait %s: %s: %s\nreplay: go test ./internal/protocol/quorum -run TestMeasuredWriteAtFloor -v", commitWait, res.Check.Verdict, res.Check.Detail)
-		}
+		res := runWorkloadA(t, "local3", commitWait, 30, 600, 6*time.Second, "TestMeasuredWriteAtFloor")
 		for _, row := range res.Rows {
 			if row.Region == "a" && row.Op == "update" {
 				write = row
@@ -171,27 +151,7 @@ func TestMeasuredProbesOnlyNearLinks(t *testing.T) {
 		world  string
 		probes bool
 	}{{"local3", true}, {"meteor3", false}} {
-		c := scenario.Config{
-			Seed: 1, World: w.world, Protocol: "quorum",
-			Settings: &quorum.Config{Read: wire.Quorum, Write: wire.Quorum, CommitWait: quorum.CommitWaitMeasured},
-			Clients:  6,
-			Rate:     60,
-			Duration: 3 * time.Second,
-			Warmup:   time.Second,
-			Check:    "linearizable",
-		}
-		var wl yaml.Node
-		if err := wl.Encode(map[string]any{"preset": "a"}); err != nil {
-			t.Fatal(err)
-		}
-		c.Workload = wl
-		res, err := scenario.Run(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Check.Verdict != "pass" {
-			t.Fatalf("%s: %s: %s\nreplay: go test ./internal/protocol/quorum -run TestMeasuredProbesOnlyNearLinks -v", w.world, res.Check.Verdict, res.Check.Detail)
-		}
+		res := runWorkloadA(t, w.world, quorum.CommitWaitMeasured, 6, 60, 3*time.Second, "TestMeasuredProbesOnlyNearLinks")
 		probes := 0
 		for _, m := range res.Messages {
 			if m.Kind == "quorum.clock" {
@@ -203,4 +163,33 @@ func TestMeasuredProbesOnlyNearLinks(t *testing.T) {
 			t.Errorf("%s: %d probes; want some: %v", w.world, probes, w.probes)
 		}
 	}
+}
+
+// runWorkloadA runs YCSB workload a on world, seed 1, QUORUM reads and
+// writes under commitWait, and fails test (named for its replay command)
+// unless the history is linearizable.
+func runWorkloadA(t *testing.T, world, commitWait string, clients int, rate float64, d time.Duration, test string) *scenario.Result {
+	t.Helper()
+	c := scenario.Config{
+		Seed: 1, World: world, Protocol: "quorum",
+		Settings: &quorum.Config{Read: wire.Quorum, Write: wire.Quorum, CommitWait: commitWait},
+		Clients:  clients,
+		Rate:     rate,
+		Duration: d,
+		Warmup:   time.Second,
+		Check:    "linearizable",
+	}
+	var wl yaml.Node
+	if err := wl.Encode(map[string]any{"preset": "a"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Workload = wl
+	res, err := scenario.Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Check.Verdict != "pass" {
+		t.Fatalf("%s, commit_wait %s: %s: %s\nreplay: go test ./internal/protocol/quorum -run %s -v", world, commitWait, res.Check.Verdict, res.Check.Detail, test)
+	}
+	return res
 }
