@@ -167,6 +167,16 @@ type Keyspace interface {
 	Load(key string, rec store.Record) (string, store.Record)
 }
 
+// SteadyClocks is implemented by keyspaces whose Model may also assume
+// that no node's wall clock steps while the node is up and that every
+// clock's rate stays within maxDriftPPM of true time's (quorum's
+// commit_wait measured; ok false when it does not). The simulator claims
+// only valid reads for a run whose faults step a running node's clock or
+// whose clocks drift faster.
+type SteadyClocks interface {
+	AssumesSteadyClocks() (maxDriftPPM float64, ok bool)
+}
+
 // Lister is implemented by keyspaces whose nodes keep their user data in
 // the node's store, one record per key, so that a node can list the keys
 // it holds (RESP SCAN, KEYS, DBSIZE; the server's api.Scanner). Keyspaces

@@ -692,12 +692,33 @@ func (r *resolved) clockError() time.Duration {
 }
 
 // claimedModel is what the protocol claims for this run: its model when the
-// clocks stay within the protocol's bound, otherwise only valid reads.
+// clocks stay within the protocol's bound (and, for one that assumes it,
+// no fault steps a running node's clock), otherwise only valid reads.
 func (r *resolved) claimedModel() string {
 	if b := r.proto.ClockBound(); b > 0 && r.clockError() > b {
 		return "valid-reads"
 	}
+	if sc, ok := r.proto.(protocol.SteadyClocks); ok {
+		if ppm, assumes := sc.AssumesSteadyClocks(); assumes && !r.steadyClocks(ppm) {
+			return "valid-reads"
+		}
+	}
 	return r.proto.Model()
+}
+
+// steadyClocks reports whether no fault steps a running node's clock and
+// every clock drifts within ppm. A skew fault sets a node's offset (and
+// its end sets it back): a step, unless every offset is 0 throughout.
+func (r *resolved) steadyClocks(ppm float64) bool {
+	if math.Abs(r.cfg.Clock.MaxDriftPPM) > ppm {
+		return false
+	}
+	for _, f := range r.faults {
+		if k := f.f.Skew; k != nil && (k.Offset != 0 || r.cfg.Clock.MaxOffset != 0 || math.Abs(k.DriftPPM) > ppm) {
+			return false
+		}
+	}
+	return true
 }
 
 func (rn *runner) recordSecond(k opClass, now, us int64) {

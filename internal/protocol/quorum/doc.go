@@ -215,7 +215,11 @@
 // 2 ms shorter than the measured bound losing linearizability. Nothing
 // enforces the assumption: the nemesis's clock steps (within δ) and the
 // simulator's skew faults on a running node break it, and a history they
-// fail is the assumption's failure, not the protocol's.
+// fail is the assumption's failure, not the protocol's. The simulator's
+// claim (check: auto) says so: a run with a skew fault, or clocks drifting
+// past max_drift_ppm, claims only valid reads under commit_wait measured
+// (protocol.SteadyClocks; TestMeasuredClaimNeedsSteadyClocks), where the
+// 2δ wait keeps its claim for skews within δ.
 //
 // A restarted coordinator starts its HLC at its clock + 2δ, so it never
 // reissues a version its previous incarnation used (see Replica.Start).

@@ -193,3 +193,47 @@ func runWorkloadA(t *testing.T, world, commitWait string, clients int, rate floa
 	}
 	return res
 }
+
+// TestMeasuredClaimNeedsSteadyClocks: the simulator claims linearizability
+// for commit_wait measured only while no fault steps a running node's clock
+// and clocks drift within max_drift_ppm; a skew fault within δ, or a faster
+// drift, leaves only valid reads claimed. The 2δ wait keeps its claim under
+// the same skew.
+func TestMeasuredClaimNeedsSteadyClocks(t *testing.T) {
+	for _, tc := range []struct {
+		name, commitWait string
+		skew             bool
+		driftPPM         float64
+		want             string
+	}{
+		{"measured, steady", quorum.CommitWaitMeasured, false, 100, "linearizable"},
+		{"measured, a clock stepped", quorum.CommitWaitMeasured, true, 0, "valid-reads"},
+		{"measured, drift past max_drift_ppm", quorum.CommitWaitMeasured, false, 1000, "valid-reads"},
+		{"bound, a clock stepped", quorum.CommitWaitBound, true, 0, "linearizable"},
+	} {
+		c := scenario.Config{
+			Seed: 1, World: "local3", Protocol: "quorum",
+			Settings: &quorum.Config{Read: wire.Quorum, Write: wire.Quorum, CommitWait: tc.commitWait, MaxDriftPPM: 500},
+			Clients:  6,
+			Rate:     60,
+			Duration: 2 * time.Second,
+			Clock:    scenario.Clock{MaxDriftPPM: tc.driftPPM},
+			Check:    "auto",
+		}
+		if tc.skew {
+			c.Faults = []scenario.Fault{{At: 500 * time.Millisecond, For: 500 * time.Millisecond, Skew: &scenario.Skew{Node: "a-0", Offset: time.Millisecond}}}
+		}
+		var wl yaml.Node
+		if err := wl.Encode(map[string]any{"preset": "a"}); err != nil {
+			t.Fatal(err)
+		}
+		c.Workload = wl
+		res, err := scenario.Run(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Check.Model != tc.want || res.Check.Verdict != "pass" {
+			t.Errorf("%s: checked %s, %s; want %s, pass", tc.name, res.Check.Model, res.Check.Verdict, tc.want)
+		}
+	}
+}

@@ -63,6 +63,13 @@ func (k *registered) Model() string { return k.guarantee.Model() }
 // does to never reissue a version (doc.go, "Write order").
 func (k *registered) ClockBound() time.Duration { return k.Config().MaxClockOffset }
 
+// AssumesSteadyClocks implements protocol.SteadyClocks: under commit_wait
+// measured the probes' bounds hold only while no clock steps and every
+// clock drifts within max_drift_ppm (doc.go, "Measured commit wait").
+func (k *registered) AssumesSteadyClocks() (float64, bool) {
+	return k.Config().MaxDriftPPM, k.measures()
+}
+
 func (k *registered) Describe() string {
 	c := k.Config()
 	d := fmt.Sprintf("quorum read=%s write=%s replicas/region=%d guarantee=%s max_clock_offset=%s",
