@@ -179,11 +179,7 @@ func runWorkloadA(t *testing.T, world, commitWait string, clients int, rate floa
 		Warmup:   time.Second,
 		Check:    "linearizable",
 	}
-	var wl yaml.Node
-	if err := wl.Encode(map[string]any{"preset": "a"}); err != nil {
-		t.Fatal(err)
-	}
-	c.Workload = wl
+	c.Workload = presetA(t)
 	res, err := scenario.Run(c)
 	if err != nil {
 		t.Fatal(err)
@@ -223,11 +219,7 @@ func TestMeasuredClaimNeedsSteadyClocks(t *testing.T) {
 		if tc.skew {
 			c.Faults = []scenario.Fault{{At: 500 * time.Millisecond, For: 500 * time.Millisecond, Skew: &scenario.Skew{Node: "a-0", Offset: time.Millisecond}}}
 		}
-		var wl yaml.Node
-		if err := wl.Encode(map[string]any{"preset": "a"}); err != nil {
-			t.Fatal(err)
-		}
-		c.Workload = wl
+		c.Workload = presetA(t)
 		res, err := scenario.Run(c)
 		if err != nil {
 			t.Fatal(err)
@@ -236,4 +228,14 @@ func TestMeasuredClaimNeedsSteadyClocks(t *testing.T) {
 			t.Errorf("%s: checked %s, %s; want %s, pass", tc.name, res.Check.Model, res.Check.Verdict, tc.want)
 		}
 	}
+}
+
+// presetA is the workload YCSB a, preset.
+func presetA(t *testing.T) yaml.Node {
+	t.Helper()
+	var wl yaml.Node
+	if err := wl.Encode(map[string]any{"preset": "a"}); err != nil {
+		t.Fatal(err)
+	}
+	return wl
 }
