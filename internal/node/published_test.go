@@ -184,7 +184,7 @@ func TestPublishedReadsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, ok := n.CachedRead("", []byte("big"), wire.Quorum); ok {
-		t.Error("a value past maxPublishedValue was published")
+		t.Error("a value past maxPublishedValueBytes was published")
 	}
 }
 
