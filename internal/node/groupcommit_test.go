@@ -384,17 +384,8 @@ func (h *holdRecorder) Sync() error {
 // hold the thread (store.ThreadHolder) only for a batch whose replies all
 // wait for it; a batch from which a read's reply left early lets go.
 func TestHoldThreadOnlyWhenEveryReplyWaits(t *testing.T) {
-	w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	eng := &holdRecorder{Mem: store.NewMem()}
-	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return &timerReplica{} },
-		Engine: eng, EarlyReads: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Driven by hand, on the test's goroutine: no loop runs.
+	n := newIdleNode(t, Config{Engine: eng, EarlyReads: true}) // driven by hand: no loop runs
 	batch := func(read bool) {
 		if read {
 			n.touched = false

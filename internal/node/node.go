@@ -1155,7 +1155,7 @@ const (
 )
 
 // PublishRead implements env.ReadPublisher: r answers later reads of key
-// at level, until the key is next written (trackingStore, withdrawingStore)
+// at level, until the key is next written (trackingStore)
 // or the node stops or breaks down, provided what it carries is durable
 // and small. With EarlyReads it is durable if the handler read no key
 // awaiting a sync (else it is not published); without, nothing is known
@@ -1313,18 +1313,16 @@ func (n *Node) Store() store.Store {
 	if n.halt != nil {
 		return stoppedStore{}
 	}
-	if n.dirty != nil {
+	if n.dirty != nil || n.reads != nil {
 		return trackingStore{n}
-	}
-	if n.reads != nil {
-		return withdrawingStore{n}
 	}
 	return n.cfg.Engine
 }
 
-// trackingStore is the engine as handlers see it with EarlyReads: it keeps
-// the keys written since the last sync, and whether the handler running
-// has written or read one of them.
+// trackingStore is the engine as handlers see it with EarlyReads or
+// published reads: with EarlyReads it keeps the keys written since the
+// last sync, and whether the handler running has written or read one of
+// them; with published reads a Put withdraws its key's published reply.
 type trackingStore struct{ n *Node }
 
 func (s trackingStore) Get(key string) (store.Record, bool, error) {
@@ -1341,6 +1339,9 @@ func (s trackingStore) Put(key string, rec store.Record) error {
 	if n.reads != nil {
 		n.withdraw(key)
 	}
+	if n.dirty == nil {
+		return n.cfg.Engine.Put(key, rec)
+	}
 	n.touched = true
 	n.unstarted++
 	n.dirty[key] = n.started + 1
@@ -1354,16 +1355,6 @@ func (s trackingStore) Put(key string, rec store.Record) error {
 		n.sweepAt = max(minSweep, 2*len(n.dirty))
 	}
 	return n.cfg.Engine.Put(key, rec)
-}
-
-// withdrawingStore is the engine as handlers see it with published reads
-// and no EarlyReads: a Put withdraws the key's published reply.
-type withdrawingStore struct{ n *Node }
-
-func (s withdrawingStore) Get(key string) (store.Record, bool, error) { return s.n.cfg.Engine.Get(key) }
-func (s withdrawingStore) Put(key string, rec store.Record) error {
-	s.n.withdraw(key)
-	return s.n.cfg.Engine.Put(key, rec)
 }
 
 // minSweep is the least size at which the written keys are swept of those

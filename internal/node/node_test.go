@@ -77,16 +77,23 @@ func newTestNode(t *testing.T) (*Node, *syncCounter) {
 	return startTestNode(t, Config{Engine: eng}), eng
 }
 
-// startTestNode runs a node of cfg until the test ends, by default of one
-// timerReplica in a one-node world over a Mem store.
-func startTestNode(t *testing.T, cfg Config) *Node {
+// oneNodeWorld is a world of one node.
+func oneNodeWorld(t *testing.T) *topo.Topology {
+	t.Helper()
+	w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo.NewTopology(w)
+}
+
+// newIdleNode builds a node of cfg, by default of one timerReplica in a
+// one-node world over a Mem store, without running it: a test may drive
+// it by hand on its own goroutine.
+func newIdleNode(t *testing.T, cfg Config) *Node {
 	t.Helper()
 	if cfg.Topology == nil {
-		w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Topology = topo.NewTopology(w)
+		cfg.Topology = oneNodeWorld(t)
 	}
 	if cfg.Factory == nil {
 		cfg.Factory = func(wire.NodeID) env.Replica { return &timerReplica{} }
@@ -98,6 +105,14 @@ func startTestNode(t *testing.T, cfg Config) *Node {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return n
+}
+
+// startTestNode runs a node of cfg (newIdleNode's defaults) until the test
+// ends.
+func startTestNode(t *testing.T, cfg Config) *Node {
+	t.Helper()
+	n := newIdleNode(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()

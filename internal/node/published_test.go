@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/protocol/quorum"
 	"github.com/lightcone/lightcone/internal/store"
-	"github.com/lightcone/lightcone/internal/topo"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -17,16 +15,7 @@ import (
 // goroutine (no loop runs).
 func publishingNode(t *testing.T, early bool, keyspaces []string) *Node {
 	t.Helper()
-	w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return &timerReplica{} },
-		Engine: store.NewMem(), EarlyReads: early, PublishReads: true, Keyspaces: keyspaces})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return newIdleNode(t, Config{EarlyReads: early, PublishReads: true, Keyspaces: keyspaces})
 }
 
 // TestPublishedReads: a published reply answers CachedRead at its level
@@ -194,11 +183,7 @@ func TestPublishedReadsBounded(t *testing.T) {
 // replies across writes answers the old value (teeth).
 func TestTeethPublishedReadsWithdraw(t *testing.T) {
 	for _, keep := range []bool{false, true} {
-		w, err := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tp := topo.NewTopology(w)
+		tp := oneNodeWorld(t)
 		ks, err := quorum.NewKeyspace(tp, quorum.Config{})
 		if err != nil {
 			t.Fatal(err)

@@ -107,6 +107,7 @@ func (c *Config) maxRecvMsgBytes() int {
 func NewServer(cfg Config, b api.Backend, opts ...grpc.ServerOption) *grpc.Server {
 	cfg.EnsureDefaults()
 	kv := &service{cfg: cfg, b: b, client: b.NewClientID()}
+	kv.cached, _ = b.(api.CachedReader)
 	var own []grpc.ServerOption
 	own = append(own, grpc.MaxRecvMsgSize(cfg.maxRecvMsgBytes()), grpc.NumStreamWorkers(streamWorkers))
 	if cfg.Token != "" {
@@ -182,6 +183,7 @@ type service struct {
 	b      api.Backend
 	client wire.ClientID
 	nextID atomic.Uint64
+	cached api.CachedReader // b, if it answers some reads without its loop
 }
 
 func (s *service) Get(ctx context.Context, in *lightconev1.GetRequest) (*lightconev1.GetResponse, error) {
@@ -192,12 +194,12 @@ func (s *service) Get(ctx context.Context, in *lightconev1.GetRequest) (*lightco
 	if err := s.checkKey(in.GetKey()); err != nil {
 		return nil, err
 	}
-	if cr, ok := s.b.(api.CachedReader); ok && in.GetSession() == 0 {
+	if s.cached != nil && in.GetSession() == 0 {
 		// A call has nothing of its own in flight that it must follow
 		// (concurrent calls are unordered): a reply the protocol
 		// published answers it without the node's loop.
-		if r, ok := cr.CachedRead(ks, in.GetKey(), lvl); ok {
-			cr.CachedReadsServed(lvl, 1)
+		if r, ok := s.cached.CachedRead(ks, in.GetKey(), lvl); ok {
+			s.cached.CachedReadsServed(lvl, 1)
 			return getResponse(r), nil
 		}
 	}

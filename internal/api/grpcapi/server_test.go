@@ -31,13 +31,7 @@ const testTimeout = 10 * time.Second
 
 // startServer starts a server over b on a loopback listener and returns
 // its address; the server stops when the test ends.
-func startServer(t *testing.T, cfg Config, b *fakeBackend) string {
-	t.Helper()
-	return startServerOver(t, cfg, b)
-}
-
-// startServerOver is startServer over any backend.
-func startServerOver(t *testing.T, cfg Config, b api.Backend) string {
+func startServer(t *testing.T, cfg Config, b api.Backend) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -719,7 +713,7 @@ func TestGetAnsweredFromPublishedReply(t *testing.T) {
 	pub := &publishingBackend{fakeBackend: b, pub: map[string]*wire.Reply{
 		"default/p": {Found: true, Value: []byte("published"), Version: wire.Version{TS: hlc.Timestamp{WallNanos: 42}, Node: 1}},
 	}}
-	kv := pb.NewKVClient(dial(t, startServerOver(t, Config{}, pub)))
+	kv := pb.NewKVClient(dial(t, startServer(t, Config{}, pub)))
 	ctx := ctxT(t)
 	got, err := kv.Get(ctx, &pb.GetRequest{Key: []byte("p")})
 	if err != nil || !got.Found || string(got.Value) != "published" || got.Version.GetWallNanos() != 42 {

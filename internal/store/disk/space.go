@@ -82,9 +82,8 @@ type Options struct {
 	// for a batch whose read replies left before the fsync (their
 	// connections could run meanwhile) through Pebble.HoldThread
 	// (store.ThreadHolder). Under sync always on one core (GOMAXPROCS=1):
-	// SET -P 1 at a steadier ~80k/s with p99 down a fifth, YCSB A +8%,
-	// YCSB B unchanged (docs/performance.md, "Fsyncs that hold their
-	// thread"). The price: while such an fsync runs nothing else of the
+	// SET -P 1 x1.33 requests/s and x0.70 p99, YCSB within its spread
+	// (docs/performance.md, "Fsyncs that hold their thread"). The price: while such an fsync runs nothing else of the
 	// process runs on that P, and a garbage collection waits for it to
 	// end; a disk that hangs in fsync stalls the whole process (its HTTP
 	// admin included) until the fsync returns, as Redis's one thread
