@@ -113,20 +113,33 @@ func ReplyRead(e Env, r *wire.Reply) {
 }
 
 // ReadPublisher is an Env that can serve later reads of a key without the
-// protocol (PublishRead).
+// protocol (PublishRead, WithdrawRead).
 type ReadPublisher interface {
-	PublishRead(key string, level wire.Level, r *wire.Reply)
+	PublishRead(key string, level wire.Level, r *wire.Reply, until int64)
+	WithdrawRead(key string)
 }
 
 // PublishRead offers r, the reply a read of key at level just got from
-// ReplyRead, as the answer to every later read of key at level until the
-// key's record is next written through e.Store() (which withdraws it). A
-// protocol calls it only where that holds: the reply is the key's stored
-// record alone, and any read at level would be answered with it from this
-// node's store alone until the record changes. Elsewhere it does nothing.
-func PublishRead(e Env, key string, level wire.Level, r *wire.Reply) {
+// ReplyRead or Reply, as the answer to every later read of key at level
+// until the key's record is next written through e.Store() (which
+// withdraws it), WithdrawRead(key) is called, or, if until is not 0, e.Now()
+// reaches until (a lease's end). A protocol calls it only where that holds:
+// the reply is the key's stored record alone, and any read at level would
+// be answered with it from this node's store alone until one of those
+// happens. Elsewhere it does nothing.
+func PublishRead(e Env, key string, level wire.Level, r *wire.Reply, until int64) {
 	if rp, ok := e.(ReadPublisher); ok {
-		rp.PublishRead(key, level, r)
+		rp.PublishRead(key, level, r, until)
+	}
+}
+
+// WithdrawRead withdraws what PublishRead offered for key, at every level:
+// something other than the key's record, which a read's answer depended
+// on, has changed (a lease protocol's mastership). It takes effect before
+// anything the handler sends leaves.
+func WithdrawRead(e Env, key string) {
+	if rp, ok := e.(ReadPublisher); ok {
+		rp.WithdrawRead(key)
 	}
 }
 

@@ -178,13 +178,19 @@ func (s *subEnv) Send(to wire.NodeID, m wire.Msg) { s.Env.Send(to, &Envelope{KS:
 func (s *subEnv) ReplyRead(r *wire.Reply) { env.ReplyRead(s.Env, r) }
 
 // PublishRead implements env.ReadPublisher: the node's, under the store key.
-func (s *subEnv) PublishRead(key string, level wire.Level, r *wire.Reply) {
+func (s *subEnv) PublishRead(key string, level wire.Level, r *wire.Reply, until int64) {
+	env.PublishRead(s.Env, s.storeKey(key), level, r, until)
+}
+
+// WithdrawRead implements env.ReadPublisher: the node's, under the store key.
+func (s *subEnv) WithdrawRead(key string) { env.WithdrawRead(s.Env, s.storeKey(key)) }
+
+// storeKey is key's key in the node's store.
+func (s *subEnv) storeKey(key string) string {
 	if s.prefix == "" {
-		key = escape(key)
-	} else {
-		key = s.prefix + key
+		return escape(key)
 	}
-	env.PublishRead(s.Env, key, level, r)
+	return s.prefix + key
 }
 
 func (s *subEnv) SetTimer(d time.Duration, p any) env.TimerID {
@@ -205,17 +211,11 @@ func (s *subEnv) Store() store.Store { return &s.view }
 type view struct{ s *subEnv }
 
 func (v *view) Get(key string) (store.Record, bool, error) {
-	if v.s.prefix == "" {
-		return v.s.Env.Store().Get(escape(key))
-	}
-	return v.s.Env.Store().Get(v.s.prefix + key)
+	return v.s.Env.Store().Get(v.s.storeKey(key))
 }
 
 func (v *view) Put(key string, r store.Record) error {
-	if v.s.prefix == "" {
-		return v.s.Env.Store().Put(escape(key), r)
-	}
-	return v.s.Env.Store().Put(v.s.prefix+key, r)
+	return v.s.Env.Store().Put(v.s.storeKey(key), r)
 }
 
 func escape(key string) string {

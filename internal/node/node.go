@@ -1141,6 +1141,7 @@ func (n *Node) Reply(r *wire.Reply) { n.outReps = append(n.outReps, r) }
 // published is a reply a read of a key at a level may be given.
 type published struct {
 	level wire.Level
+	until int64 // Now from which it is not given; 0: until written
 	rep   wire.Reply
 }
 
@@ -1155,20 +1156,21 @@ const (
 )
 
 // PublishRead implements env.ReadPublisher: r answers later reads of key
-// at level, until the key is next written (trackingStore)
-// or the node stops or breaks down, provided what it carries is durable
-// and small. With EarlyReads it is durable if the handler read no key
-// awaiting a sync (else it is not published); without, nothing is known
-// durable before the batch's sync, so it is published once that sync has
-// succeeded (flush), unless the key is written first.
-func (n *Node) PublishRead(key string, level wire.Level, r *wire.Reply) {
+// at level, until the key is next written (trackingStore), WithdrawRead,
+// Now reaches until (if not 0), or the node stops or breaks down, provided
+// what it carries is durable and small. With EarlyReads it is durable if
+// the handler read no key awaiting a sync (else it is not published);
+// without, nothing is known durable before the batch's sync, so it is
+// published once that sync has succeeded (flush), unless the key is
+// written or withdrawn first.
+func (n *Node) PublishRead(key string, level wire.Level, r *wire.Reply, until int64) {
 	if n.reads == nil || (n.dirty != nil && n.touched) || r.Err != nil || len(r.Value) > maxPublishedValueBytes {
 		return
 	}
-	if old := n.reads[key]; old != nil && old.level == level && old.rep.Found == r.Found && old.rep.Version == r.Version {
+	if old := n.reads[key]; old != nil && old.level == level && old.until == until && old.rep.Found == r.Found && old.rep.Version == r.Version {
 		return // published already (the loop reads its own map without the lock)
 	}
-	p := &published{level: level, rep: *r}
+	p := &published{level: level, until: until, rep: *r}
 	p.rep.ID, p.rep.Client = 0, 0
 	if n.dirty == nil {
 		n.pubq = append(n.pubq, queuedRead{key, p})
@@ -1176,6 +1178,9 @@ func (n *Node) PublishRead(key string, level wire.Level, r *wire.Reply) {
 	}
 	n.publish(key, p)
 }
+
+// WithdrawRead implements env.ReadPublisher.
+func (n *Node) WithdrawRead(key string) { n.withdraw(key) }
 
 // queuedRead is a reply to publish once its batch's sync succeeds.
 type queuedRead struct {
@@ -1269,7 +1274,7 @@ func (n *Node) CachedRead(keyspace string, key []byte, level wire.Level) (*wire.
 	n.readsMu.RLock()
 	p := n.reads[string(sk)]
 	n.readsMu.RUnlock()
-	if p == nil || p.level != level {
+	if p == nil || p.level != level || (p.until != 0 && n.Now() >= p.until) {
 		return nil, false
 	}
 	return &p.rep, true

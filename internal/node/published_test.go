@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/lightcone/lightcone/internal/protocol/quorum"
 	"github.com/lightcone/lightcone/internal/store"
@@ -46,7 +47,7 @@ func TestPublishedReads(t *testing.T) {
 			}
 			rep := &wire.Reply{ID: 7, Client: 3, Found: ok, Value: rec.Value}
 			n.ReplyRead(rep)
-			n.PublishRead(key, wire.Quorum, rep)
+			n.PublishRead(key, wire.Quorum, rep, 0)
 		}
 		put := func(key, v string) {
 			n.touched = false
@@ -133,7 +134,7 @@ func TestPublishedReads(t *testing.T) {
 			t.Errorf("early=%v: CachedRead of an unknown keyspace = %s; want none", early, got)
 		}
 		// Errors are not published.
-		n.PublishRead("e", wire.Quorum, &wire.Reply{Err: &wire.Error{Code: wire.ErrUnavailable}})
+		n.PublishRead("e", wire.Quorum, &wire.Reply{Err: &wire.Error{Code: wire.ErrUnavailable}}, 0)
 		flush()
 		if got := get("", "e", wire.Quorum); got != "-" {
 			t.Errorf("early=%v: an error reply was published", early)
@@ -142,6 +143,54 @@ func TestPublishedReads(t *testing.T) {
 		n.breakDown(errors.New("disk gone"))
 		if got := get("other", "x", wire.Quorum); got != "-" {
 			t.Errorf("early=%v: after the store failed CachedRead = %s; want none", early, got)
+		}
+	}
+}
+
+// TestPublishedReadsUntil: a reply published with an end (a lease's) is
+// given until Now reaches it, and WithdrawRead withdraws a reply, and one
+// still waiting for its batch's sync, whatever its end.
+func TestPublishedReadsUntil(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		clk := &fakeClock{}
+		n := newIdleNode(t, Config{EarlyReads: early, PublishReads: true, Clock: clk})
+		flush := func() {
+			n.Reply(&wire.Reply{})
+			if err := n.flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cached := func(key string) bool {
+			_, ok := n.CachedRead("", []byte(key), wire.One)
+			return ok
+		}
+		n.PublishRead("k", wire.One, &wire.Reply{Found: true, Value: []byte("v")}, n.Now()+int64(time.Second))
+		n.PublishRead("j", wire.One, &wire.Reply{Found: true, Value: []byte("w")}, 0)
+		flush()
+		if !cached("k") || !cached("j") {
+			t.Fatalf("early=%v: published replies not given (k %v, j %v)", early, cached("k"), cached("j"))
+		}
+		clk.Advance(999 * time.Millisecond)
+		if !cached("k") {
+			t.Errorf("early=%v: a reply 1 ms before its end not given", early)
+		}
+		clk.Advance(time.Millisecond)
+		if cached("k") {
+			t.Errorf("early=%v: a reply given at its end", early)
+		}
+		if !cached("j") {
+			t.Errorf("early=%v: a reply without an end not given after 1 s", early)
+		}
+		n.WithdrawRead("j")
+		if cached("j") {
+			t.Errorf("early=%v: a withdrawn reply still given", early)
+		}
+		// Withdrawn before its batch's sync: never published.
+		n.PublishRead("i", wire.One, &wire.Reply{Found: true}, 0)
+		n.WithdrawRead("i")
+		flush()
+		if cached("i") {
+			t.Errorf("early=%v: a reply withdrawn in its own batch was published", early)
 		}
 	}
 }
@@ -167,7 +216,7 @@ func TestPublishedReadsBounded(t *testing.T) {
 	if n.readBytes > maxPublishedBytes {
 		t.Errorf("readBytes %d past the bound %d", n.readBytes, maxPublishedBytes)
 	}
-	n.PublishRead("big", wire.Quorum, &wire.Reply{Found: true, Value: make([]byte, maxPublishedValueBytes+1)})
+	n.PublishRead("big", wire.Quorum, &wire.Reply{Found: true, Value: make([]byte, maxPublishedValueBytes+1)}, 0)
 	n.Reply(&wire.Reply{})
 	if err := n.flush(); err != nil {
 		t.Fatal(err)

@@ -108,6 +108,10 @@ type Config struct {
 	// (sim.Config.ServiceTime): a node's capacity is 1/ServiceTime per
 	// second, and overload shows as queueing. Default 0: infinitely fast.
 	ServiceTime time.Duration `yaml:"service_time"`
+	// PublishReads answers reads from the replies protocols publish, as
+	// the real server does (sim.Config.PublishReads), so the history
+	// checks those answers too. Default false.
+	PublishReads bool `yaml:"publish_reads"`
 	// ThresholdMs: the report shows the share of requests slower than this.
 	// Default 500 (GlobLease Fig. 4).
 	ThresholdMs float64 `yaml:"threshold_ms"`

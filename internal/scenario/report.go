@@ -31,13 +31,16 @@ type Result struct {
 	RateSteps  []RateStep `json:"rate_steps,omitempty"`
 	SimSeconds float64    `json:"sim_seconds"`
 	// WarmupSeconds is the unmeasured start of the run (Config.Warmup).
-	WarmupSeconds float64         `json:"warmup_seconds,omitempty"`
-	Ops           int             `json:"ops"`
-	Events        uint64          `json:"events"`
-	TraceHash     string          `json:"trace_hash"`
-	ThresholdMs   float64         `json:"threshold_ms"`
-	Rows          []Row           `json:"rows"`
-	Messages      []sim.KindCount `json:"messages"`
+	WarmupSeconds float64 `json:"warmup_seconds,omitempty"`
+	Ops           int     `json:"ops"`
+	// PublishedReads is how many reads were answered from published
+	// replies (Config.PublishReads).
+	PublishedReads uint64          `json:"published_reads,omitempty"`
+	Events         uint64          `json:"events"`
+	TraceHash      string          `json:"trace_hash"`
+	ThresholdMs    float64         `json:"threshold_ms"`
+	Rows           []Row           `json:"rows"`
+	Messages       []sim.KindCount `json:"messages"`
 	// Counters sums the protocol's counters (protocol.Counted, gauges
 	// left out) over every node's replica at the end of the run, warm-up
 	// included; a crashed node's count restarts with its new replica.
@@ -146,7 +149,8 @@ func (rn *runner) result() *Result {
 		World: rn.r.world.Name, WorldWarnings: rn.r.world.Warnings(), Policy: rn.r.policyLine(), Workload: rn.r.workload.Name,
 		Seed: c.Seed, Clients: c.Clients, Rate: c.Rate, RateSteps: c.RateSteps, SimSeconds: c.Duration.Seconds(),
 		Ops: rn.ops, Events: rn.s.Steps(), TraceHash: fmt.Sprintf("%016x", rn.s.TraceHash()),
-		ThresholdMs: c.ThresholdMs, Messages: sinceWarmup(rn.s.MessageCounts(), rn.warmMsgs), Errors: rn.errs,
+		PublishedReads: rn.s.PublishedReadsServed(),
+		ThresholdMs:    c.ThresholdMs, Messages: sinceWarmup(rn.s.MessageCounts(), rn.warmMsgs), Errors: rn.errs,
 		WarmupSeconds: c.Warmup.Seconds(), Batch: c.Batch,
 		Nodes: len(rn.r.topo.Nodes), MessageSeconds: (c.Duration - c.Warmup + c.ClientTimeout + time.Second).Seconds(),
 	}

@@ -175,15 +175,16 @@ func (r *resolved) run() *Result {
 		rn.acc.AddVMs(v)
 	}
 	rn.s = sim.New(sim.Config{
-		Seed:        c.Seed,
-		Topology:    r.topo,
-		Factory:     r.proto.Factory(),
-		Clock:       sim.ClockConfig{MaxOffset: c.Clock.MaxOffset, MaxDriftPPM: c.Clock.MaxDriftPPM},
-		Net:         c.Net.sim(),
-		OnReply:     rn.onReply,
-		ServiceTime: c.ServiceTime,
-		StoreFaults: c.StoreFaults,
-		Codec:       runCodec(simCodec),
+		Seed:         c.Seed,
+		Topology:     r.topo,
+		Factory:      r.proto.Factory(),
+		Clock:        sim.ClockConfig{MaxOffset: c.Clock.MaxOffset, MaxDriftPPM: c.Clock.MaxDriftPPM},
+		Net:          c.Net.sim(),
+		OnReply:      rn.onReply,
+		ServiceTime:  c.ServiceTime,
+		PublishReads: c.PublishReads,
+		StoreFaults:  c.StoreFaults,
+		Codec:        runCodec(simCodec),
 		// A broken invariant is recorded (Failures) and fails the run's
 		// check (checkHistory) rather than panicking.
 		OnViolation: func(sim.Failure) {},

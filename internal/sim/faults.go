@@ -18,6 +18,7 @@ func (s *Sim) Crash(id wire.NodeID) {
 	n.gen++
 	n.replica = nil
 	n.timers.reset()
+	n.forgetPublished()
 	n.crashStore()
 	s.traceEvent(&event{at: s.now, node: id}, "crash")
 }

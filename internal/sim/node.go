@@ -31,6 +31,7 @@ type node struct {
 	busyUntil int64
 	log       *slog.Logger
 	sf        nodeStoreFaults // storefaults.go
+	pub       nodePub         // published.go
 
 	// Output of the running handler, released after the store syncs.
 	outMsgs []outMsg
@@ -58,7 +59,7 @@ func (n *node) run(f func(env.Replica)) {
 		n.failStop()
 		return
 	}
-	if len(n.outMsgs) == 0 && len(n.outReps) == 0 {
+	if len(n.outMsgs) == 0 && len(n.outReps) == 0 && len(n.pub.queued) == 0 {
 		return
 	}
 	at := n.sim.now
@@ -74,6 +75,9 @@ func (n *node) run(f func(env.Replica)) {
 		n.outReps[i] = nil
 	}
 	n.outMsgs, n.outReps = n.outMsgs[:0], n.outReps[:0]
+	if len(n.pub.queued) > 0 {
+		n.publishQueued()
+	}
 }
 
 func (n *node) Self() wire.NodeID { return n.id }

@@ -84,6 +84,9 @@ type Config struct {
 	// (env.Invariant), and the run goes on. Nil: the simulator panics
 	// with the seed, so a bug cannot pass unnoticed.
 	OnViolation func(Failure)
+	// PublishReads answers client reads from the replies protocols
+	// publish (env.PublishRead), as the real server does (published.go).
+	PublishReads bool
 	// Meter, if set, is told what a cost accountant charges for
 	// (service.go): every storage request a service executes, the
 	// services' stored bytes, and the bytes of every message sent.
@@ -118,7 +121,8 @@ type Sim struct {
 	frames  []byte
 	dec     wire.Decoder
 	log     *slog.Logger
-	svc     services // service.go
+	svc     services              // service.go
+	owed    map[wire.ClientID]int // published.go
 }
 
 // New builds a simulation and boots every node at time 0.
@@ -158,7 +162,13 @@ func New(cfg Config) *Sim {
 		if cfg.Clock.MaxDriftPPM > 0 {
 			nd.driftPPM = (clk.Float64()*2 - 1) * cfg.Clock.MaxDriftPPM
 		}
+		if cfg.PublishReads {
+			nd.pub.reads = make(map[string]pubRead)
+		}
 		s.nodes = append(s.nodes, nd)
+	}
+	if cfg.PublishReads {
+		s.owed = make(map[wire.ClientID]int)
 	}
 	for _, nd := range s.nodes {
 		nd.boot()
@@ -253,6 +263,7 @@ func (s *Sim) Run(until int64) {
 // crashed gateway is lost, as is a reply to a client behind a dead gateway.
 func (s *Sim) Submit(clientRegion int, gateway wire.NodeID, req *wire.Request) {
 	s.clients[req.Client] = clientRegion
+	s.owe(req.Client)
 	d := s.topo.World.Delay(clientRegion, s.topo.RegionOf(gateway), s.net)
 	s.schedule(event{at: s.now + int64(d), kind: evRequest, node: gateway, req: req})
 }
@@ -324,6 +335,9 @@ func (s *Sim) step(e *event) {
 			return
 		}
 		s.traceEvent(e, "request")
+		if s.cachedRead(nd, e.req) {
+			return
+		}
 		nd.run(func(r env.Replica) { r.Request(nd, e.req) })
 	case evReply:
 		s.traceEvent(e, "reply")
@@ -430,6 +444,7 @@ func (s *Sim) reply(at int64, from wire.NodeID, r *wire.Reply) {
 	if !ok {
 		return
 	}
+	s.paid(r.Client)
 	d := s.topo.World.Delay(s.topo.RegionOf(from), region, s.net)
 	s.schedule(event{at: at + int64(d), kind: evReply, node: from, from: from, rep: r})
 }

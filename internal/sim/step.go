@@ -20,5 +20,6 @@ func (s *Sim) Deliver(from, to wire.NodeID, m wire.Msg) {
 // (Config.OnReply), from the gateway's own region.
 func (s *Sim) Request(gateway wire.NodeID, req *wire.Request) {
 	s.clients[req.Client] = s.topo.RegionOf(gateway)
+	s.owe(req.Client)
 	s.schedule(event{at: s.now, kind: evRequest, node: gateway, req: req})
 }

@@ -124,6 +124,9 @@ func (v nodeStore) Put(key string, rec store.Record) error {
 	if v.n.sf.failure != nil {
 		return errStopped
 	}
+	if v.n.pub.reads != nil {
+		v.n.WithdrawRead(key)
+	}
 	return v.n.backing().Put(key, rec)
 }
 

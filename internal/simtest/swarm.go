@@ -68,6 +68,9 @@ type Summary struct {
 	Failed    int // runs with a violation, a broken invariant or a fail-stop that was not injected
 	Undecided int // runs the checker could not decide
 	Ops       int // operations checked
+	// PublishedReads are the reads answered from published replies
+	// (scenario.Config.PublishReads).
+	PublishedReads uint64
 	// FaultySeeds are the runs with faulty stores; FailStops the
 	// fail-stops in them (every one an injected storage fault).
 	FaultySeeds, FailStops int
@@ -242,6 +245,7 @@ func (s *Summary) add(c scenario.Config, res *scenario.Result, err error) string
 	for _, m := range res.Messages {
 		s.Messages[m.Kind] += m.Count
 	}
+	s.PublishedReads += res.PublishedReads
 	for k, v := range res.Errors {
 		s.Errors[k] += v
 	}

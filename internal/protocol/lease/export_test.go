@@ -20,3 +20,7 @@ func UnsafeIgnoreCond(c *Config) { c.ignoreCond = true }
 // UnsafeEagerConflicts makes masters answer conflicts against records not
 // known to be on a majority (teeth tests only).
 func UnsafeEagerConflicts(c *Config) { c.eagerConflicts = true }
+
+// UnsafePublishForever makes replicas publish their local reads with no
+// end instead of their lease's (teeth tests only).
+func UnsafePublishForever(c *Config) { c.publishForever = true }

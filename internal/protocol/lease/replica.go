@@ -79,6 +79,9 @@ type Config struct {
 	// against a record not known to be on a majority (tests only: it
 	// shows why conflicts wait).
 	eagerConflicts bool
+	// publishForever publishes local reads with no end (tests only: it
+	// shows that a lease's end is what bounds a published read).
+	publishForever bool
 }
 
 // EnsureDefaults fills unset fields.
@@ -587,6 +590,7 @@ func (r *Replica) setMeta(e env.Env, key string, promised, accepted Ballot) {
 	env.Invariant(e, !promised.Less(m.promised) && !promised.Less(accepted),
 		"lease: mastership of %q from promised %v accepted %v to promised %v accepted %v", key, m.promised, m.accepted, promised, accepted)
 	m.promised, m.accepted = promised, accepted
+	env.WithdrawRead(e, key) // what reads were answered under has changed
 	r.put(e, metaPrefix+key, store.Record{Value: appendBallot(appendBallot(nil, promised), accepted)})
 }
 
@@ -775,14 +779,23 @@ func (r *Replica) onLRead(e env.Env, from wire.NodeID, m *LRead) {
 			r.send(e, from, &LReadResp{Op: m.Op, Key: m.Key, Retry: true})
 		case r.mlease[m.Key] > now:
 			r.refreshMaster(e, m.Key, now)
-			r.send(e, from, r.readResp(e, m.Op, m.Key))
+			resp := r.readResp(e, m.Op, m.Key)
+			// Published until half the master lease is left: the reads
+			// after that pass here, and mark the key used, so the
+			// keep-alive renews the lease before it runs out.
+			r.publish(e, from, resp, r.mlease[m.Key]-int64(r.ks.cfg.MasterLease)/2)
+			r.send(e, from, resp)
 		default:
 			r.confirm(e, m.Key, &waitRead{from, m.Op}, nil)
 		}
 		return
 	}
 	if l := r.leases[m.Key]; l.exp > now && l.ballot == mt.accepted {
-		r.send(e, from, r.readResp(e, m.Op, m.Key))
+		resp := r.readResp(e, m.Op, m.Key)
+		// Published until the lease's last eighth, whose reads pass here
+		// and renew it ahead (below).
+		r.publish(e, from, resp, l.exp-int64(r.ks.cfg.LeaseLength)/8)
+		r.send(e, from, resp)
 		// A lease that is being used is renewed before it runs out, so a
 		// busy key's reads never stall for a renewal round trip.
 		l.reads++
@@ -803,6 +816,27 @@ func (r *Replica) onLRead(e env.Env, from wire.NodeID, m *LRead) {
 	if rn.nonce == 0 {
 		r.requestLease(e, m.Key, rn)
 	}
+}
+
+// publish offers a read this node answered for its own gateway to that
+// gateway's later reads of the key, until the time until on this node's
+// clock (env.PublishRead; doc.go, "Published reads"). Until then any such
+// read would be answered here from the store alone, unless the key's
+// record changes (the runtime withdraws it on the store's Put) or its
+// mastership does (setMeta, stepDown and a migration's freeze withdraw
+// it). Not with affiliates: their hot-key detection counts every read.
+func (r *Replica) publish(e env.Env, from wire.NodeID, m *LReadResp, until int64) {
+	if from != r.id || r.ks.cfg.Affiliates > 0 || until <= e.Now() {
+		return
+	}
+	g := r.ops[m.Op]
+	if g == nil || g.req.Op != wire.OpGet || g.req.Key != m.Key {
+		return
+	}
+	if r.ks.cfg.publishForever {
+		until = 0
+	}
+	env.PublishRead(e, m.Key, g.req.Level, readReply(g.req, m), until)
 }
 
 func (r *Replica) requestLease(e env.Env, key string, rn *renewal) {
@@ -1298,6 +1332,7 @@ func (r *Replica) superseded(e env.Env, key string, b Ballot) {
 // Writes in progress end with an unknown outcome; waiting reads are told
 // to retry; waiting renewals are sent to the newer master.
 func (r *Replica) stepDown(e env.Env, key string) {
+	env.WithdrawRead(e, key)
 	delete(r.committed, key)
 	delete(r.mlease, key)
 	delete(r.records, key)
@@ -1601,6 +1636,7 @@ func (r *Replica) startMigration(e env.Env, key string, region int, mg *migratio
 	}
 	mg.target = r.ks.ring.Owner(region, key)
 	r.migrating[key] = mg
+	env.WithdrawRead(e, key) // the key is frozen: its reads are refused
 	r.send(e, mg.target, r.handoff(e, key))
 	e.SetTimer(2*r.ks.cfg.ElectionTimeout, &leaseTimer{kind: timerMigrate, key: key, nonce: uint64(mg.target)})
 	return ""
@@ -1698,6 +1734,15 @@ func (r *Replica) autoMigrate(e env.Env) {
 	clear(r.origins)
 }
 
+// readReply is the answer to the gateway's read req that m answered.
+func readReply(req *wire.Request, m *LReadResp) *wire.Reply {
+	rep := &wire.Reply{ID: req.ID, Client: req.Client, Version: m.Rec.Version, Found: m.Found && !m.Rec.Tombstone}
+	if rep.Found {
+		rep.Value = m.Rec.Value
+	}
+	return rep
+}
+
 func (r *Replica) answerRead(e env.Env, from wire.NodeID, m *LReadResp) {
 	g := r.ops[m.Op]
 	if g == nil || g.req.Key != m.Key {
@@ -1734,11 +1779,7 @@ func (r *Replica) answerRead(e env.Env, from wire.NodeID, m *LReadResp) {
 		e.Reply(&wire.Reply{ID: g.req.ID, Client: g.req.Client, Err: &wire.Error{Code: wire.ErrUnavailable, Msg: fmt.Sprintf("lease: the mastership of %q is moving; retry", m.Key)}})
 		return
 	}
-	rep := &wire.Reply{ID: g.req.ID, Client: g.req.Client, Version: m.Rec.Version, Found: m.Found && !m.Rec.Tombstone}
-	if rep.Found {
-		rep.Value = m.Rec.Value
-	}
-	e.Reply(rep)
+	e.Reply(readReply(g.req, m))
 }
 
 // maxRedirects bounds how many echoes a gateway follows for one request.

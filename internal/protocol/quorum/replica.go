@@ -464,7 +464,7 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 		// once whatever the wait measured later (doc.go, "Published
 		// reads").
 		if !ok || r.ks.commitWaitNs == 0 || rec.Version.TS.WallNanos+r.ks.commitWaitNs < e.Wall() {
-			env.PublishRead(e, req.Key, req.Level, rep)
+			env.PublishRead(e, req.Key, req.Level, rep, 0)
 		}
 		return true
 	}

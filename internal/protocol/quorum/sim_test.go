@@ -112,3 +112,22 @@ func swarmEveryLevel(t *testing.T, seeds int, gen func(tb testing.TB, seed uint6
 		}
 	}
 }
+
+// TestSwarmPublishedReads: the swarm's runs at every level combination
+// with the simulator answering reads from the replies fast-path reads
+// publish (doc.go, "Published reads"), as the real server does; each
+// history must still pass its level's checker, and reads must have been
+// answered so.
+func TestSwarmPublishedReads(t *testing.T) {
+	var served uint64
+	ops := 0
+	swarmEveryLevel(t, 4, func(tb testing.TB, seed uint64, read, write wire.Level) scenario.Config {
+		c := swarmConfig(tb, seed, read, write)
+		c.PublishReads = true
+		return c
+	}, func(sum simtest.Summary) { served, ops = served+sum.PublishedReads, ops+sum.Ops })
+	t.Logf("%d reads answered from published replies, %d operations checked", served, ops)
+	if served < uint64(ops)/20 {
+		t.Fatalf("only %d of %d operations were reads answered from published replies", served, ops)
+	}
+}
