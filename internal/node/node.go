@@ -35,7 +35,10 @@
 // EarlyReads: at once if the handler read no key awaiting a sync, else
 // never; without: after the batch's sync succeeds) until a store Put of
 // the key withdraws it (inside the writing handler, so before anything
-// the write makes visible leaves), and CachedRead answers those reads on
+// the write makes visible leaves), the protocol withdraws it
+// (env.WithdrawRead), or Now reaches the end it was published with (a
+// lease's; checked by CachedRead on the node's clock, as the protocol
+// checks its lease), and CachedRead answers those reads on
 // the caller's goroutine, without the loop. The loop alone writes
 // the published replies, under a lock that excludes CachedRead's readers.
 package node

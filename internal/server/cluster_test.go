@@ -244,7 +244,10 @@ func TestQuorumMeasuredCommitWaitOnRealServers(t *testing.T) {
 
 // TestLeaseKeyspaceOnRealServers: a GlobLease keyspace beside the quorum
 // default one, on three real processes: a write at one node is read at the
-// others (the first read renews a lease from the key's master).
+// others (the first read renews a lease from the key's master); later
+// reads under the lease skip the node's loop (published reads), and a
+// write from another node still shows at once in them (its update
+// withdraws the published reply).
 func TestLeaseKeyspaceOnRealServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test; skipped in -short")
@@ -256,6 +259,17 @@ func TestLeaseKeyspaceOnRealServers(t *testing.T) {
 		if v, err := clients[n].Get(ctx, "g").Result(); err != nil || v != "leased" {
 			t.Fatalf("GET g at %s = %q, %v; want leased", n, v, err)
 		}
+	}
+	loop := func() float64 { return scrapeSeries(t, c.addrs["b-0"][2], "lightcone_loop_batch_events_", "default,glob")["sum"] }
+	before := loop()
+	const gets = 100
+	for range gets {
+		if v, err := clients["b-0"].Get(ctx, "g").Result(); err != nil || v != "leased" {
+			t.Fatalf("GET g at b-0 = %q, %v; want leased", v, err)
+		}
+	}
+	if through := loop() - before; through > gets/2 {
+		t.Errorf("%.0f of %d GETs under b-0's lease went through its loop; want most answered from the published reply", through, gets)
 	}
 	if err := clients["c-0"].Set(ctx, "g", "again", 0).Err(); err != nil {
 		t.Fatal(err)

@@ -131,6 +131,25 @@
 // and attach the top HotKeys keys at HotRate reads/s or more each
 // HotWindow, and detach keys that cool to half that (affiliates.go).
 //
+// # Published reads
+//
+// A read this node answers for its own gateway from its store — as the
+// master under its master lease, or as a replica under its lease — is
+// offered for that gateway's later reads of the key (env.PublishRead;
+// the real runtime answers them without the protocol, package node) until
+// a time on this node's clock: the start of the lease's last eighth, or
+// the point where half the master lease is left. Until then every such
+// read would be answered here from the store alone, unless the key's
+// record changes here (a store Put, which withdraws it) or its mastership
+// does: setMeta, stepDown and a migration's freeze withdraw it
+// (env.WithdrawRead). Ending early keeps what those reads fed: the reads
+// of the lease's last eighth pass here and renew it ahead, and a
+// master's mark the key used, so the keep-alive renews its master lease.
+// Nothing is published where affiliates are on: hot-key detection counts
+// every read. The simulator checks these answers (sim.Config.PublishReads;
+// TestSwarmPublishedReads), and a replica that published with no end is
+// caught (TestTeethPublishedReadsEnd).
+//
 // # Versions
 //
 // A version is (ballot number, sequence within the mastership, master):

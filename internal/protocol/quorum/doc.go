@@ -339,7 +339,9 @@
 // or absences. Where the fast path applies at all (a one-replica
 // keyspace, or ONE with a replica here) no other node writes this
 // replica's record except through a message to this node, which is a
-// store Put here. In the simulator PublishRead does nothing.
+// store Put here. With sim.Config.PublishReads (scenario publish_reads)
+// the simulator answers reads from them the same way, so the seeded fault
+// runs check those answers (TestSwarmPublishedReads).
 //
 // A crashed coordinator's in-flight requests
 // time out at their clients (outcome unknown). Messages are not
