@@ -260,7 +260,9 @@ func TestLeaseKeyspaceOnRealServers(t *testing.T) {
 			t.Fatalf("GET g at %s = %q, %v; want leased", n, v, err)
 		}
 	}
-	loop := func() float64 { return scrapeSeries(t, c.addrs["b-0"][2], "lightcone_loop_batch_events_", "default,glob")["sum"] }
+	loop := func() float64 {
+		return scrapeSeries(t, c.addrs["b-0"][2], "lightcone_loop_batch_events_", "default,glob")["sum"]
+	}
 	before := loop()
 	const gets = 100
 	for range gets {
