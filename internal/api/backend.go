@@ -29,7 +29,8 @@ type BatchSubmitter interface {
 
 // CachedReader is a Backend that answers some reads at once, without its
 // event loop: reads of keys whose answer the protocol published
-// (env.PublishRead), and nobody has written since.
+// (env.PublishRead), while it stands: nobody has written the key since,
+// the protocol has not withdrawn it, and its end (a lease's) has not come.
 type CachedReader interface {
 	// CachedRead returns the reply a read of key in keyspace (empty: the
 	// default) at level would get, if one is published. Use it only for

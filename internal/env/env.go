@@ -114,8 +114,11 @@ func ReplyRead(e Env, r *wire.Reply) {
 
 // ReadPublisher is an Env that can serve later reads of a key without the
 // protocol (PublishRead, WithdrawRead).
+//
+// PublishRead reports whether it serves published reads at all (the
+// runtime's setting, not whether this reply was kept).
 type ReadPublisher interface {
-	PublishRead(key string, level wire.Level, r *wire.Reply, until int64)
+	PublishRead(key string, level wire.Level, r *wire.Reply, until int64) bool
 	WithdrawRead(key string)
 }
 
@@ -126,11 +129,14 @@ type ReadPublisher interface {
 // reaches until (a lease's end). A protocol calls it only where that holds:
 // the reply is the key's stored record alone, and any read at level would
 // be answered with it from this node's store alone until one of those
-// happens. Elsewhere it does nothing.
-func PublishRead(e Env, key string, level wire.Level, r *wire.Reply, until int64) {
+// happens. Elsewhere it does nothing. It reports whether e serves
+// published reads at all, so that a protocol can count the reads they will
+// answer as use of what they rest on (a lease's renewal ahead).
+func PublishRead(e Env, key string, level wire.Level, r *wire.Reply, until int64) bool {
 	if rp, ok := e.(ReadPublisher); ok {
-		rp.PublishRead(key, level, r, until)
+		return rp.PublishRead(key, level, r, until)
 	}
+	return false
 }
 
 // WithdrawRead withdraws what PublishRead offered for key, at every level:

@@ -178,8 +178,8 @@ func (s *subEnv) Send(to wire.NodeID, m wire.Msg) { s.Env.Send(to, &Envelope{KS:
 func (s *subEnv) ReplyRead(r *wire.Reply) { env.ReplyRead(s.Env, r) }
 
 // PublishRead implements env.ReadPublisher: the node's, under the store key.
-func (s *subEnv) PublishRead(key string, level wire.Level, r *wire.Reply, until int64) {
-	env.PublishRead(s.Env, s.storeKey(key), level, r, until)
+func (s *subEnv) PublishRead(key string, level wire.Level, r *wire.Reply, until int64) bool {
+	return env.PublishRead(s.Env, s.storeKey(key), level, r, until)
 }
 
 // WithdrawRead implements env.ReadPublisher: the node's, under the store key.

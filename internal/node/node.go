@@ -121,9 +121,10 @@ type Config struct {
 	Admit func(*wire.Request) *wire.Error
 	// PublishReads keeps the replies protocols publish (env.PublishRead),
 	// so CachedRead answers reads without the loop: a GET of a key the
-	// loop has answered, and nobody has written since, costs no hand-off
-	// to the loop and back (docs/performance.md, "Reads answered without
-	// the loop").
+	// loop has answered, while the answer stands (nobody has written the
+	// key since, the protocol has not withdrawn it, its end has not come),
+	// costs no hand-off to the loop and back (docs/performance.md, "Reads
+	// answered without the loop").
 	PublishReads bool
 	// Keyspaces names the keyspaces of the replica's keyspace.Mux, the
 	// default first, for CachedRead to find a key's store key
@@ -1144,7 +1145,7 @@ func (n *Node) Reply(r *wire.Reply) { n.outReps = append(n.outReps, r) }
 // published is a reply a read of a key at a level may be given.
 type published struct {
 	level wire.Level
-	until int64 // Now from which it is not given; 0: until written
+	until int64 // Now from which it is not given; 0: no end
 	rep   wire.Reply
 }
 
@@ -1166,20 +1167,24 @@ const (
 // without, nothing is known durable before the batch's sync, so it is
 // published once that sync has succeeded (flush), unless the key is
 // written or withdrawn first.
-func (n *Node) PublishRead(key string, level wire.Level, r *wire.Reply, until int64) {
-	if n.reads == nil || (n.dirty != nil && n.touched) || r.Err != nil || len(r.Value) > maxPublishedValueBytes {
-		return
+func (n *Node) PublishRead(key string, level wire.Level, r *wire.Reply, until int64) bool {
+	if n.reads == nil {
+		return false
+	}
+	if (n.dirty != nil && n.touched) || r.Err != nil || len(r.Value) > maxPublishedValueBytes {
+		return true
 	}
 	if old := n.reads[key]; old != nil && old.level == level && old.until == until && old.rep.Found == r.Found && old.rep.Version == r.Version {
-		return // published already (the loop reads its own map without the lock)
+		return true // published already (the loop reads its own map without the lock)
 	}
 	p := &published{level: level, until: until, rep: *r}
 	p.rep.ID, p.rep.Client = 0, 0
 	if n.dirty == nil {
 		n.pubq = append(n.pubq, queuedRead{key, p})
-		return
+		return true
 	}
 	n.publish(key, p)
+	return true
 }
 
 // WithdrawRead implements env.ReadPublisher.

@@ -34,7 +34,7 @@ type Result struct {
 	WarmupSeconds float64 `json:"warmup_seconds,omitempty"`
 	Ops           int     `json:"ops"`
 	// PublishedReads is how many reads were answered from published
-	// replies (Config.PublishReads).
+	// replies (Config.PublishReads), warm-up included.
 	PublishedReads uint64          `json:"published_reads,omitempty"`
 	Events         uint64          `json:"events"`
 	TraceHash      string          `json:"trace_hash"`

@@ -570,7 +570,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		// A sync is an fsync only under always: there reads answered from
 		// the store need not wait for the writes handled beside them.
 		EarlyReads: policy == disk.SyncAlways,
-		// GETs of keys the loop answered, and nobody wrote since, skip it.
+		// GETs of keys the loop answered skip it while the answer stands.
 		PublishReads: true, Keyspaces: ksNames}
 	var clock *node.SteppableClock
 	if cfg.FaultInjection {

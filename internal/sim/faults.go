@@ -19,6 +19,7 @@ func (s *Sim) Crash(id wire.NodeID) {
 	n.replica = nil
 	n.timers.reset()
 	n.forgetPublished()
+	s.unowe(id)
 	n.crashStore()
 	s.traceEvent(&event{at: s.now, node: id}, "crash")
 }

@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/lightcone/lightcone/internal/wire"
+import (
+	"slices"
+
+	"github.com/lightcone/lightcone/internal/wire"
+)
 
 // Published reads (Config.PublishReads). The real server answers a read
 // without its protocol when the protocol published the reply for it
@@ -10,11 +14,15 @@ import "github.com/lightcone/lightcone/internal/wire"
 // the simulator does the same, so the seeded fault runs check those
 // answers too: a client's read at its gateway is answered from the
 // gateway's published reply, at once, when the client has no earlier
-// request that the gateway has not answered yet (as a RESP connection
-// with nothing in flight) and the request names no keyspace (the
-// simulator runs a protocol's replicas without a keyspace Mux, so a key
-// is its store key). A reply is published once its handler's output has
-// left, after the store's sync, as the server publishes once durable.
+// request that is not yet answered or lost (as a RESP connection with
+// nothing in flight; a crash loses the requests its node was handling, as
+// a crashed server's connections close) and the request names no keyspace
+// (the simulator runs a protocol's replicas without a keyspace Mux, so a
+// key is its store key). The server keeps a reply once what it carries is
+// durable: at once if its handler read no key awaiting a sync, else after
+// the batch's sync. Here every handler's writes are synced as it ends,
+// before its output leaves, so a reply is published then. Unlike the
+// server's, the simulator's published replies have no size bound.
 
 // pubRead is a published reply.
 type pubRead struct {
@@ -37,13 +45,16 @@ type nodePub struct {
 }
 
 // PublishRead implements env.ReadPublisher.
-func (n *node) PublishRead(key string, level wire.Level, r *wire.Reply, until int64) {
-	if n.pub.reads == nil || r.Err != nil {
-		return
+func (n *node) PublishRead(key string, level wire.Level, r *wire.Reply, until int64) bool {
+	if n.pub.reads == nil {
+		return false
 	}
-	p := pubRead{level: level, until: until, rep: *r}
-	p.rep.ID, p.rep.Client = 0, 0
-	n.pub.queued = append(n.pub.queued, queuedPub{key, p})
+	if r.Err == nil {
+		p := pubRead{level: level, until: until, rep: *r}
+		p.rep.ID, p.rep.Client = 0, 0
+		n.pub.queued = append(n.pub.queued, queuedPub{key, p})
+	}
+	return true
 }
 
 // WithdrawRead implements env.ReadPublisher.
@@ -51,12 +62,7 @@ func (n *node) WithdrawRead(key string) {
 	if n.pub.reads == nil {
 		return
 	}
-	for i := 0; i < len(n.pub.queued); i++ {
-		if n.pub.queued[i].key == key {
-			n.pub.queued = append(n.pub.queued[:i], n.pub.queued[i+1:]...)
-			i--
-		}
-	}
+	n.pub.queued = slices.DeleteFunc(n.pub.queued, func(q queuedPub) bool { return q.key == key })
 	delete(n.pub.reads, key)
 }
 
@@ -83,7 +89,11 @@ func (n *node) forgetPublished() {
 // cachedRead answers req at gateway n from its published reply, if the
 // rules above allow it.
 func (s *Sim) cachedRead(n *node, req *wire.Request) bool {
-	if n.pub.reads == nil || req.Op != wire.OpGet || req.Keyspace != "" || s.owed[req.Client] > 1 {
+	if n.pub.reads == nil {
+		return false
+	}
+	s.handling(req.Client, n.id)
+	if req.Op != wire.OpGet || req.Keyspace != "" || s.owed[req.Client] > 1 {
 		return false
 	}
 	p, ok := n.pub.reads[req.Key]
@@ -97,22 +107,63 @@ func (s *Sim) cachedRead(n *node, req *wire.Request) bool {
 	return true
 }
 
-// owe counts a request of client c on its way to its gateway or being
-// handled there (the request answered from a published reply counts
-// itself); paid counts its reply leaving the gateway. A request lost with
-// its gateway stays owed: that client's reads then always take the
-// protocol.
+// owe counts a request of client c from its submission until its reply
+// leaves its gateway, or it is lost (its gateway down when it arrives, or
+// crashed with it unanswered); cachedRead's own request counts itself. A
+// crash loses what the node was handling (unowe), as a crashed server's
+// connections close with their requests.
 func (s *Sim) owe(c wire.ClientID) {
 	if s.cfg.PublishReads {
 		s.owed[c]++
 	}
 }
 
-func (s *Sim) paid(c wire.ClientID) {
+// handledAt is a client's requests its gateway node is handling.
+type handledAt struct {
+	c    wire.ClientID
+	node wire.NodeID
+}
+
+// handling counts c's request that arrived at node (up).
+func (s *Sim) handling(c wire.ClientID, node wire.NodeID) {
+	if s.cfg.PublishReads {
+		s.handled[handledAt{c, node}]++
+	}
+}
+
+// paid counts c's reply leaving node.
+func (s *Sim) paid(c wire.ClientID, node wire.NodeID) {
+	if !s.cfg.PublishReads {
+		return
+	}
+	s.lost(c)
+	k := handledAt{c, node}
+	if n := s.handled[k]; n > 1 {
+		s.handled[k] = n - 1
+	} else {
+		delete(s.handled, k)
+	}
+}
+
+// lost forgets one of c's requests.
+func (s *Sim) lost(c wire.ClientID) {
 	if n := s.owed[c]; n > 1 {
 		s.owed[c] = n - 1
-	} else if n == 1 {
+	} else {
 		delete(s.owed, c)
+	}
+}
+
+// unowe forgets the requests node was handling: it crashed.
+func (s *Sim) unowe(node wire.NodeID) {
+	for k, n := range s.handled { // lint:order-independent: sums and deletes only
+		if k.node != node {
+			continue
+		}
+		for range n {
+			s.lost(k.c)
+		}
+		delete(s.handled, k)
 	}
 }
 

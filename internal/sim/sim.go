@@ -123,6 +123,7 @@ type Sim struct {
 	log     *slog.Logger
 	svc     services              // service.go
 	owed    map[wire.ClientID]int // published.go
+	handled map[handledAt]int     // published.go
 }
 
 // New builds a simulation and boots every node at time 0.
@@ -169,6 +170,7 @@ func New(cfg Config) *Sim {
 	}
 	if cfg.PublishReads {
 		s.owed = make(map[wire.ClientID]int)
+		s.handled = make(map[handledAt]int)
 	}
 	for _, nd := range s.nodes {
 		nd.boot()
@@ -316,6 +318,9 @@ func (s *Sim) step(e *event) {
 			return
 		}
 		if e.gen != nd.gen {
+			if e.kind == evRequest {
+				s.lost(e.req.Client)
+			}
 			return // the node crashed while this waited
 		}
 	}
@@ -332,10 +337,12 @@ func (s *Sim) step(e *event) {
 		nd.run(func(r env.Replica) { r.Step(nd, e.from, m) })
 	case evRequest:
 		if !nd.up {
+			s.lost(e.req.Client)
 			return
 		}
 		s.traceEvent(e, "request")
 		if s.cachedRead(nd, e.req) {
+			s.traceEvent(e, "published")
 			return
 		}
 		nd.run(func(r env.Replica) { r.Request(nd, e.req) })
@@ -444,7 +451,7 @@ func (s *Sim) reply(at int64, from wire.NodeID, r *wire.Reply) {
 	if !ok {
 		return
 	}
-	s.paid(r.Client)
+	s.paid(r.Client, from)
 	d := s.topo.World.Delay(s.topo.RegionOf(from), region, s.net)
 	s.schedule(event{at: at + int64(d), kind: evReply, node: from, from: from, rep: r})
 }

@@ -138,15 +138,21 @@
 // offered for that gateway's later reads of the key (env.PublishRead;
 // the real runtime answers them without the protocol, package node) until
 // a time on this node's clock: the start of the lease's last eighth, or
-// the point where half the master lease is left. Until then every such
-// read would be answered here from the store alone, unless the key's
-// record changes here (a store Put, which withdraws it) or its mastership
-// does: setMeta, stepDown and a migration's freeze withdraw it
-// (env.WithdrawRead). Ending early keeps what those reads fed: the reads
-// of the lease's last eighth pass here and renew it ahead, and a
-// master's mark the key used, so the keep-alive renews its master lease.
-// Nothing is published where affiliates are on: hot-key detection counts
-// every read. The simulator checks these answers (sim.Config.PublishReads;
+// the point where half the master lease is left. Safety rests on that end
+// and on the store: the end comes before the lease or master lease the
+// answer rests on, so before any write can complete without this node
+// (the master's view of a lease outlasts it; a new master waits out the
+// old master lease), and a write of the key here withdraws the reply (a
+// store Put). The mastership changes withdraw it too (setMeta, stepDown,
+// a migration's freeze: env.WithdrawRead), so that the published answer
+// stays the one the protocol would give — a frozen key's reads are
+// refused, not answered (TestMigrationFreezeWithdrawsPublishedReads).
+// The end also keeps what reads feed: the reads past it pass here, a
+// replica's renewing its lease ahead (a published read counts as use, so
+// the first read of the last eighth renews) and a master's marking the
+// key used, so the keep-alive renews its master lease. Nothing is
+// published where affiliates are on: hot-key detection counts every read.
+// The simulator checks these answers (sim.Config.PublishReads;
 // TestSwarmPublishedReads), and a replica that published with no end is
 // caught (TestTeethPublishedReadsEnd).
 //

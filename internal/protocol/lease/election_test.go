@@ -8,6 +8,7 @@ import (
 
 	"github.com/lightcone/lightcone/internal/check"
 	"github.com/lightcone/lightcone/internal/protocol/lease"
+	"github.com/lightcone/lightcone/internal/sim"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -131,6 +132,46 @@ func TestMigration(t *testing.T) {
 	}
 	if res := check.SequentialPerKey(sc.hist, 0); res.Verdict != check.Pass {
 		t.Fatalf("history: %v", res)
+	}
+}
+
+// TestMigrationFreezeWithdrawsPublishedReads: a master's local reads,
+// published, stop being answered the moment a migration freezes the key:
+// a read there right after gets the protocol's retryable refusal, as
+// without publication, not the published value (the freeze withdraws it).
+// A master that kept them answers the value (teeth).
+func TestMigrationFreezeWithdrawsPublishedReads(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		cfg := electionConfig()
+		if keep {
+			lease.UnsafeKeepPublishedOnFreeze(&cfg)
+		}
+		sc := newScript(t, fiveRegions, cfg, func(c *sim.Config) { c.PublishReads = true })
+		key := sc.keyMasteredIn(0)
+		m := sc.replica(key, 0)
+		const t0 = 5 * time.Second
+		sc.submit(t0, 1, m, wire.OpPut, key, "v1")
+		// Within the publication's end: half the 500 ms master lease the
+		// first read's confirmation gave.
+		for i := range 3 {
+			sc.submit(t0+time.Duration(200+50*i)*time.Millisecond, 1, m, wire.OpGet, key, "")
+		}
+		mig := sc.submit(t0+330*time.Millisecond, 9, m, wire.OpMigrate, key, "c")
+		rd := sc.submit(t0+331*time.Millisecond, 2, m, wire.OpGet, key, "")
+		sc.s.Run(int64(20 * time.Second))
+		if sc.s.PublishedReadsServed() == 0 {
+			t.Fatalf("keep=%v: no read was answered from a published reply before the migration: the test tests nothing", keep)
+		}
+		if r := sc.reply(mig); r.Err != nil {
+			t.Fatalf("keep=%v: migrate: %+v", keep, r)
+		}
+		refused := sc.reply(rd).Err != nil && sc.reply(rd).Err.Code == wire.ErrUnavailable
+		if !keep && !refused {
+			t.Errorf("read at the frozen master: %+v; want a retryable UNAVAILABLE, as the protocol answers it", sc.reply(rd))
+		}
+		if keep && refused {
+			t.Error("teeth: a master keeping its published reads through the freeze still refused the read")
+		}
 	}
 }
 

@@ -24,3 +24,7 @@ func UnsafeEagerConflicts(c *Config) { c.eagerConflicts = true }
 // UnsafePublishForever makes replicas publish their local reads with no
 // end instead of their lease's (teeth tests only).
 func UnsafePublishForever(c *Config) { c.publishForever = true }
+
+// UnsafeKeepPublishedOnFreeze leaves a key's published reads in place when
+// a migration freezes it (teeth tests only).
+func UnsafeKeepPublishedOnFreeze(c *Config) { c.keepPublishedOnFreeze = true }

@@ -82,6 +82,9 @@ type Config struct {
 	// publishForever publishes local reads with no end (tests only: it
 	// shows that a lease's end is what bounds a published read).
 	publishForever bool
+	// keepPublishedOnFreeze leaves a frozen key's published reads (tests
+	// only: it shows the freeze's withdrawal is what refuses them).
+	keepPublishedOnFreeze bool
 }
 
 // EnsureDefaults fills unset fields.
@@ -780,9 +783,10 @@ func (r *Replica) onLRead(e env.Env, from wire.NodeID, m *LRead) {
 		case r.mlease[m.Key] > now:
 			r.refreshMaster(e, m.Key, now)
 			resp := r.readResp(e, m.Op, m.Key)
-			// Published until half the master lease is left: the reads
-			// after that pass here, and mark the key used, so the
-			// keep-alive renews the lease before it runs out.
+			// Published until half the master lease is left, where the
+			// keep-alive starts renewing it (keepalive.go): the reads
+			// after that pass here and keep marking the key used, so a
+			// key read only through published replies is renewed too.
 			r.publish(e, from, resp, r.mlease[m.Key]-int64(r.ks.cfg.MasterLease)/2)
 			r.send(e, from, resp)
 		default:
@@ -794,11 +798,16 @@ func (r *Replica) onLRead(e env.Env, from wire.NodeID, m *LRead) {
 		resp := r.readResp(e, m.Op, m.Key)
 		// Published until the lease's last eighth, whose reads pass here
 		// and renew it ahead (below).
-		r.publish(e, from, resp, l.exp-int64(r.ks.cfg.LeaseLength)/8)
+		published := r.publish(e, from, resp, l.exp-int64(r.ks.cfg.LeaseLength)/8)
 		r.send(e, from, resp)
 		// A lease that is being used is renewed before it runs out, so a
-		// busy key's reads never stall for a renewal round trip.
+		// busy key's reads never stall for a renewal round trip. A
+		// published read counts as that use: the reads it answers later
+		// never pass here, so the first read of the last eighth renews.
 		l.reads++
+		if published {
+			l.reads = max(l.reads, renewAheadReads-1)
+		}
 		r.leases[m.Key] = l
 		if l.reads >= renewAheadReads && l.exp-now < int64(r.ks.cfg.LeaseLength)/8 && r.renewing[m.Key] == nil {
 			rn := &renewal{first: now}
@@ -824,19 +833,20 @@ func (r *Replica) onLRead(e env.Env, from wire.NodeID, m *LRead) {
 // read would be answered here from the store alone, unless the key's
 // record changes (the runtime withdraws it on the store's Put) or its
 // mastership does (setMeta, stepDown and a migration's freeze withdraw
-// it). Not with affiliates: their hot-key detection counts every read.
-func (r *Replica) publish(e env.Env, from wire.NodeID, m *LReadResp, until int64) {
+// it). Not with affiliates: their hot-key detection counts every read. It
+// reports whether the runtime took the reply.
+func (r *Replica) publish(e env.Env, from wire.NodeID, m *LReadResp, until int64) bool {
 	if from != r.id || r.ks.cfg.Affiliates > 0 || until <= e.Now() {
-		return
+		return false
 	}
 	g := r.ops[m.Op]
 	if g == nil || g.req.Op != wire.OpGet || g.req.Key != m.Key {
-		return
+		return false
 	}
 	if r.ks.cfg.publishForever {
 		until = 0
 	}
-	env.PublishRead(e, m.Key, g.req.Level, readReply(g.req, m), until)
+	return env.PublishRead(e, m.Key, g.req.Level, readReply(g.req, m), until)
 }
 
 func (r *Replica) requestLease(e env.Env, key string, rn *renewal) {
@@ -1292,7 +1302,7 @@ func (r *Replica) confirmed(e env.Env, key string, c *confirmRound) {
 		return
 	}
 	delete(r.confirms, key)
-	r.mlease[key] = c.sent + int64(r.ks.cfg.MasterLease)
+	r.mlease[key] = max(r.mlease[key], c.sent+int64(r.ks.cfg.MasterLease)) // never shrinks: a published read may rest on it
 	r.masterUse[key] = e.Now()
 	r.refreshAffiliates(e, key)
 	mt := r.meta(e, key)
@@ -1539,7 +1549,7 @@ func (r *Replica) acceptedBy(e env.Env, key string, c *campaign) {
 		return
 	}
 	now := e.Now()
-	r.mlease[key] = c.sent + int64(r.ks.cfg.MasterLease)
+	r.mlease[key] = max(r.mlease[key], c.sent+int64(r.ks.cfg.MasterLease)) // never shrinks: a published read may rest on it
 	if c.inherit {
 		r.records[key] = map[wire.NodeID]int64{}
 		for _, h := range c.holders {
@@ -1636,7 +1646,9 @@ func (r *Replica) startMigration(e env.Env, key string, region int, mg *migratio
 	}
 	mg.target = r.ks.ring.Owner(region, key)
 	r.migrating[key] = mg
-	env.WithdrawRead(e, key) // the key is frozen: its reads are refused
+	if !r.ks.cfg.keepPublishedOnFreeze {
+		env.WithdrawRead(e, key) // the key is frozen: its reads are refused
+	}
 	r.send(e, mg.target, r.handoff(e, key))
 	e.SetTimer(2*r.ks.cfg.ElectionTimeout, &leaseTimer{kind: timerMigrate, key: key, nonce: uint64(mg.target)})
 	return ""

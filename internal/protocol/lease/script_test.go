@@ -26,7 +26,7 @@ type script struct {
 	nextID  wire.RequestID
 }
 
-func newScript(t testing.TB, worldYAML string, cfg lease.Config) *script {
+func newScript(t testing.TB, worldYAML string, cfg lease.Config, opts ...func(*sim.Config)) *script {
 	w, err := topo.Parse([]byte(worldYAML))
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +35,11 @@ func newScript(t testing.TB, worldYAML string, cfg lease.Config) *script {
 	if sc.ks, err = lease.NewKeyspace(sc.tp, cfg); err != nil {
 		t.Fatal(err)
 	}
-	sc.s = sim.New(sim.Config{Seed: 1, Topology: sc.tp, Factory: sc.ks.Factory(), OnReply: sc.onReply, Codec: sim.MustCodec(lease.MessageTypes())})
+	scfg := sim.Config{Seed: 1, Topology: sc.tp, Factory: sc.ks.Factory(), OnReply: sc.onReply, Codec: sim.MustCodec(lease.MessageTypes())}
+	for _, o := range opts {
+		o(&scfg)
+	}
+	sc.s = sim.New(scfg)
 	return sc
 }
 

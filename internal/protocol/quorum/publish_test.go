@@ -15,8 +15,11 @@ type pubEnv struct {
 	pubs map[string]*wire.Reply
 }
 
-func (p *pubEnv) PublishRead(key string, _ wire.Level, r *wire.Reply, _ int64) { p.pubs[key] = r }
-func (p *pubEnv) WithdrawRead(key string)                                      { delete(p.pubs, key) }
+func (p *pubEnv) PublishRead(key string, _ wire.Level, r *wire.Reply, _ int64) bool {
+	p.pubs[key] = r
+	return true
+}
+func (p *pubEnv) WithdrawRead(key string) { delete(p.pubs, key) }
 
 // TestPublishOnlyPastTheWaitCap: under a measured commit wait below its
 // 2δ cap, a fast-path read answers a version older than the wait at once,
