@@ -65,6 +65,7 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 				"random-faults":       func() { cfg.RandomFaults = c.RandomFaults },
 				"check":               func() { cfg.Check = c.Check },
 				"service-time":        func() { cfg.ServiceTime = c.ServiceTime },
+				"publish-reads":       func() { cfg.PublishReads = c.PublishReads },
 			})
 			// Setting flags, in the order given: the short ones are
 			// --set name=value for the settings of that name.
@@ -108,6 +109,7 @@ Flags override the YAML given with --config (see docs/sim.md for its fields).`,
 	f.Int("replicas-per-region", 1, "short for --set replicas_per_region=N: replicas of each key in every region")
 	f.Duration("max-clock-offset", 0, "short for --set max_clock_offset=D: assumed bound on clock offset from true time")
 	f.DurationVar(&c.ServiceTime, "service-time", 0, "each node's cost per request or message (0: infinitely fast)")
+	f.BoolVar(&c.PublishReads, "publish-reads", false, "answer reads from the replies protocols publish, as the server does (quorum fast-path reads, lease-local reads)")
 	f.StringVar(&c.WorkloadPreset, "workload", "b", "YCSB core workload ("+strings.Join(workload.PresetNames(), ", ")+")")
 	f.IntVar(&c.Clients, "clients", 50, "clients, spread evenly over the regions")
 	f.Float64Var(&c.Rate, "rate", 1000, "total target requests/s, Poisson arrivals (open loop)")

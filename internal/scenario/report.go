@@ -324,6 +324,9 @@ func (res *Result) WriteText(out io.Writer, timing bool) error {
 	}
 	fmt.Fprintf(&b, "policy: %s\n", res.Policy)
 	fmt.Fprintf(&b, "simulated %gs: %d operations, %d events, trace %s", res.SimSeconds, res.Ops, res.Events, res.TraceHash)
+	if res.PublishedReads > 0 {
+		fmt.Fprintf(&b, "; %d reads answered from published replies", res.PublishedReads)
+	}
 	if res.WarmupSeconds > 0 {
 		fmt.Fprintf(&b, " (operations and messages counted after a %gs warm-up)", res.WarmupSeconds)
 	}
