@@ -115,19 +115,36 @@ func swarmEveryLevel(t *testing.T, seeds int, gen func(tb testing.TB, seed uint6
 
 // TestSwarmPublishedReads: the swarm's runs at every level combination
 // with the simulator answering reads from the replies fast-path reads
-// publish (doc.go, "Published reads"), as the real server does; each
+// publish (doc.go, "Published reads"), as the real server does — with
+// clock order and the 2δ wait (swarmConfig), the measured commit wait
+// (whose younger versions must not be published) and query order; each
 // history must still pass its level's checker, and reads must have been
 // answered so.
 func TestSwarmPublishedReads(t *testing.T) {
-	var served uint64
-	ops := 0
-	swarmEveryLevel(t, 4, func(tb testing.TB, seed uint64, read, write wire.Level) scenario.Config {
-		c := swarmConfig(tb, seed, read, write)
-		c.PublishReads = true
-		return c
-	}, func(sum simtest.Summary) { served, ops = served+sum.PublishedReads, ops+sum.Ops })
-	t.Logf("%d reads answered from published replies, %d operations checked", served, ops)
-	if served < uint64(ops)/20 {
-		t.Fatalf("only %d of %d operations were reads answered from published replies", served, ops)
+	for _, g := range []struct {
+		name string
+		gen  func(tb testing.TB, seed uint64, read, write wire.Level) scenario.Config
+		// min is the least share of operations answered so: the
+		// measured wait's runs publish only versions older than 2δ,
+		// and their keys are rewritten more often than that.
+		min float64
+	}{
+		{"clock", swarmConfig, 0.05},
+		{"measured", func(tb testing.TB, seed uint64, r, w wire.Level) scenario.Config { return measured(tb, seed, r, w, 0) }, 0.0005},
+		{"query", func(tb testing.TB, seed uint64, r, w wire.Level) scenario.Config { return queryOrdered(tb, seed, r, w, false) }, 0.05},
+	} {
+		t.Run(g.name, func(t *testing.T) {
+			var served uint64
+			ops := 0
+			swarmEveryLevel(t, 2, func(tb testing.TB, seed uint64, read, write wire.Level) scenario.Config {
+				c := g.gen(tb, seed, read, write)
+				c.PublishReads = true
+				return c
+			}, func(sum simtest.Summary) { served, ops = served+sum.PublishedReads, ops+sum.Ops })
+			t.Logf("%d reads answered from published replies, %d operations checked", served, ops)
+			if float64(served) < g.min*float64(ops) || served == 0 {
+				t.Fatalf("only %d of %d operations were reads answered from published replies", served, ops)
+			}
+		})
 	}
 }
