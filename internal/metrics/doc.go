@@ -70,6 +70,12 @@
 // long one such batch took, from its first event to the release of its
 // messages and replies (fsync included). Buckets run from 10 µs to 1 s.
 //
+// lightcone_published_reads, lightcone_published_read_bytes (gauges;
+// identity labels; read at each scrape): the replies the node keeps for
+// reads answered without its event loop (published reads), and their keys'
+// and values' bytes, against the bounds docs/limits.md gives (65,536 keys,
+// 32 MiB).
+//
 // # Protocol statistics
 //
 // AddKeyspaceStats exports what a keyspace's protocol counts about itself,

@@ -186,6 +186,20 @@ func New(l Labels) *Metrics {
 	return m
 }
 
+// GaugeFunc exports f, read at each scrape, as the gauge name with the
+// node's identity labels. On a nil *Metrics it does nothing.
+func (m *Metrics) GaugeFunc(name, help string, f func() float64) {
+	if m == nil {
+		return
+	}
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: m.constLabels()}, f))
+}
+
+// constLabels are the node's identity labels.
+func (m *Metrics) constLabels() prometheus.Labels {
+	return prometheus.Labels{"node": m.labels.Node, "region": m.labels.Region, "keyspace": m.labels.Keyspace, "protocol": m.labels.Protocol}
+}
+
 // Registry returns the node's registry, to be served over HTTP. On a nil
 // *Metrics it returns a new, empty registry.
 func (m *Metrics) Registry() *prometheus.Registry {

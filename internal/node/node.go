@@ -1288,6 +1288,17 @@ func (n *Node) CachedRead(keyspace string, key []byte, level wire.Level) (*wire.
 	return &p.rep, true
 }
 
+// PublishedStats reports the published replies kept and their keys' and
+// values' bytes (for metrics). Safe for concurrent use.
+func (n *Node) PublishedStats() (keys, bytes int) {
+	if n.reads == nil {
+		return 0, 0
+	}
+	n.readsMu.RLock()
+	defer n.readsMu.RUnlock()
+	return len(n.reads), n.readBytes
+}
+
 // CachedReadsServed implements api.CachedReader: n reads at level were
 // answered by CachedRead (for the request metrics; they took no time in
 // the node).

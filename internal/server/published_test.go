@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -48,4 +49,18 @@ func TestPublishedReadsLinearizable(t *testing.T) {
 	if loop > float64(writes)+0.8*float64(reads) {
 		t.Errorf("%.0f loop events for %d writes and %d reads; want a fifth of the reads or more answered without the loop", loop, writes, reads)
 	}
+	// The gauges show what is kept: a GET of a fresh key publishes it.
+	if err := clients[0].Set(ctx, "z", "zv", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := clients[0].Get(ctx, "z").Err(); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, "lightcone_published_reads >= 1", 10*time.Second, func() error {
+		g := scrapeSeries(t, p.http, "lightcone_published_read", "default")
+		if g["s"] < 1 || g["_bytes"] < 3 {
+			return fmt.Errorf("published reads gauges %v; want at least z's (1 key, 3 bytes)", g)
+		}
+		return nil
+	})
 }

@@ -617,6 +617,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	exportKeyspaceStats(m, nd, keyspaces)
+	m.GaugeFunc("lightcone_published_reads", "Replies kept for reads answered without the event loop.",
+		func() float64 { k, _ := nd.PublishedStats(); return float64(k) })
+	m.GaugeFunc("lightcone_published_read_bytes", "Key and value bytes of the replies kept for reads answered without the event loop.",
+		func() float64 { _, b := nd.PublishedStats(); return float64(b) })
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
