@@ -131,7 +131,9 @@ func TestSwarmPublishedReads(t *testing.T) {
 	}{
 		{"clock", swarmConfig, 0.05},
 		{"measured", func(tb testing.TB, seed uint64, r, w wire.Level) scenario.Config { return measured(tb, seed, r, w, 0) }, 0.0005},
-		{"query", func(tb testing.TB, seed uint64, r, w wire.Level) scenario.Config { return queryOrdered(tb, seed, r, w, false) }, 0.05},
+		{"query", func(tb testing.TB, seed uint64, r, w wire.Level) scenario.Config {
+			return queryOrdered(tb, seed, r, w, false)
+		}, 0.05},
 	} {
 		t.Run(g.name, func(t *testing.T) {
 			var served uint64
