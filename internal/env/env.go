@@ -122,6 +122,10 @@ type ReadPublisher interface {
 	WithdrawRead(key string)
 }
 
+// MaxPublishedValue is the largest value a runtime publishes
+// (PublishRead): a read of a larger one always goes to the protocol.
+const MaxPublishedValue = 64 << 10
+
 // PublishRead offers r, the reply a read of key at level just got from
 // ReplyRead or Reply, as the answer to every later read of key at level
 // until the key's record is next written through e.Store() (which

@@ -1156,7 +1156,7 @@ type published struct {
 const (
 	maxPublished           = 1 << 16
 	maxPublishedBytes      = 32 << 20
-	maxPublishedValueBytes = 64 << 10
+	maxPublishedValueBytes = env.MaxPublishedValue
 )
 
 // PublishRead implements env.ReadPublisher: r answers later reads of key

@@ -3,6 +3,7 @@ package sim
 import (
 	"slices"
 
+	"github.com/lightcone/lightcone/internal/env"
 	"github.com/lightcone/lightcone/internal/wire"
 )
 
@@ -21,8 +22,10 @@ import (
 // key is its store key). The server keeps a reply once what it carries is
 // durable: at once if its handler read no key awaiting a sync, else after
 // the batch's sync. Here every handler's writes are synced as it ends,
-// before its output leaves, so a reply is published then. Unlike the
-// server's, the simulator's published replies have no size bound.
+// before its output leaves, so a reply is published then. Values past
+// env.MaxPublishedValue are not published, as on the server; the server's
+// bound on all published replies together (forgetting them all past it)
+// is not modelled.
 
 // pubRead is a published reply.
 type pubRead struct {
@@ -49,7 +52,7 @@ func (n *node) PublishRead(key string, level wire.Level, r *wire.Reply, until in
 	if n.pub.reads == nil {
 		return false
 	}
-	if r.Err == nil {
+	if r.Err == nil && len(r.Value) <= env.MaxPublishedValue {
 		p := pubRead{level: level, until: until, rep: *r}
 		p.rep.ID, p.rep.Client = 0, 0
 		n.pub.queued = append(n.pub.queued, queuedPub{key, p})
