@@ -16,7 +16,7 @@ import (
 // writing it.
 type publisher struct{}
 
-func (publisher) Start(env.Env)                      {}
+func (publisher) Start(env.Env)                       {}
 func (publisher) Step(env.Env, wire.NodeID, wire.Msg) {}
 func (publisher) Request(e env.Env, req *wire.Request) {
 	switch req.Op {
