@@ -78,8 +78,9 @@
 #   KEEP=1            keep the temp dir (binaries, data dirs, logs, raw rows)
 #   OUT=FILE          also write the report (Markdown) to FILE
 # Redis (redis-server, redis-tools) and etcd (etcd-server) are installed with
-# apt-get if missing. With ROUNDS=3 and the defaults it takes about 12–20
-# minutes on the 2-core machine (the simulator rows about a third of it).
+# apt-get if missing. With ROUNDS=3 and the defaults it took 5–20 minutes on
+# the 2-core machine (about 6 in the runs of 2026-11-28's last session, the
+# builds included; the report's header gives the rounds' own minutes).
 set -euo pipefail
 
 ROUNDS="${ROUNDS:-3}"
