@@ -55,11 +55,18 @@ type diskServer struct {
 
 func startOnFS(t *testing.T, fs vfs.FS, dir string, log io.Writer) *diskServer {
 	t.Helper()
+	return startInProcess(t, server.Config{DataDir: dir, FS: fs, RESPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
+		Log: slog.New(slog.NewTextHandler(log, nil))})
+}
+
+// startInProcess runs a server of cfg in the test's process (its Ready is
+// set here) and waits until it serves.
+func startInProcess(t *testing.T, cfg server.Config) *diskServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan server.Addrs, 1)
 	s := &diskServer{cancel: cancel, done: make(chan error, 1)}
-	cfg := server.Config{DataDir: dir, FS: fs, RESPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
-		Log: slog.New(slog.NewTextHandler(log, nil)), Ready: func(a server.Addrs) { ready <- a }}
+	cfg.Ready = func(a server.Addrs) { ready <- a }
 	go func() { s.done <- server.Run(ctx, cfg) }()
 	select {
 	case s.addrs = <-ready:

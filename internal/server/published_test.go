@@ -3,13 +3,16 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lightcone/lightcone/internal/check"
+	"github.com/lightcone/lightcone/internal/server"
 )
 
 // TestPublishedReadsLinearizable: on a real server, whose GETs of keys the
@@ -63,4 +66,48 @@ func TestPublishedReadsLinearizable(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestNoPublishedReads: with no_published_reads every GET goes through the
+// node's loop (one loop event each), /status says so, and the published
+// reads gauge stays at zero; with the default, repeated GETs of a key
+// skip the loop. In-process, so -race sees the loop and the connections.
+func TestNoPublishedReads(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		ctx := context.Background()
+		srv := startInProcess(t, server.Config{DataDir: t.TempDir(), RESPAddr: "127.0.0.1:0", GRPCAddr: "off", HTTPAddr: "127.0.0.1:0",
+			Sync: "always", NoPublishedReads: off, Log: slog.New(slog.DiscardHandler)})
+		a := srv.addrs
+		cl := redis.NewClient(&redis.Options{Addr: a.RESP, Protocol: 2, PoolSize: 1})
+		if err := cl.Set(ctx, "k", "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Get(ctx, "k").Err(); err != nil {
+			t.Fatal(err)
+		}
+		const gets = 50
+		before := scrapeSeries(t, a.HTTP, "lightcone_loop_batch_events_", "default")["sum"]
+		for range gets {
+			if v, err := cl.Get(ctx, "k").Result(); err != nil || v != "v" {
+				t.Fatalf("off=%v: GET k = %q, %v", off, v, err)
+			}
+		}
+		through := scrapeSeries(t, a.HTTP, "lightcone_loop_batch_events_", "default")["sum"] - before
+		if off && through < gets {
+			t.Errorf("no_published_reads: %.0f loop events for %d GETs; want one each", through, gets)
+		}
+		if !off && through > gets/2 {
+			t.Errorf("published reads on: %.0f of %d GETs went through the loop; want most answered without it", through, gets)
+		}
+		if status := httpBody(t, "http://"+a.HTTP+"/status"); !strings.Contains(status, fmt.Sprintf(`"published_reads": %v`, !off)) {
+			t.Errorf("off=%v: /status does not say published_reads %v: %s", off, !off, status)
+		}
+		if off {
+			if g := scrapeSeries(t, a.HTTP, "lightcone_published_read", "default"); g["s"] != 0 {
+				t.Errorf("no_published_reads: lightcone_published_reads %v; want 0", g["s"])
+			}
+		}
+		cl.Close()
+		srv.stop(t)
+	}
 }

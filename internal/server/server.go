@@ -79,6 +79,12 @@ type Config struct {
 	// that hangs in fsync stalls the whole process until it returns
 	// (disk.Options.FsyncHoldsThread). Default false.
 	FsyncHoldsThread bool `yaml:"fsync_holds_thread"`
+	// NoPublishedReads turns published reads off: every read goes through
+	// the node's event loop, none is answered from a reply the protocol
+	// published (node.Config.PublishReads; docs/performance.md, "Reads
+	// answered without the loop"). For comparisons and as an escape hatch;
+	// default false (published reads on).
+	NoPublishedReads bool `yaml:"no_published_reads"`
 	// FS, if set, is the filesystem the data directory is on (tests inject
 	// a disk.FillingFS); nil: the operating system's.
 	FS vfs.FS `yaml:"-"`
@@ -571,7 +577,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		// the store need not wait for the writes handled beside them.
 		EarlyReads: policy == disk.SyncAlways,
 		// GETs of keys the loop answered skip it while the answer stands.
-		PublishReads: true, Keyspaces: ksNames}
+		PublishReads: !cfg.NoPublishedReads, Keyspaces: ksNames}
 	var clock *node.SteppableClock
 	if cfg.FaultInjection {
 		clock = &node.SteppableClock{Base: node.SystemClock{}}
@@ -701,7 +707,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			Ready: func() error { return ready(ctx, eng.Writable, nd) },
 			Status: func() any {
 				st := map[string]any{"node": me.Name, "region": region, "cluster": lay.name, "protocol": keyspaces[0].protocol,
-					"sync": policy, "fsync_holds_thread": cfg.FsyncHoldsThread, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP, "disk": eng.Space(),
+					"sync": policy, "fsync_holds_thread": cfg.FsyncHoldsThread, "published_reads": !cfg.NoPublishedReads, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP, "disk": eng.Space(),
 					"keyspaces": keyspaceDetails(ctx, nd, keyspaces, log)}
 				if tr != nil {
 					st["peer_addr"] = tr.Addr()
