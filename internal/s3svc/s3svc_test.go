@@ -150,9 +150,10 @@ func TestMinIORequestCounts(t *testing.T) {
 	must(s.Delete(ctx, "l0", storagesvc.Cond{}))
 	mu.Lock()
 	defer mu.Unlock()
-	// MinIO counts a request after answering it, so its counters may lag
-	// the last answers a moment: compare until they agree, for at most
-	// 10s, then report what still differs.
+	// MinIO counts a request once its handler has returned, after the
+	// answer was written (collectAPIStats, cmd/handler-utils.go), so its
+	// counters may lag the last answers a moment: compare until they
+	// agree, for at most 10s, then report what still differs.
 	var diffs []string
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		after, err := m.Requests(ctx)
