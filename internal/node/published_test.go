@@ -19,6 +19,15 @@ func publishingNode(t *testing.T, early bool, keyspaces []string) *Node {
 	return newIdleNode(t, Config{EarlyReads: early, PublishReads: true, Keyspaces: keyspaces})
 }
 
+// flushBatch ends n's batch: with a reply to release, it syncs.
+func flushBatch(t *testing.T, n *Node) {
+	t.Helper()
+	n.Reply(&wire.Reply{})
+	if err := n.flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestPublishedReads: a published reply answers CachedRead at its level
 // until the key is written (on either store a handler sees). With
 // EarlyReads it is published at once if durable, and not at all if its
@@ -55,13 +64,7 @@ func TestPublishedReads(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		// flush ends the batch: with a reply to release, it syncs.
-		flush := func() {
-			n.Reply(&wire.Reply{})
-			if err := n.flush(); err != nil {
-				t.Fatal(err)
-			}
-		}
+		flush := func() { flushBatch(t, n) }
 		put("k", "v1")
 		flush()
 		read("k")
@@ -154,12 +157,7 @@ func TestPublishedReadsUntil(t *testing.T) {
 	for _, early := range []bool{false, true} {
 		clk := &fakeClock{}
 		n := newIdleNode(t, Config{EarlyReads: early, PublishReads: true, Clock: clk})
-		flush := func() {
-			n.Reply(&wire.Reply{})
-			if err := n.flush(); err != nil {
-				t.Fatal(err)
-			}
-		}
+		flush := func() { flushBatch(t, n) }
 		cached := func(key string) bool {
 			_, ok := n.CachedRead("", []byte(key), wire.One)
 			return ok
@@ -217,10 +215,7 @@ func TestPublishedReadsBounded(t *testing.T) {
 		t.Errorf("readBytes %d past the bound %d", n.readBytes, maxPublishedBytes)
 	}
 	n.PublishRead("big", wire.Quorum, &wire.Reply{Found: true, Value: make([]byte, maxPublishedValueBytes+1)}, 0)
-	n.Reply(&wire.Reply{})
-	if err := n.flush(); err != nil {
-		t.Fatal(err)
-	}
+	flushBatch(t, n)
 	if _, ok := n.CachedRead("", []byte("big"), wire.Quorum); ok {
 		t.Error("a value past maxPublishedValueBytes was published")
 	}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
@@ -24,27 +23,12 @@ import (
 // count the keys this node masters, and the meteor counters the writes it
 // applied.
 func TestLeaseStatsInProcess(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan server.Addrs, 1)
-	done := make(chan error, 1)
-	cfg := server.Config{DataDir: t.TempDir(), RESPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", Sync: "never",
+	ctx := context.Background()
+	srv := startInProcess(t, server.Config{DataDir: t.TempDir(), RESPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", Sync: "never",
 		Keyspaces: []server.KeyspacePolicy{{Name: "glob", Protocol: "lease"}, {Name: "ms", Protocol: "meteor"}},
-		Log:       slog.New(slog.DiscardHandler), Ready: func(a server.Addrs) { ready <- a }}
-	go func() { done <- server.Run(ctx, cfg) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server: %v", err)
-		}
-	})
-	var addrs server.Addrs
-	select {
-	case addrs = <-ready:
-	case err := <-done:
-		t.Fatalf("server did not start: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("server not ready after 20s")
-	}
+		Log:       slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { srv.stop(t) })
+	addrs := srv.addrs
 	const keys = 20
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)

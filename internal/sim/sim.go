@@ -341,6 +341,7 @@ func (s *Sim) step(e *event) {
 			return
 		}
 		s.traceEvent(e, "request")
+		s.handling(e.req.Client, nd.id)
 		if s.cachedRead(nd, e.req) {
 			s.traceEvent(e, "published")
 			return

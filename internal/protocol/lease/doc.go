@@ -141,9 +141,10 @@
 // the point where half the master lease is left. Safety rests on that end
 // and on the store: the end comes before the lease or master lease the
 // answer rests on, so before any write can complete without this node
-// (the master's view of a lease outlasts it; a new master waits out the
-// old master lease), and a write of the key here withdraws the reply (a
-// store Put). The mastership changes withdraw it too (setMeta, stepDown,
+// (GlobLease §III.D: the master waits for every valid lease, and its view
+// of a lease outlasts it, "Lease timing" above; a new master waits out
+// the old master lease, "Masters" above), and a write of the key here
+// withdraws the reply (a store Put). The mastership changes withdraw it too (setMeta, stepDown,
 // a migration's freeze: env.WithdrawRead), so that the published answer
 // stays the one the protocol would give — a frozen key's reads are
 // refused, not answered (TestMigrationFreezeWithdrawsPublishedReads).
