@@ -6,7 +6,7 @@
 # Each round starts each target on fresh loopback ports (Lightcone with a
 # fresh data dir, --sync $SYNC; Redis with appendfsync $SYNC, as
 # bench-redis.sh), runs
-#   redis-benchmark -t $TESTS -n $N -c $CLIENTS -P <depth> --csv
+#   redis-benchmark -t $TESTS -n $N -c $CLIENTS -P <depth> $RB_ARGS --csv
 # for each depth in PIPELINES, and stops it. The order of the targets rotates
 # from round to round, so slow drift in the machine's load falls on each of
 # them alike. It prints every round's rows, then per depth and op the median
@@ -26,6 +26,8 @@
 #                     (BASE=HEAD TREE_ARGS=--some-flag: one revision, a
 #                     flag's effect)
 #   LC_ENV="K=V ..."  environment of both Lightcone targets (e.g. GOMAXPROCS=1)
+#   RB_ARGS=""        more redis-benchmark flags (e.g. "-r 1000000 -d 100": a
+#                     million random keys of 100-byte values instead of one)
 #   KEEP=1            keep the temp dir
 set -euo pipefail
 
@@ -85,7 +87,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 			for test in ${TESTS//,/ }; do
 				log "round $r: $target -P $p -t $test"
 				cpu0="$(server_cpu)"
-				redis-benchmark -p "$PORT" -t "$test" -n "$N" -c "$CLIENTS" -P "$p" --csv | redis_csv_rows |
+				redis-benchmark -p "$PORT" -t "$test" -n "$N" -c "$CLIENTS" -P "$p" ${RB_ARGS:-} --csv | redis_csv_rows |
 					awk -F'\t' -v r="$r" -v t="$target" -v p="$p" '{ printf "%s\t%s\t%s\t%s\t%s\t%s\t%s", r, t, p, $1, $2, $3, $4 }' >>"$RESULTS"
 				cpu_per "$cpu0" "$N" >>"$RESULTS"
 			done
@@ -94,7 +96,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	done
 done
 
-echo "## RESP A/B: redis-benchmark -t $TESTS -n $N -c $CLIENTS -P {$PIPELINES}, $ROUNDS interleaved rounds"
+echo "## RESP A/B: redis-benchmark -t $TESTS -n $N -c $CLIENTS -P {$PIPELINES} ${RB_ARGS:-}, $ROUNDS interleaved rounds"
 echo
 echo "redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') (appendfsync $SYNC); lightcone --sync $SYNC:" \
 	"tree $TREE_REV${TREE_ARGS:+ ($TREE_ARGS)}${BASE_REV:+, base $BASE ($BASE_REV)${BASE_ARGS:+ ($BASE_ARGS)}}${LC_ENV:+ (env $LC_ENV)}; $(nproc) CPUs; load average before $LOAD_BEFORE, after $(cut -d' ' -f1-3 /proc/loadavg)."

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/bloom"
 	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/lightcone/lightcone/internal/store"
@@ -93,6 +94,28 @@ const (
 	DefaultCacheBytes = 64 << 20
 )
 
+// DefaultBlockCacheBytes is Pebble's block cache: the sstable blocks (index,
+// filter and data) that reads below the row cache and the memtables find.
+// Pebble's own default is 8 MiB, which a working set of a few million small
+// keys outgrows at once: every quorum write reads its key's record first
+// (last writer wins), so with a cold row cache each became a read of an
+// index and a data block from the file, decompressed (docs/performance.md,
+// "Writes to many keys").
+const DefaultBlockCacheBytes = 128 << 20
+
+// bloomBitsPerKey sizes the sstables' bloom filters: 10 bits per key give a
+// false-positive rate of about 1%, so a read of a key that is in no table
+// (a write's read of a new key, most of all) skips them all instead of
+// seeking every level's index.
+const bloomBitsPerKey = 10
+
+// filteredLevels is Pebble's per-level options with a bloom filter: one
+// entry, which Pebble extends to every level (Options.Level) and fills in
+// (EnsureDefaults).
+func filteredLevels() []pebble.LevelOptions {
+	return []pebble.LevelOptions{{FilterPolicy: bloom.FilterPolicy(bloomBitsPerKey), FilterType: pebble.TableFilter}}
+}
+
 // OpenPebble opens (creating if needed) the store in dir with the default
 // options and policy.
 func OpenPebble(dir string, policy SyncPolicy) (*Pebble, error) {
@@ -137,9 +160,14 @@ func Open(dir string, o Options) (*Pebble, error) {
 	// room for it over the reserve; otherwise check allocates it once there
 	// is, and writes are refused until then.
 	m.check()
+	blocks := pebble.NewCache(DefaultBlockCacheBytes)
+	// The DB takes its own reference; Close releases it.
+	defer blocks.Unref()
 	db, err := pebble.Open(dir, &pebble.Options{
 		FS:            vfs.OnDiskFull(o.FS, m.onDiskFull),
 		MemTableSize:  memTable,
+		Cache:         blocks,
+		Levels:        filteredLevels(),
 		EventListener: m.listener(),
 		Logger:        pebbleLogger{log},
 	})
