@@ -80,6 +80,14 @@ type Config struct {
 	// cluster keeps its order; auto and query are chosen explicitly.
 	WriteOrder string `yaml:"write_order"`
 
+	// readBeforeWrite makes every write read its key's record first, as
+	// before the ceiling (tests only: the same runs either way).
+	readBeforeWrite bool
+	// blindBelowCeiling never raises the ceiling past its start, so
+	// writes stamped above it are written without a read even over a
+	// newer record (tests only: it shows the ceiling's raise is what keeps
+	// a late older write from replacing a newer one).
+	blindBelowCeiling bool
 	// ignoreCond makes a replica apply conditional writes without
 	// checking them (tests only: it shows the check is what makes them
 	// atomic).

@@ -228,6 +228,35 @@
 // unfinished write of its previous incarnation, stamp that write's version
 // again for another value.
 //
+// # Writes without a read
+//
+// Last writer wins makes a replica read a key's record before storing a
+// write of it, to keep the record if it is newer. Over many keys that read
+// is most of a write's cost: below the store's row cache it is a search of
+// the engine's tables (docs/performance.md, "Writes to many keys"). A
+// replica skips it when the write is stamped above its ceiling, a
+// timestamp at or above every version its store holds: such a write is
+// newer than the record, whatever the record is.
+//
+//   - Start sets the ceiling to the clock + 2δ (+1 ns): by the restart
+//     argument above, every version stored before was issued with a wall
+//     time of at most true time + δ, which is at most this clock + 2δ.
+//     The simulator's preloaded records are stamped an hour before its
+//     epoch.
+//   - Every store write (a write applied, a repair, a transaction's
+//     writes) raises the ceiling to its version (Replica.put), so a
+//     write stamped below a version stored since — a late write from
+//     another coordinator, or one overtaken by a newer one here — still
+//     reads the record and is dropped if older.
+//
+// The writes this node coordinates are stamped by its HLC, which has
+// observed every version stored here, so past the first 2δ after a
+// start they are all above the ceiling and none of them reads. This uses
+// the clock bound δ for what a restart finds in the store, as the restart
+// rule above does for the versions it issues. TestTeethCeiling keeps the
+// ceiling at its start (every later write blind): a late older write then
+// replaces a newer one and the linearizability checker rejects the runs.
+//
 // # Guarantees
 //
 // The guarantee of a read level R and a write level W follows from which

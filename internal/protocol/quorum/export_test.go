@@ -16,3 +16,12 @@ func UnsafeShaveWait(c *Config, d time.Duration) { c.shaveWait = d }
 // UnsafeKeepStale makes commit_wait measured keep a peer's tightest bound
 // across its silences and incarnations.
 func UnsafeKeepStale(c *Config) { c.keepStale = true }
+
+// UnsafeBlindBelowCeiling keeps every replica's ceiling at its start, so a
+// write stamped above it replaces the key's record without reading it,
+// however new that record is.
+func UnsafeBlindBelowCeiling(c *Config) { c.blindBelowCeiling = true }
+
+// ReadBeforeWrite makes every write read its key's record first, as
+// before the ceiling.
+func ReadBeforeWrite(c *Config) { c.readBeforeWrite = true }

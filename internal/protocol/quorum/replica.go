@@ -223,6 +223,11 @@ type Replica struct {
 	rho       float64 // MaxDriftPPM as a fraction
 	epoch     int64   // this incarnation: the wall time Start read
 	probeTick probeTimer
+	// ceiling is at or above the timestamp of every version this
+	// replica's store holds: a version stamped above it is newer than the
+	// key's record, whatever that is, so apply writes it without reading
+	// the record first (doc.go, "Writes without a read").
+	ceiling hlc.Timestamp
 }
 
 func newReplica(ks *Keyspace, id wire.NodeID) *Replica {
@@ -313,6 +318,10 @@ func (r *Replica) Start(e env.Env) {
 	r.nextOp = e.Rand().Uint64()>>1 | 1 // never 0: op 0 marks fast-path writes
 	now := e.Wall()
 	r.clock.Observe(now, hlc.Timestamp{WallNanos: now + 2*int64(r.ks.cfg.MaxClockOffset)})
+	// The same argument bounds what the store holds: every version in it
+	// was issued before this start, with a wall time of at most the clock
+	// + 2δ now (doc.go, "Writes without a read").
+	r.ceiling = hlc.Timestamp{WallNanos: now + 2*int64(r.ks.cfg.MaxClockOffset) + 1}
 	r.epoch = now
 	r.startProbes(e)
 }
@@ -667,18 +676,31 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 // the node, since it may or may not have taken effect.
 func (r *Replica) apply(e env.Env, key string, rec store.Record) error {
 	r.clock.Observe(e.Wall(), rec.Version.TS)
-	cur, ok, err := e.Store().Get(key)
-	if err != nil {
-		e.Log().Warn("quorum: write refused: the store failed a read", "key", key, "err", err)
-		return err
+	// Last writer wins: the record stays if it is at least as new. A
+	// version above the ceiling is newer than any record here, so the
+	// read is skipped (doc.go, "Writes without a read").
+	if !r.ceiling.Less(rec.Version.TS) || r.ks.cfg.readBeforeWrite {
+		cur, ok, err := e.Store().Get(key)
+		if err != nil {
+			e.Log().Warn("quorum: write refused: the store failed a read", "key", key, "err", err)
+			return err
+		}
+		if ok && !cur.Version.Less(rec.Version) {
+			return nil
+		}
 	}
-	if ok && !cur.Version.Less(rec.Version) {
-		return nil
-	}
+	return r.put(e, key, rec)
+}
+
+// put stores rec under key and raises the ceiling to its version.
+func (r *Replica) put(e env.Env, key string, rec store.Record) error {
 	if err := e.Store().Put(key, rec); err != nil {
 		err = fmt.Errorf("quorum: write %q: %w", key, err)
 		e.FailStop(err)
 		return err
+	}
+	if !r.ks.cfg.blindBelowCeiling && r.ceiling.Less(rec.Version.TS) {
+		r.ceiling = rec.Version.TS
 	}
 	return nil
 }

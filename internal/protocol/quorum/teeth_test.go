@@ -88,3 +88,23 @@ func TestGatewayCrashRestartStorm(t *testing.T) {
 		}
 	}
 }
+
+// TestTeethCeiling: a write stamped above the replica's ceiling skips the
+// read of its key's record (doc.go, "Writes without a read"). If the
+// ceiling stayed at its start instead of rising with every version stored,
+// a write arriving after a newer one of its key would replace it, and the
+// checker must catch the lost write; the same runs with the ceiling kept
+// pass.
+func TestTeethCeiling(t *testing.T) {
+	gen := func(unsafe bool) simtest.Generator {
+		return func(tb testing.TB, seed uint64) scenario.Config {
+			c := swarmConfig(tb, seed, wire.Quorum, wire.Quorum)
+			c.Check = "linearizable"
+			if unsafe {
+				quorum.UnsafeBlindBelowCeiling(c.Settings.(*quorum.Config))
+			}
+			return c
+		}
+	}
+	simtest.Teeth{Seeds: 200, Unsafe: gen(true), Safe: gen(false)}.Run(t)
+}

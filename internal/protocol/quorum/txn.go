@@ -98,11 +98,10 @@ func (r *Replica) txn(e env.Env, req *wire.Request) {
 	}
 	for _, w := range writes {
 		w.rec.Version = v
-		if err := e.Store().Put(w.key, w.rec); err != nil {
-			// The write may or may not have taken effect: fail-stop
-			// (doc.go, "Storage failure"); this reply does not leave.
-			err = fmt.Errorf("quorum: transaction write %q: %w", w.key, err)
-			e.FailStop(err)
+		// put fails the node on an error: the write may or may not have
+		// taken effect (doc.go, "Storage failure"); this reply does not
+		// leave.
+		if err := r.put(e, w.key, w.rec); err != nil {
 			fail(wire.ErrUnavailable, "%v", err)
 			return
 		}
