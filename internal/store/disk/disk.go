@@ -97,10 +97,10 @@ const (
 // DefaultBlockCacheBytes is Pebble's block cache: the sstable blocks (index,
 // filter and data) that reads below the row cache and the memtables find.
 // Pebble's own default is 8 MiB, which a working set of a few million small
-// keys outgrows at once: every quorum write reads its key's record first
-// (last writer wins), so with a cold row cache each became a read of an
-// index and a data block from the file, decompressed (docs/performance.md,
-// "Writes to many keys").
+// keys outgrows at once: a read below the row cache (a GET, or a quorum
+// write that must check its key's record: last writer wins) then became a
+// read of an index and a data block from the file, decompressed
+// (docs/performance.md, "Writes to many keys").
 const DefaultBlockCacheBytes = 128 << 20
 
 // bloomBitsPerKey sizes the sstables' bloom filters: 10 bits per key give a
