@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/lightcone/lightcone/internal/check"
 	"github.com/lightcone/lightcone/internal/server"
+	"github.com/lightcone/lightcone/internal/store/disk"
 )
 
 // TestPublishedReadsLinearizable: on a real server, whose GETs of keys the
@@ -108,6 +110,32 @@ func TestNoPublishedReads(t *testing.T) {
 			}
 		}
 		cl.Close()
+		srv.stop(t)
+	}
+}
+
+// TestRowCacheSizeConfig: row_cache_size in the YAML file reaches the
+// storage engine, and /status reports the bound in force (the default
+// without it).
+func TestRowCacheSizeConfig(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want int64
+	}{{"", disk.DefaultCacheBytes}, {"row_cache_size: 1GiB\n", 1 << 30}} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte(tc.yaml+"sync: never\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := server.LoadConfig(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.DataDir, cfg.RESPAddr, cfg.GRPCAddr, cfg.HTTPAddr = t.TempDir(), "off", "off", "127.0.0.1:0"
+		cfg.Log = slog.New(slog.DiscardHandler)
+		srv := startInProcess(t, cfg)
+		if status := httpBody(t, "http://"+srv.addrs.HTTP+"/status"); !strings.Contains(status, fmt.Sprintf(`"row_cache_bytes": %d`, tc.want)) {
+			t.Errorf("%q: /status does not say row_cache_bytes %d: %s", tc.yaml, tc.want, status)
+		}
 		srv.stop(t)
 	}
 }

@@ -79,6 +79,12 @@ type Config struct {
 	// that hangs in fsync stalls the whole process until it returns
 	// (disk.Options.FsyncHoldsThread). Default false.
 	FsyncHoldsThread bool `yaml:"fsync_holds_thread"`
+	// RowCacheSize bounds the storage engine's row cache, the latest
+	// records of recently read and written keys kept in memory: the value
+	// bytes it holds, and one key per 512 bytes of it. A size ("1GiB").
+	// Default 64 MiB (131,072 keys). Each key kept costs about 0.6 KiB of
+	// memory besides its value (docs/limits.md, "The node's own caches").
+	RowCacheSize disk.ByteSize `yaml:"row_cache_size"`
 	// NoPublishedReads turns published reads off: every read goes through
 	// the node's event loop, none is answered from a reply the protocol
 	// published (node.Config.PublishReads; docs/performance.md, "Reads
@@ -561,7 +567,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 	}()
 	defer func() { err = errors.Join(err, dir.close()) }()
-	eng, err := disk.Open(cfg.DataDir, disk.Options{Sync: policy, FS: cfg.FS, ReserveBytes: cfg.DiskReserve, Log: log, FsyncHoldsThread: cfg.FsyncHoldsThread})
+	eng, err := disk.Open(cfg.DataDir, disk.Options{Sync: policy, FS: cfg.FS, ReserveBytes: cfg.DiskReserve, Log: log, FsyncHoldsThread: cfg.FsyncHoldsThread, RowCacheBytes: cfg.RowCacheSize})
 	if err != nil {
 		return err
 	}
@@ -707,7 +713,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			Ready: func() error { return ready(ctx, eng.Writable, nd) },
 			Status: func() any {
 				st := map[string]any{"node": me.Name, "region": region, "cluster": lay.name, "protocol": keyspaces[0].protocol,
-					"sync": policy, "fsync_holds_thread": cfg.FsyncHoldsThread, "published_reads": !cfg.NoPublishedReads, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP, "disk": eng.Space(),
+					"sync": policy, "fsync_holds_thread": cfg.FsyncHoldsThread, "row_cache_bytes": eng.RowCacheBytes(), "published_reads": !cfg.NoPublishedReads, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP, "disk": eng.Space(),
 					"keyspaces": keyspaceDetails(ctx, nd, keyspaces, log)}
 				if tr != nil {
 					st["peer_addr"] = tr.Addr()

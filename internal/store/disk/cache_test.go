@@ -5,7 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/lightcone/lightcone/internal/hlc"
 	"github.com/lightcone/lightcone/internal/store"
+	"github.com/lightcone/lightcone/internal/wire"
 )
 
 // TestRowCacheAgainstMap drives the cache with random puts, drops and gets
@@ -75,5 +77,39 @@ func TestPebbleCacheSeesWrites(t *testing.T) {
 	p.cache = newRowCache(DefaultCacheRows, DefaultCacheBytes) // cold cache: read from Pebble
 	if r, ok, _ := p.Get("k"); !ok || string(r.Value) != "v1" {
 		t.Fatalf("cold Get(k) = %q, %v; want v1", r.Value, ok)
+	}
+}
+
+// TestRowCacheSize: Options.RowCacheBytes bounds the row cache's keys (one
+// per RowCacheBytesPerKey) and its value bytes; the default is
+// DefaultCacheBytes.
+func TestRowCacheSize(t *testing.T) {
+	for _, tc := range []struct {
+		size     ByteSize
+		wantRows int
+	}{{0, DefaultCacheRows}, {64 << 10, 128}, {1 << 20, 2048}} {
+		p, err := Open(t.TempDir(), Options{Sync: SyncNever, RowCacheBytes: tc.size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(tc.size)
+		if want == 0 {
+			want = DefaultCacheBytes
+		}
+		if got := p.RowCacheBytes(); got != want {
+			t.Errorf("RowCacheBytes(%d) = %d; want %d", tc.size, got, want)
+		}
+		if tc.size != 0 {
+			v := wire.Version{TS: hlc.Timestamp{WallNanos: 1}, Node: 1}
+			for i := range 4 * tc.wantRows {
+				if err := p.Put(fmt.Sprintf("k%06d", i), store.Record{Value: []byte("v"), Version: v}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := len(p.cache.entries); n != tc.wantRows {
+				t.Errorf("RowCacheBytes %d: the cache holds %d keys after %d writes; want %d", tc.size, n, 4*tc.wantRows, tc.wantRows)
+			}
+		}
+		p.Close()
 	}
 }

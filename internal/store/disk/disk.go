@@ -76,6 +76,7 @@ type Pebble struct {
 	// SyncLatency, if set, observes each fsync'd commit (for /metrics).
 	SyncLatency func(time.Duration)
 	cache       *rowCache
+	cacheBytes  int64 // Options.RowCacheBytes
 	space       *monitor
 	// enc is Put's encoding buffer (the batch copies what it is given).
 	enc []byte
@@ -87,12 +88,26 @@ type Pebble struct {
 	sinceCheck, checkBytes int
 }
 
-// Row cache bounds: the latest records of up to this many keys, holding at
-// most this many value bytes.
+// Row cache bounds by default: the latest records of up to this many keys,
+// holding at most this many value bytes (Options.RowCacheBytes).
 const (
-	DefaultCacheRows  = 1 << 17
+	DefaultCacheRows  = DefaultCacheBytes / RowCacheBytesPerKey
 	DefaultCacheBytes = 64 << 20
 )
+
+// RowCacheBytesPerKey is the row cache's bytes per key: a cache of n bytes
+// keeps at most n/RowCacheBytesPerKey keys, so small values cannot make it
+// hold more keys (each with its overhead) than that.
+const RowCacheBytesPerKey = 512
+
+// RowCacheBytes reports the row cache's bound in value bytes
+// (Options.RowCacheBytes, or its default).
+func (p *Pebble) RowCacheBytes() int64 { return p.cacheBytes }
+
+// newCache is an empty row cache of the configured size.
+func (p *Pebble) newCache() *rowCache {
+	return newRowCache(int(p.cacheBytes/RowCacheBytesPerKey), int(p.cacheBytes))
+}
 
 // DefaultBlockCacheBytes is Pebble's block cache: the sstable blocks (index,
 // filter and data) that reads below the row cache and the memtables find.
@@ -140,6 +155,9 @@ func Open(dir string, o Options) (*Pebble, error) {
 		o.FS = holdingFS{o.FS, hold}
 		hold.Store(true)
 	}
+	if o.RowCacheBytes <= 0 {
+		o.RowCacheBytes = DefaultCacheBytes
+	}
 	if o.CheckInterval <= 0 {
 		o.CheckInterval = time.Second
 	}
@@ -176,8 +194,9 @@ func Open(dir string, o Options) (*Pebble, error) {
 	if err != nil {
 		return nil, fmt.Errorf("disk: open %s: %w", dir, err)
 	}
-	p := &Pebble{db: db, policy: o.Sync, stop: make(chan struct{}), cache: newRowCache(DefaultCacheRows, DefaultCacheBytes),
+	p := &Pebble{db: db, policy: o.Sync, stop: make(chan struct{}), cacheBytes: int64(o.RowCacheBytes),
 		space: m, checkBytes: int(max(m.resv/4, 1)), hold: hold}
+	p.cache = p.newCache()
 	p.batch = db.NewIndexedBatch()
 	m.check()
 	// Re-reading the free space every interval is how writes resume on
@@ -438,7 +457,7 @@ func (p *Pebble) applyNoSyncWait(b *pebble.Batch) (err error) {
 // writes must not pretend later ones are safe. The batch is dropped, not
 // closed: Pebble may still hold it.
 func (p *Pebble) commitFailed(err error) error {
-	p.cache = newRowCache(DefaultCacheRows, DefaultCacheBytes)
+	p.cache = p.newCache()
 	p.batch = p.db.NewIndexedBatch()
 	return p.failCommit(err)
 }

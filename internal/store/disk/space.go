@@ -90,6 +90,11 @@ type Options struct {
 	// stalls in appendfsync always. Only files with an OS descriptor are
 	// affected; Linux only.
 	FsyncHoldsThread bool
+	// RowCacheBytes bounds the row cache: the value bytes it keeps, and
+	// one key per RowCacheBytesPerKey of it. Default DefaultCacheBytes
+	// (64 MiB, 131,072 keys). Each key kept costs about 0.6 KiB of the
+	// process's memory besides its value (docs/limits.md).
+	RowCacheBytes ByteSize
 }
 
 // ballastName is the emergency ballast's file name in the data directory
