@@ -32,6 +32,10 @@
 #   set     redis-benchmark -t set, -P 1 and -P 16: lc-al / redis-al; goal >= 1.0
 #   p99     the p99 latency of every redis-benchmark row above, Lightcone's /
 #           Redis's; goal <= 1.5
+#   keys    the set row over $RANDKEYS random keys of 100 bytes
+#           (redis-benchmark -r $RANDKEYS -d 100; the set row writes one key):
+#           lc-al / redis-al requests/s and p99, at -P 1 and -P 16; not in
+#           the issue's table, held to the set and p99 rows' goals
 #   ycsb    scripts/ycsbload -workload a and b ($RECORDS records loaded, then
 #           $YCSB_OPS operations by $CLIENTS clients, Zipfian keys, 1000-byte
 #           values, GET/SET over RESP): lc-al / redis-es; goal >= 0.8
@@ -63,11 +67,12 @@
 #
 # Environment:
 #   ROUNDS=3          paired rounds (>= 3 for a spread worth reading)
-#   ROWS="get set p99 ycsb put quorum lease sim"
+#   ROWS="get set p99 keys ycsb put quorum lease resp3 sim"
 #   N=200000          requests per redis-benchmark test at -P 1
 #   N16=2000000       requests per redis-benchmark test at -P 16 (200,000 of
 #                     them last ~0.15 s: too short for a steady figure)
 #   CLIENTS=50
+#   RANDKEYS=1000000  the keys row's key space
 #   RECORDS=10000     YCSB records;  YCSB_OPS=100000  YCSB operations per run
 #   PUTS=20000        puts per putload run
 #   KEYS=10000        keys of putload (gets: loaded and primed first)
@@ -84,7 +89,8 @@
 set -euo pipefail
 
 ROUNDS="${ROUNDS:-3}"
-ROWS="${ROWS:-get set p99 ycsb put quorum lease resp3 sim}"
+ROWS="${ROWS:-get set p99 keys ycsb put quorum lease resp3 sim}"
+RANDKEYS="${RANDKEYS:-1000000}"
 N="${N:-200000}"
 N16="${N16:-2000000}"
 CLIENTS="${CLIENTS:-50}"
@@ -103,7 +109,7 @@ row() { [[ " $ROWS " == *" $1 "* ]]; }
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench-table
-if row get || row set || row p99 || row ycsb; then need_redis; fi
+if row get || row set || row p99 || row keys || row ycsb; then need_redis; fi
 if row put || row quorum || row lease || row resp3; then need_etcd; fi
 command -v curl >/dev/null 2>&1 || die "curl not found"
 
@@ -114,13 +120,13 @@ want() {
 	for t in "$@"; do [[ " ${TARGETS[*]} " == *" $t "* ]] || TARGETS+=("$t"); done
 }
 if row get || row p99; then want redis-es lc-es; fi
-if row set || row p99; then want redis-al lc-al; fi
+if row set || row p99 || row keys; then want redis-al lc-al; fi
 if row ycsb; then want redis-es lc-al; fi
 if row put; then want etcd1 lc-al; fi
 if row quorum || row lease; then want etcd3 lc3; fi
 if row resp3; then want etcd3 lc3r; fi
 if row sim; then want sim; fi
-((${#TARGETS[@]})) || die "ROWS=\"$ROWS\" names no row (get set p99 ycsb put quorum lease resp3 sim)"
+((${#TARGETS[@]})) || die "ROWS=\"$ROWS\" names no row (get set p99 keys ycsb put quorum lease resp3 sim)"
 
 # --- build ---
 log "building lightcone, putload, ycsbload$(row sim && echo ' and the simulator benchmark')"
@@ -139,15 +145,17 @@ RESULTS="$WORK/results.tsv" # round test target rps p50 p99
 # record R TEST TARGET: "rps p50 p99" lines on stdin to RESULTS.
 record() { awk -v r="$1" -v t="$2" -v g="$3" 'NF >= 3 { printf "%s\t%s\t%s\t%s\t%s\t%s\n", r, t, g, $1, $2, $3 }' >>"$RESULTS"; }
 
-# redis_bench R TARGET OP: redis-benchmark -t OP at -P 1 and -P 16.
+# redis_bench R TARGET OP [NAME ARGS...]: redis-benchmark -t OP at -P 1 and
+# -P 16 (with ARGS), recorded as NAME-P1 and NAME-P16 (default OP).
 redis_bench() {
-	local r="$1" target="$2" op="$3" p
+	local r="$1" target="$2" op="$3" name="${4:-${3^^}}" p
+	shift $(($# < 4 ? $# : 4))
 	for p in 1 16; do
 		local n="$N"
 		((p == 1)) || n="$N16"
-		log "round $r: $target redis-benchmark -t $op -P $p -n $n"
-		redis-benchmark -p "$PORT" -t "$op" -n "$n" -c "$CLIENTS" -P "$p" --csv | redis_csv_rows |
-			awk -F'\t' '{ print $2, $3, $4 }' | record "$r" "${op^^}-P$p" "$target"
+		log "round $r: $target redis-benchmark -t $op -P $p -n $n $*"
+		redis-benchmark -p "$PORT" -t "$op" -n "$n" -c "$CLIENTS" -P "$p" "$@" --csv | redis_csv_rows |
+			awk -F'\t' '{ print $2, $3, $4 }' | record "$r" "$name-P$p" "$target"
 	done
 }
 
@@ -190,7 +198,8 @@ run() {
 		;;
 	redis-al)
 		start_redis "$dir" always
-		redis_bench "$r" "$t" set
+		if row set || row p99; then redis_bench "$r" "$t" set; fi
+		if row keys; then redis_bench "$r" "$t" set SETR -r "$RANDKEYS" -d 100; fi
 		;;
 	lc-es)
 		lc_procs start_lightcone "$WORK/lightcone" "$dir" everysec
@@ -200,6 +209,7 @@ run() {
 		# shellcheck disable=SC2086 # LC_AL_ARGS is a list of flags
 		lc_procs start_lightcone "$WORK/lightcone" "$dir" always $LC_AL_ARGS
 		if row set || row p99; then redis_bench "$r" "$t" set; fi
+		if row keys; then redis_bench "$r" "$t" set SETR -r "$RANDKEYS" -d 100; fi
 		if row ycsb; then ycsb "$r" "$t"; fi
 		if row put; then load "$r" put1 "$t" lightcone "127.0.0.1:$GRPC" -n "$PUTS"; fi
 		;;
@@ -273,6 +283,10 @@ if row p99; then spec "p99, GET \`-P 1\` (everysec)|GET-P1|lc-es|redis-es|p99|�
 	"p99, GET \`-P 16\` (everysec)|GET-P16|lc-es|redis-es|p99|≤ 1.5×|<= 1.5" \
 	"p99, SET \`-P 1\` (always)|SET-P1|lc-al|redis-al|p99|≤ 1.5×|<= 1.5" \
 	"p99, SET \`-P 16\` (always)|SET-P16|lc-al|redis-al|p99|≤ 1.5×|<= 1.5"; fi
+if row keys; then spec "SET \`-P 1\` over $RANDKEYS random keys, \`--sync always\` vs \`appendfsync always\`|SETR-P1|lc-al|redis-al|rps|≥ 1.0|>= 1.0" \
+	"SET \`-P 16\` over $RANDKEYS random keys, \`--sync always\` vs \`appendfsync always\`|SETR-P16|lc-al|redis-al|rps|≥ 1.0|>= 1.0" \
+	"p99, SET \`-P 1\` over $RANDKEYS random keys (always)|SETR-P1|lc-al|redis-al|p99|≤ 1.5×|<= 1.5" \
+	"p99, SET \`-P 16\` over $RANDKEYS random keys (always)|SETR-P16|lc-al|redis-al|p99|≤ 1.5×|<= 1.5"; fi
 if row ycsb; then spec "YCSB A, \`--sync always\` vs Redis AOF everysec|YCSB-A|lc-al|redis-es|rps|≥ 0.8|>= 0.8" \
 	"YCSB B, \`--sync always\` vs Redis AOF everysec|YCSB-B|lc-al|redis-es|rps|≥ 0.8|>= 0.8"; fi
 if row put; then spec "durable put vs etcd 1 node (gRPC)|put1|lc-al|etcd1|rps|keep ≥ 3|>= 3"; fi
@@ -294,7 +308,7 @@ REPORT="$WORK/report.md"
 	echo "Lightcone $REV; redis $(redis-server --version 2>/dev/null | sed -n 's/.*v=\([^ ]*\).*/\1/p');" \
 		"$(etcd --version 2>/dev/null | head -1 | sed 's/: / /');" \
 		"lc-es and lc-al GOMAXPROCS=$( ((LC_PROCS > 0)) && echo "$LC_PROCS" || echo "Go's default"), lc-al ${LC_AL_ARGS:-without extra flags};" \
-		"N=$N, N16=$N16, CLIENTS=$CLIENTS, RECORDS=$RECORDS, YCSB_OPS=$YCSB_OPS, PUTS=$PUTS, KEYS=$KEYS, GETS=$GETS, SIM_BENCHTIME=$SIM_BENCHTIME;" \
+		"N=$N, N16=$N16, CLIENTS=$CLIENTS, RANDKEYS=$RANDKEYS, RECORDS=$RECORDS, YCSB_OPS=$YCSB_OPS, PUTS=$PUTS, KEYS=$KEYS, GETS=$GETS, SIM_BENCHTIME=$SIM_BENCHTIME;" \
 		"$(nproc) CPUs, $(date -u +%Y-%m-%d); load average (1 min) at each round's start and at the end: $LOADS; $MINUTES min."
 	echo
 	echo "Ratio: Lightcone / peer per round (requests/s; p99 rows: p99 latency), then its median (min–max)."
