@@ -118,6 +118,13 @@ func (p *Pebble) newCache() *rowCache {
 // (docs/performance.md, "Writes to many keys").
 const DefaultBlockCacheBytes = 128 << 20
 
+// L0 thresholds (Options in Open): compact at this many L0 files; stop
+// writes at that many.
+const (
+	l0CompactionThreshold = 8
+	l0StopWritesThreshold = 24
+)
+
 // bloomBitsPerKey sizes the sstables' bloom filters: 10 bits per key give a
 // false-positive rate of about 1%, so a read of a key that is in no table
 // (a write's read of a new key, most of all) skips them all instead of
@@ -184,12 +191,23 @@ func Open(dir string, o Options) (*Pebble, error) {
 	// The DB takes its own reference; Close releases it.
 	defer blocks.Unref()
 	db, err := pebble.Open(dir, &pebble.Options{
-		FS:            vfs.OnDiskFull(o.FS, m.onDiskFull),
-		MemTableSize:  memTable,
-		Cache:         blocks,
-		Levels:        filteredLevels(),
-		EventListener: m.listener(),
-		Logger:        pebbleLogger{log},
+		FS:           vfs.OnDiskFull(o.FS, m.onDiskFull),
+		MemTableSize: memTable,
+		Cache:        blocks,
+		Levels:       filteredLevels(),
+		// Compact L0 into the levels below at 8 files rather than Pebble's
+		// 4 (and stop writes at 24 rather than 12): each compaction then
+		// merges twice the flushed data into the same rewrite of the base
+		// level, which halves what compactions write per key written.
+		// Over a million random keys SET -P 16 1.46x at 0.68x CPU per SET;
+		// over ten million, 1.12-1.37x, and GETs of them afterwards
+		// unchanged; YCSB A / B 1.19x / 1.13x (docs/performance.md,
+		// "Writes to many keys"). 16 files gave writes more and cold reads
+		// 20% less.
+		L0CompactionThreshold: l0CompactionThreshold,
+		L0StopWritesThreshold: l0StopWritesThreshold,
+		EventListener:         m.listener(),
+		Logger:                pebbleLogger{log},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("disk: open %s: %w", dir, err)
