@@ -201,7 +201,7 @@ func Open(dir string, o Options) (*Pebble, error) {
 		// level, which halves what compactions write per key written.
 		// Over a million random keys SET -P 16 1.46x at 0.68x CPU per SET;
 		// over ten million, 1.12-1.37x, and GETs of them afterwards
-		// unchanged; YCSB A / B 1.19x / 1.13x (docs/performance.md,
+		// unchanged; YCSB A / B 1.28x / 1.12x (docs/performance.md,
 		// "Writes to many keys"). 16 files gave writes more and cold reads
 		// 20% less.
 		L0CompactionThreshold: l0CompactionThreshold,
