@@ -82,8 +82,9 @@ type Config struct {
 	// RowCacheSize bounds the storage engine's row cache, the latest
 	// records of recently read and written keys kept in memory: the value
 	// bytes it holds, and one key per 512 bytes of it. A size ("1GiB").
-	// Default 64 MiB (131,072 keys). Each key kept costs about 0.6 KiB of
-	// memory besides its value (docs/limits.md, "The node's own caches").
+	// Default 64 MiB (131,072 keys); under 512 bytes it keeps none. Each
+	// key kept costs about 0.6 KiB of memory besides its value
+	// (docs/limits.md, "The node's own caches").
 	RowCacheSize disk.ByteSize `yaml:"row_cache_size"`
 	// NoPublishedReads turns published reads off: every read goes through
 	// the node's event loop, none is answered from a reply the protocol
