@@ -238,10 +238,14 @@
 // timestamp at or above every version its store holds: such a write is
 // newer than the record, whatever the record is.
 //
-//   - Start sets the ceiling to the clock + 2δ (+1 ns): by the restart
-//     argument above, every version stored before was issued with a wall
-//     time of at most true time + δ, which is at most this clock + 2δ.
-//     The simulator's preloaded records are stamped an hour before its
+//   - Start sets the ceiling to the clock + 4δ (+1 ns). Every version
+//     stored before was stamped by an HLC whose wall part came from a
+//     physical clock, at most true time + δ, or from a restart's jump to
+//     its clock + 2δ (Replica.Start), at most true time + 3δ; and true
+//     time is at most this clock + δ. (A ceiling of the clock + 2δ, the
+//     first version of this rule, missed versions stamped by another
+//     node just restarted with its clock ahead: a review found it.) The
+//     simulator's preloaded records are stamped an hour before its
 //     epoch.
 //   - Every store write (a write applied, a repair, a transaction's
 //     writes) raises the ceiling to its version (Replica.put), so a
@@ -250,7 +254,7 @@
 //     reads the record and is dropped if older.
 //
 // The writes this node coordinates are stamped by its HLC, which has
-// observed every version stored here, so past the first 2δ after a
+// observed every version stored here, so past the first 4δ after a
 // start they are all above the ceiling and none of them reads. This uses
 // the clock bound δ for what a restart finds in the store, as the restart
 // rule above does for the versions it issues. TestTeethCeiling keeps the

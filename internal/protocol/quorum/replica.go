@@ -318,10 +318,11 @@ func (r *Replica) Start(e env.Env) {
 	r.nextOp = e.Rand().Uint64()>>1 | 1 // never 0: op 0 marks fast-path writes
 	now := e.Wall()
 	r.clock.Observe(now, hlc.Timestamp{WallNanos: now + 2*int64(r.ks.cfg.MaxClockOffset)})
-	// The same argument bounds what the store holds: every version in it
-	// was issued before this start, with a wall time of at most the clock
-	// + 2δ now (doc.go, "Writes without a read").
-	r.ceiling = hlc.Timestamp{WallNanos: now + 2*int64(r.ks.cfg.MaxClockOffset) + 1}
+	// What the store holds was stamped before this start, by HLCs whose
+	// wall part came from a physical clock (at most true time + δ) or
+	// from a start like this one (at most true time + 3δ): at most the
+	// clock + 4δ now (doc.go, "Writes without a read").
+	r.ceiling = hlc.Timestamp{WallNanos: now + 4*int64(r.ks.cfg.MaxClockOffset) + 1}
 	r.epoch = now
 	r.startProbes(e)
 }
