@@ -80,9 +80,6 @@ type Config struct {
 	// cluster keeps its order; auto and query are chosen explicitly.
 	WriteOrder string `yaml:"write_order"`
 
-	// readBeforeWrite makes every write read its key's record first, as
-	// before the ceiling (tests only: the same runs either way).
-	readBeforeWrite bool
 	// blindBelowCeiling never raises the ceiling past its start, so
 	// writes stamped above it are written without a read even over a
 	// newer record (tests only: it shows the ceiling's raise is what keeps

@@ -21,7 +21,3 @@ func UnsafeKeepStale(c *Config) { c.keepStale = true }
 // write stamped above it replaces the key's record without reading it,
 // however new that record is.
 func UnsafeBlindBelowCeiling(c *Config) { c.blindBelowCeiling = true }
-
-// ReadBeforeWrite makes every write read its key's record first, as
-// before the ceiling.
-func ReadBeforeWrite(c *Config) { c.readBeforeWrite = true }

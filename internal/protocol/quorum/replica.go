@@ -680,7 +680,7 @@ func (r *Replica) apply(e env.Env, key string, rec store.Record) error {
 	// Last writer wins: the record stays if it is at least as new. A
 	// version above the ceiling is newer than any record here, so the
 	// read is skipped (doc.go, "Writes without a read").
-	if !r.ceiling.Less(rec.Version.TS) || r.ks.cfg.readBeforeWrite {
+	if !r.ceiling.Less(rec.Version.TS) {
 		cur, ok, err := e.Store().Get(key)
 		if err != nil {
 			e.Log().Warn("quorum: write refused: the store failed a read", "key", key, "err", err)
