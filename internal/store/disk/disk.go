@@ -156,8 +156,6 @@ func Open(dir string, o Options) (*Pebble, error) {
 		o.FS = vfs.Default
 	}
 	hold := new(atomic.Bool)
-	// Flushes and compactions take turns with the loop (yield.go).
-	o.FS = yieldingFS{o.FS}
 	if o.FsyncHoldsThread {
 		o.FS = holdingFS{o.FS, hold}
 		hold.Store(true)

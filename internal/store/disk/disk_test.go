@@ -129,29 +129,3 @@ func TestBloomFiltersSkipTables(t *testing.T) {
 		t.Fatalf("Get(present-0007) = %q, %v, %v; want v", r.Value, ok, err)
 	}
 }
-
-// TestFlushYields: a flush writing a table yields the processor after its
-// writes (yield.go), so on one P the loop runs between them.
-func TestFlushYields(t *testing.T) {
-	p, err := OpenPebble(t.TempDir(), SyncNever)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	v := wire.Version{TS: hlc.Timestamp{WallNanos: 10}, Node: 1}
-	for i := range 1000 {
-		if err := p.Put(fmt.Sprintf("key-%04d", i), store.Record{Value: make([]byte, 100), Version: v}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := p.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	before := tableYields.Load()
-	if err := p.db.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if n := tableYields.Load() - before; n == 0 {
-		t.Error("a flush of 1000 keys wrote its table without yielding")
-	}
-}
