@@ -114,14 +114,18 @@ func TestNoPublishedReads(t *testing.T) {
 	}
 }
 
-// TestRowCacheSizeConfig: row_cache_size in the YAML file reaches the
-// storage engine, and /status reports the bound in force (the default
-// without it).
+// TestRowCacheSizeConfig: row_cache_size and spare_proc in the YAML file
+// reach the storage engine, and /status reports what is in force (the
+// defaults without them).
 func TestRowCacheSizeConfig(t *testing.T) {
 	for _, tc := range []struct {
 		yaml string
-		want int64
-	}{{"", disk.DefaultCacheBytes}, {"row_cache_size: 1GiB\n", 1 << 30}} {
+		want []string // in /status
+	}{
+		{"", []string{fmt.Sprintf(`"row_cache_bytes": %d`, disk.DefaultCacheBytes), `"spare_proc": false`}},
+		{"row_cache_size: 1GiB\n", []string{fmt.Sprintf(`"row_cache_bytes": %d`, 1<<30)}},
+		{"spare_proc: true\n", []string{`"spare_proc": true`}},
+	} {
 		path := filepath.Join(t.TempDir(), "c.yaml")
 		if err := os.WriteFile(path, []byte(tc.yaml+"sync: never\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -133,8 +137,11 @@ func TestRowCacheSizeConfig(t *testing.T) {
 		cfg.DataDir, cfg.RESPAddr, cfg.GRPCAddr, cfg.HTTPAddr = t.TempDir(), "off", "off", "127.0.0.1:0"
 		cfg.Log = slog.New(slog.DiscardHandler)
 		srv := startInProcess(t, cfg)
-		if status := httpBody(t, "http://"+srv.addrs.HTTP+"/status"); !strings.Contains(status, fmt.Sprintf(`"row_cache_bytes": %d`, tc.want)) {
-			t.Errorf("%q: /status does not say row_cache_bytes %d: %s", tc.yaml, tc.want, status)
+		status := httpBody(t, "http://"+srv.addrs.HTTP+"/status")
+		for _, want := range tc.want {
+			if !strings.Contains(status, want) {
+				t.Errorf("%q: /status does not say %s: %s", tc.yaml, want, status)
+			}
 		}
 		srv.stop(t)
 	}

@@ -86,6 +86,12 @@ type Config struct {
 	// key kept costs about 0.6 KiB of memory besides its value
 	// (docs/limits.md, "The node's own caches").
 	RowCacheSize disk.ByteSize `yaml:"row_cache_size"`
+	// SpareProc runs the storage engine's flushes and compactions on one
+	// more Go scheduler slot than the process has (GOMAXPROCS+1 while
+	// they run, when the machine has the core): with GOMAXPROCS=1 they
+	// then run beside the requests instead of taking their core
+	// (disk.Options.SpareProc). Default false.
+	SpareProc bool `yaml:"spare_proc"`
 	// NoPublishedReads turns published reads off: every read goes through
 	// the node's event loop, none is answered from a reply the protocol
 	// published (node.Config.PublishReads; docs/performance.md, "Reads
@@ -568,7 +574,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 	}()
 	defer func() { err = errors.Join(err, dir.close()) }()
-	eng, err := disk.Open(cfg.DataDir, disk.Options{Sync: policy, FS: cfg.FS, ReserveBytes: cfg.DiskReserve, Log: log, FsyncHoldsThread: cfg.FsyncHoldsThread, RowCacheBytes: cfg.RowCacheSize})
+	eng, err := disk.Open(cfg.DataDir, disk.Options{Sync: policy, FS: cfg.FS, ReserveBytes: cfg.DiskReserve, Log: log, FsyncHoldsThread: cfg.FsyncHoldsThread, RowCacheBytes: cfg.RowCacheSize, SpareProc: cfg.SpareProc})
 	if err != nil {
 		return err
 	}
@@ -714,7 +720,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			Ready: func() error { return ready(ctx, eng.Writable, nd) },
 			Status: func() any {
 				st := map[string]any{"node": me.Name, "region": region, "cluster": lay.name, "protocol": keyspaces[0].protocol,
-					"sync": policy, "fsync_holds_thread": cfg.FsyncHoldsThread, "row_cache_bytes": eng.RowCacheBytes(), "published_reads": !cfg.NoPublishedReads, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP, "disk": eng.Space(),
+					"sync": policy, "fsync_holds_thread": cfg.FsyncHoldsThread, "row_cache_bytes": eng.RowCacheBytes(), "spare_proc": cfg.SpareProc, "published_reads": !cfg.NoPublishedReads, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP, "disk": eng.Space(),
 					"keyspaces": keyspaceDetails(ctx, nd, keyspaces, log)}
 				if tr != nil {
 					st["peer_addr"] = tr.Addr()

@@ -95,6 +95,11 @@ type Options struct {
 	// (64 MiB, 131,072 keys). Each key kept costs about 0.6 KiB of the
 	// process's memory besides its value (docs/limits.md).
 	RowCacheBytes ByteSize
+	// SpareProc raises GOMAXPROCS by one while the engine flushes or
+	// compacts, and restores it after (when it is below the machine's
+	// CPUs): with GOMAXPROCS=1, background work runs on the second core
+	// instead of taking the loop's.
+	SpareProc bool
 }
 
 // ballastName is the emergency ballast's file name in the data directory
@@ -180,6 +185,7 @@ type monitor struct {
 	reserve  uint64 // 0: DefaultReserve
 	ballastN uint64
 	log      *slog.Logger
+	spare    bool // Options.SpareProc
 
 	// state is what Writable reads: nil when writes are taken.
 	state    atomic.Pointer[error]
@@ -197,7 +203,7 @@ type monitor struct {
 }
 
 func newMonitor(fs vfs.FS, dir string, o Options, log *slog.Logger) *monitor {
-	m := &monitor{fs: fs, dir: dir, reserve: uint64(max(o.ReserveBytes, 0)), log: log}
+	m := &monitor{fs: fs, dir: dir, reserve: uint64(max(o.ReserveBytes, 0)), log: log, spare: o.SpareProc}
 	for _, l := range []*ratelog.Limiter{&m.fullLog, &m.bgLog, &m.stallLog, &m.failLog} {
 		l.Every = o.LogInterval
 	}
@@ -338,7 +344,7 @@ func (m *monitor) fail(err error) {
 
 // listener reports Pebble's background errors and stalls, rate-limited.
 func (m *monitor) listener() *pebble.EventListener {
-	return &pebble.EventListener{
+	l := &pebble.EventListener{
 		BackgroundError: func(err error) {
 			m.bgErrors.Add(1)
 			if ok, n := m.bgLog.AllowN(); ok {
@@ -359,6 +365,13 @@ func (m *monitor) listener() *pebble.EventListener {
 			}
 		},
 	}
+	if m.spare {
+		l.FlushBegin = func(pebble.FlushInfo) { spareProcBegin() }
+		l.FlushEnd = func(pebble.FlushInfo) { spareProcEnd() }
+		l.CompactionBegin = func(pebble.CompactionInfo) { spareProcBegin() }
+		l.CompactionEnd = func(pebble.CompactionInfo) { spareProcEnd() }
+	}
+	return l
 }
 
 // space reports the last reading.
