@@ -486,7 +486,7 @@ func (r *Replica) fastPath(e env.Env, req *wire.Request) bool {
 	if !rec.Tombstone {
 		rec.Value = req.Value
 	}
-	if err := r.apply(e, req.Key, rec); err != nil {
+	if err := r.applyStamped(e, req.Key, rec); err != nil {
 		// A failed read: nothing was written or sent. (A failed write
 		// fail-stopped the node, and this reply will not leave.)
 		e.Reply(&wire.Reply{ID: req.ID, Client: req.Client, Err: &wire.Error{Code: wire.ErrUnavailable, Msg: "quorum: local store failed: " + err.Error()}})
@@ -677,6 +677,14 @@ func (r *Replica) Step(e env.Env, from wire.NodeID, m wire.Msg) {
 // the node, since it may or may not have taken effect.
 func (r *Replica) apply(e env.Env, key string, rec store.Record) error {
 	r.clock.Observe(e.Wall(), rec.Version.TS)
+	return r.applyStamped(e, key, rec)
+}
+
+// applyStamped is apply for a record this replica's clock has just
+// stamped (Clock.Now): the clock is already at its version, so observing
+// it would only read the wall clock again (a clock read per write was 3%
+// of SET -P 16's CPU).
+func (r *Replica) applyStamped(e env.Env, key string, rec store.Record) error {
 	// Last writer wins: the record stays if it is at least as new. A
 	// version above the ceiling is newer than any record here, so the
 	// read is skipped (doc.go, "Writes without a read").

@@ -80,6 +80,8 @@ type Pebble struct {
 	space       *monitor
 	// enc is Put's encoding buffer (the batch copies what it is given).
 	enc []byte
+	// keyBuf is Put's key buffer ("d/" + key), reused as enc is.
+	keyBuf []byte
 	// hold says whether the log's fsyncs hold their thread now
 	// (Options.FsyncHoldsThread, HoldThread).
 	hold *atomic.Bool
@@ -347,9 +349,13 @@ const maxEncKeep = 64 << 10
 func (p *Pebble) Put(key string, rec store.Record) error {
 	// Set copies its arguments: one encoding buffer serves every Put.
 	p.enc = AppendRecord(p.enc[:0], rec)
-	err := p.batch.Set([]byte(dataPrefix+key), p.enc, nil)
+	p.keyBuf = append(append(p.keyBuf[:0], dataPrefix...), key...)
+	err := p.batch.Set(p.keyBuf, p.enc, nil)
 	if cap(p.enc) > maxEncKeep {
 		p.enc = nil // a large value's buffer is not kept
+	}
+	if cap(p.keyBuf) > maxEncKeep {
+		p.keyBuf = nil
 	}
 	if err != nil {
 		p.cache.drop(key)
