@@ -118,7 +118,7 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 	f.BoolVar(&c.NoPublishedReads, "no-published-reads", false, "send every read through the node's event loop: none is answered from a reply its protocol published (quorum fast-path and lease-local reads)")
 	c.RowCacheSize = disk.DefaultCacheBytes
 	f.Var(&c.RowCacheSize, "row-cache-size", "most value bytes the storage engine's row cache of recent keys keeps in memory, one key per 512 bytes of it (each key also costs about 0.6 KiB), e.g. 1GiB")
-	f.BoolVar(&c.SpareProc, "spare-proc", false, "while the storage engine flushes or compacts, run with one more Go scheduler slot (GOMAXPROCS+1, if the machine has the core): with GOMAXPROCS=1 background work then runs beside the requests instead of taking their core")
+	f.BoolVar(&c.SpareProc, "spare-proc", false, "while the storage engine flushes or compacts, run with one more Go scheduler slot (GOMAXPROCS+1): with GOMAXPROCS=1 background work then runs beside the requests instead of taking their core; only when the GOMAXPROCS environment variable is set below the CPUs, and not meant for a CPU quota")
 	f.BoolVar(&c.FsyncHoldsThread, "fsync-holds-thread", false, "fsync the write-ahead log with raw system calls that keep the Go scheduler's slot (as Redis's thread waits in fsync): faster durable writes with GOMAXPROCS=1, but a disk that hangs in fsync stalls the whole process")
 	f.StringVar(&c.RequirePass, "requirepass", "", "password RESP clients must AUTH with")
 	f.StringVar(&c.Token, "token", "", "bearer token the HTTP admin endpoints require (except /healthz)")

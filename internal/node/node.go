@@ -140,6 +140,11 @@ type Config struct {
 	// (no AsyncEngine syncing beside it), a batch that wrote gathers the
 	// requests submitted meanwhile first (Run).
 	EarlyReads bool
+	// Procs is the process's GOMAXPROCS, from which New decides whether an
+	// AsyncEngine's syncs may run beside the loop (more than one); 0: read
+	// at New. A server whose storage engine raises GOMAXPROCS while it
+	// compacts (disk.Options.SpareProc) reads it before opening the engine.
+	Procs int
 }
 
 // Clock is the real runtime's time source: env.Env.Now is the wall clock
@@ -369,7 +374,11 @@ func New(cfg Config) (*Node, error) {
 		reqs:     make(map[pendingKey]pending),
 		closing:  make(chan struct{}),
 	}
-	n.asyncOK = runtime.GOMAXPROCS(0) > 1
+	procs := cfg.Procs
+	if procs <= 0 {
+		procs = runtime.GOMAXPROCS(0)
+	}
+	n.asyncOK = procs > 1
 	n.holder, _ = cfg.Engine.(store.ThreadHolder)
 	if cfg.PublishReads {
 		n.reads = make(map[string]*published)

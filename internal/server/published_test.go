@@ -126,6 +126,10 @@ func TestRowCacheSizeConfig(t *testing.T) {
 		{"row_cache_size: 1GiB\n", []string{fmt.Sprintf(`"row_cache_bytes": %d`, 1<<30)}},
 		{"spare_proc: true\n", []string{`"spare_proc": true`}},
 	} {
+		if strings.Contains(tc.yaml, "spare_proc") {
+			// It acts only under an explicit GOMAXPROCS (disk.Options.SpareProc).
+			t.Setenv("GOMAXPROCS", "1")
+		}
 		path := filepath.Join(t.TempDir(), "c.yaml")
 		if err := os.WriteFile(path, []byte(tc.yaml+"sync: never\n"), 0o644); err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -88,8 +89,10 @@ type Config struct {
 	RowCacheSize disk.ByteSize `yaml:"row_cache_size"`
 	// SpareProc runs the storage engine's flushes and compactions on one
 	// more Go scheduler slot than the process has (GOMAXPROCS+1 while
-	// they run, when the machine has the core): with GOMAXPROCS=1 they
-	// then run beside the requests instead of taking their core
+	// they run): with GOMAXPROCS=1 they then run beside the requests
+	// instead of taking their core. It acts only when the GOMAXPROCS
+	// environment variable set the process below its CPUs, and not under
+	// a CPU quota; /status says whether it is in effect
 	// (disk.Options.SpareProc). Default false.
 	SpareProc bool `yaml:"spare_proc"`
 	// NoPublishedReads turns published reads off: every read goes through
@@ -574,6 +577,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 	}()
 	defer func() { err = errors.Join(err, dir.close()) }()
+	// Before the engine opens: with SpareProc it raises GOMAXPROCS while it
+	// compacts, maybe already.
+	procs := runtime.GOMAXPROCS(0)
 	eng, err := disk.Open(cfg.DataDir, disk.Options{Sync: policy, FS: cfg.FS, ReserveBytes: cfg.DiskReserve, Log: log, FsyncHoldsThread: cfg.FsyncHoldsThread, RowCacheBytes: cfg.RowCacheSize, SpareProc: cfg.SpareProc})
 	if err != nil {
 		return err
@@ -584,7 +590,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	region := tp.World.Regions[me.Region].Name
 	m := metrics.New(metrics.Labels{Node: me.Name, Region: region, Keyspace: strings.Join(ksNames, ","), Protocol: nodeProtocols})
 	eng.SyncLatency = m.Fsync // real fsyncs only (policy always)
-	ncfg := node.Config{ID: lay.self, Topology: tp, Factory: factory, Engine: eng, Observer: m, Log: log, Latency: lat.latency,
+	ncfg := node.Config{Procs: procs, ID: lay.self, Topology: tp, Factory: factory, Engine: eng, Observer: m, Log: log, Latency: lat.latency,
 		Admit: func(*wire.Request) *wire.Error { return admitWrite(eng) },
 		// A sync is an fsync only under always: there reads answered from
 		// the store need not wait for the writes handled beside them.
@@ -720,7 +726,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			Ready: func() error { return ready(ctx, eng.Writable, nd) },
 			Status: func() any {
 				st := map[string]any{"node": me.Name, "region": region, "cluster": lay.name, "protocol": keyspaces[0].protocol,
-					"sync": policy, "fsync_holds_thread": cfg.FsyncHoldsThread, "row_cache_bytes": eng.RowCacheBytes(), "spare_proc": cfg.SpareProc, "published_reads": !cfg.NoPublishedReads, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP, "disk": eng.Space(),
+					"sync": policy, "fsync_holds_thread": cfg.FsyncHoldsThread, "row_cache_bytes": eng.RowCacheBytes(), "spare_proc": eng.SpareProc(), "published_reads": !cfg.NoPublishedReads, "data_dir": cfg.DataDir, "resp_addr": addrs.RESP, "disk": eng.Space(),
 					"keyspaces": keyspaceDetails(ctx, nd, keyspaces, log)}
 				if tr != nil {
 					st["peer_addr"] = tr.Addr()

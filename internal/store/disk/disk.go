@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -102,6 +103,10 @@ const (
 // hold more keys (each with its overhead) than that.
 const RowCacheBytesPerKey = 512
 
+// SpareProc reports whether the engine raises GOMAXPROCS while it flushes
+// or compacts (Options.SpareProc, in effect).
+func (p *Pebble) SpareProc() bool { return p.space.spare != nil }
+
 // RowCacheBytes reports the row cache's bound in value bytes
 // (Options.RowCacheBytes, or its default).
 func (p *Pebble) RowCacheBytes() int64 { return p.cacheBytes }
@@ -179,6 +184,16 @@ func Open(dir string, o Options) (*Pebble, error) {
 		return nil, fmt.Errorf("disk: open %s: %w", dir, err)
 	}
 	m := newMonitor(o.FS, dir, o, log)
+	if o.SpareProc {
+		switch {
+		case o.spare != nil:
+			m.spare = o.spare
+		case os.Getenv("GOMAXPROCS") == "":
+			log.Warn("disk: spare_proc has no effect: GOMAXPROCS is not set, and Go's default already gives the process every CPU it may use (or its CPU quota)")
+		default:
+			m.spare = spare
+		}
+	}
 	memTable, err := m.sizes()
 	if err != nil {
 		return nil, fmt.Errorf("disk: open %s: free space: %w", dir, err)

@@ -96,10 +96,16 @@ type Options struct {
 	// process's memory besides its value (docs/limits.md).
 	RowCacheBytes ByteSize
 	// SpareProc raises GOMAXPROCS by one while the engine flushes or
-	// compacts, and restores it after (when it is below the machine's
-	// CPUs): with GOMAXPROCS=1, background work runs on the second core
-	// instead of taking the loop's.
+	// compacts, and restores it after: with GOMAXPROCS=1, background work
+	// runs on the second core instead of taking the loop's. It acts only
+	// when the GOMAXPROCS environment variable set the process below the
+	// CPUs it may run on (runtime.NumCPU); under Go's default, which
+	// follows a container's CPU quota, it does nothing (and logs so), and
+	// it does not know of a quota GOMAXPROCS was set under. Default false.
 	SpareProc bool
+	// spare is the spareProcs SpareProc uses (tests inject one); nil: the
+	// process's.
+	spare *spareProcs
 }
 
 // ballastName is the emergency ballast's file name in the data directory
@@ -185,7 +191,7 @@ type monitor struct {
 	reserve  uint64 // 0: DefaultReserve
 	ballastN uint64
 	log      *slog.Logger
-	spare    bool // Options.SpareProc
+	spare    *spareProcs // Options.SpareProc in effect; nil: off
 
 	// state is what Writable reads: nil when writes are taken.
 	state    atomic.Pointer[error]
@@ -203,7 +209,7 @@ type monitor struct {
 }
 
 func newMonitor(fs vfs.FS, dir string, o Options, log *slog.Logger) *monitor {
-	m := &monitor{fs: fs, dir: dir, reserve: uint64(max(o.ReserveBytes, 0)), log: log, spare: o.SpareProc}
+	m := &monitor{fs: fs, dir: dir, reserve: uint64(max(o.ReserveBytes, 0)), log: log}
 	for _, l := range []*ratelog.Limiter{&m.fullLog, &m.bgLog, &m.stallLog, &m.failLog} {
 		l.Every = o.LogInterval
 	}
@@ -365,11 +371,11 @@ func (m *monitor) listener() *pebble.EventListener {
 			}
 		},
 	}
-	if m.spare {
-		l.FlushBegin = func(pebble.FlushInfo) { spareProcBegin() }
-		l.FlushEnd = func(pebble.FlushInfo) { spareProcEnd() }
-		l.CompactionBegin = func(pebble.CompactionInfo) { spareProcBegin() }
-		l.CompactionEnd = func(pebble.CompactionInfo) { spareProcEnd() }
+	if s := m.spare; s != nil {
+		l.FlushBegin = func(pebble.FlushInfo) { s.begin() }
+		l.FlushEnd = func(pebble.FlushInfo) { s.end() }
+		l.CompactionBegin = func(pebble.CompactionInfo) { s.begin() }
+		l.CompactionEnd = func(pebble.CompactionInfo) { s.end() }
 	}
 	return l
 }

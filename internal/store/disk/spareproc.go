@@ -3,50 +3,77 @@ package disk
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
-// spareProc gives the process one more Go scheduler slot (P) while an
+// spareProcs gives the process one more Go scheduler slot (P) while an
 // engine that asked for it (Options.SpareProc) flushes or compacts. With
 // GOMAXPROCS=1 the background work then runs beside the goroutines that
 // serve requests instead of taking their one P, as Redis's AOF rewrite runs
-// in a forked child beside its one thread; between jobs the process runs
-// at the GOMAXPROCS it had before the first of them began. It is
-// process-wide, as GOMAXPROCS is, and shared by every engine that opts in.
-// Each change of GOMAXPROCS stops the world briefly (microseconds, or until
-// a thread holding its P through an fsync returns: FsyncHoldsThread).
-var spareProc struct {
-	mu     sync.Mutex
-	active int // flushes and compactions running
-	base   int // GOMAXPROCS before the first of them began
-	raised int // times GOMAXPROCS was raised, for tests
-	peak   int // the most GOMAXPROCS seen as a job ended, for tests
+// in a forked child beside its one thread; between jobs the process runs at
+// the GOMAXPROCS it had before the first of them began.
+//
+// Pebble reports a job's start and end (begin, end) with its own mutex
+// held, and changing GOMAXPROCS stops the world, which waits for a garbage
+// collection under way and for a thread holding its P through an fsync
+// (FsyncHoldsThread). So begin and end only count, and the change is made
+// by a goroutine of its own (apply), outside Pebble's lock; jobs that start
+// and end while it waits share one change.
+type spareProcs struct {
+	procs func(n int) int // runtime.GOMAXPROCS: sets n > 0, returns the previous
+	cpus  int             // the most Ps to raise to (runtime.NumCPU)
+	// spawn runs apply; nil: on a goroutine of its own (tests run it in
+	// place, to see every change in order).
+	spawn func(func())
+
+	active atomic.Int64 // flushes and compactions running
+
+	mu       sync.Mutex // apply's: one change at a time
+	base     int        // GOMAXPROCS before the raise in force
+	raisedTo int        // GOMAXPROCS the raise in force set; 0: none
 }
 
-// spareProcBegin is called as a flush or compaction begins (Pebble's
-// FlushBegin and CompactionBegin events; each is followed by its End).
-func spareProcBegin() {
-	s := &spareProc
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.active++
-	if s.active > 1 {
+// spare is the process's spareProcs, shared by every engine that opts in:
+// GOMAXPROCS is process-wide.
+var spare = &spareProcs{procs: runtime.GOMAXPROCS, cpus: runtime.NumCPU()}
+
+// begin is called as a flush or compaction begins (Pebble's FlushBegin and
+// CompactionBegin events; each is followed by its End, on every path).
+func (s *spareProcs) begin() {
+	s.active.Add(1)
+	s.run()
+}
+
+// end is called as a flush or compaction ends.
+func (s *spareProcs) end() {
+	s.active.Add(-1)
+	s.run()
+}
+
+func (s *spareProcs) run() {
+	if s.spawn != nil {
+		s.spawn(s.apply)
 		return
 	}
-	s.base = runtime.GOMAXPROCS(0)
-	if s.base < runtime.NumCPU() {
-		runtime.GOMAXPROCS(s.base + 1)
-		s.raised++
-	}
+	go s.apply()
 }
 
-// spareProcEnd is called as a flush or compaction ends.
-func spareProcEnd() {
-	s := &spareProc
+// apply brings GOMAXPROCS to what the jobs running call for: one more than
+// the base while any runs (if below cpus), the base when none does. A
+// GOMAXPROCS someone else changed meanwhile is left as they set it.
+func (s *spareProcs) apply() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.active--
-	s.peak = max(s.peak, runtime.GOMAXPROCS(0))
-	if s.active == 0 && runtime.GOMAXPROCS(0) != s.base {
-		runtime.GOMAXPROCS(s.base)
+	switch running := s.active.Load() > 0; {
+	case running && s.raisedTo == 0:
+		if base := s.procs(0); base < s.cpus {
+			s.procs(base + 1)
+			s.base, s.raisedTo = base, base+1
+		}
+	case !running && s.raisedTo != 0:
+		if s.procs(0) == s.raisedTo {
+			s.procs(s.base)
+		}
+		s.raisedTo = 0
 	}
 }
