@@ -17,8 +17,10 @@
 #             thread contends with the load generator for the machine's two
 #             cores: lower GET throughput and a p99 tail of 2-5 ms
 #             (README, "Performance"). LC_PROCS=0 runs Go's default.
-#             lc-al also takes $LC_AL_ARGS (default --fsync-holds-thread:
-#             its fsyncs wait as Redis's thread waits in its own).
+#             lc-al also takes $LC_AL_ARGS (default --fsync-holds-thread
+#             --spare-proc: its fsyncs wait as Redis's thread waits in its
+#             own, and its flushes and compactions get the second core
+#             while they run, as Redis's AOF rewrite runs in a forked child).
 #   etcd1     etcd, one member, default settings (fsyncs its WAL before a commit)
 #   lc3       three lightcone servers --sync always, world local3 on loopback
 #             (no WAN emulation): default keyspace quorum, one replica per
@@ -79,7 +81,8 @@
 #   GETS=100000       gets per putload -mode get run
 #   SIM_BENCHTIME=2x  go test -benchtime of the simulator rows
 #   LC_PROCS=1        GOMAXPROCS of lc-es and lc-al (0: Go's default, every CPU)
-#   LC_AL_ARGS="--fsync-holds-thread"  lc-al's extra server flags ("" none)
+#   LC_AL_ARGS="--fsync-holds-thread --spare-proc"  lc-al's extra server
+#                     flags ("" none)
 #   KEEP=1            keep the temp dir (binaries, data dirs, logs, raw rows)
 #   OUT=FILE          also write the report (Markdown) to FILE
 # Redis (redis-server, redis-tools) and etcd (etcd-server) are installed with
@@ -102,7 +105,7 @@ GETS="${GETS:-100000}"
 SIM_BENCHTIME="${SIM_BENCHTIME:-2x}"
 KEEP="${KEEP:-0}"
 LC_PROCS="${LC_PROCS:-1}"
-LC_AL_ARGS="${LC_AL_ARGS---fsync-holds-thread}"
+LC_AL_ARGS="${LC_AL_ARGS---fsync-holds-thread --spare-proc}"
 OUT="${OUT:-}"
 
 row() { [[ " $ROWS " == *" $1 "* ]]; }
