@@ -376,6 +376,7 @@ func (m *monitor) listener() *pebble.EventListener {
 		l.FlushEnd = func(pebble.FlushInfo) { s.end() }
 		l.CompactionBegin = func(pebble.CompactionInfo) { s.begin() }
 		l.CompactionEnd = func(pebble.CompactionInfo) { s.end() }
+		l.TableCreated = func(pebble.TableCreateInfo) { s.tableCreated() }
 	}
 	return l
 }

@@ -16,9 +16,12 @@ import (
 // Pebble reports a job's start and end (begin, end) with its own mutex
 // held, and changing GOMAXPROCS stops the world, which waits for a garbage
 // collection under way and for a thread holding its P through an fsync
-// (FsyncHoldsThread). So begin and end only count, and the change is made
-// by a goroutine of its own (apply), outside Pebble's lock; jobs that start
-// and end while it waits share one change.
+// (FsyncHoldsThread). So begin and end only count. The raise is made as a
+// job creates its first table (Pebble's TableCreated, reported without its
+// mutex, before the job's CPU work), on the job's own goroutine: a
+// goroutine started for it would wait for the one P the job holds. The
+// restore is made by a goroutine of its own once the last job ends. Jobs
+// that write no table (moves, deletions) change nothing.
 type spareProcs struct {
 	procs func(n int) int // runtime.GOMAXPROCS: sets n > 0, returns the previous
 	cpus  int             // the most Ps to raise to (runtime.NumCPU)
@@ -39,9 +42,13 @@ var spare = &spareProcs{procs: runtime.GOMAXPROCS, cpus: runtime.NumCPU()}
 
 // begin is called as a flush or compaction begins (Pebble's FlushBegin and
 // CompactionBegin events; each is followed by its End, on every path).
-func (s *spareProcs) begin() {
-	s.active.Add(1)
-	s.run()
+func (s *spareProcs) begin() { s.active.Add(1) }
+
+// tableCreated is called as a flush or compaction creates a table.
+func (s *spareProcs) tableCreated() {
+	if s.active.Load() > 0 {
+		s.apply()
+	}
 }
 
 // end is called as a flush or compaction ends.

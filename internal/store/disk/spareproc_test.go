@@ -115,3 +115,26 @@ func TestSpareProcNeedsGOMAXPROCS(t *testing.T) {
 		t.Fatal("SpareProc in effect without GOMAXPROCS set")
 	}
 }
+
+// TestSpareProcsEvents: a job raises GOMAXPROCS when it creates its first
+// table, not when it begins, and the last job's end restores it; a job that
+// writes no table (a move) changes nothing.
+func TestSpareProcsEvents(t *testing.T) {
+	f := &fakeProcs{n: 1}
+	s := &spareProcs{procs: f.procs, cpus: 2, spawn: func(f func()) { f() }}
+	step := func(name string, fn func(), want string) {
+		t.Helper()
+		fn()
+		if got := fmt.Sprint(f.sets); got != want {
+			t.Fatalf("after %s: GOMAXPROCS set to %s; want %s", name, got, want)
+		}
+	}
+	step("a move begins", s.begin, "[]")
+	step("the move ends", s.end, "[]")
+	step("a flush begins", s.begin, "[]")
+	step("its table", s.tableCreated, "[2]")
+	step("a compaction begins", s.begin, "[2]")
+	step("its table", s.tableCreated, "[2]")
+	step("the flush ends", s.end, "[2]")
+	step("the compaction ends", s.end, "[2 1]")
+}
