@@ -25,8 +25,8 @@ import (
 type spareProcs struct {
 	procs func(n int) int // runtime.GOMAXPROCS: sets n > 0, returns the previous
 	cpus  int             // the most Ps to raise to (runtime.NumCPU)
-	// spawn runs apply; nil: on a goroutine of its own (tests run it in
-	// place, to see every change in order).
+	// spawn runs end's apply; nil: on a goroutine of its own (tests run
+	// it in place, to see every change in order).
 	spawn func(func())
 
 	active atomic.Int64 // flushes and compactions running
@@ -57,6 +57,7 @@ func (s *spareProcs) end() {
 	s.run()
 }
 
+// run runs apply through spawn.
 func (s *spareProcs) run() {
 	if s.spawn != nil {
 		s.spawn(s.apply)
