@@ -540,3 +540,21 @@ func TestInflightGaugeCountsEachRequestOnce(t *testing.T) {
 		t.Fatalf("in flight %d, %d requests counted; want 0 and %d", obs.inflight, obs.requests, total)
 	}
 }
+
+// TestProcsDecidesAsyncSyncs: Config.Procs, when given, decides whether an
+// AsyncEngine's syncs may run beside the loop, whatever GOMAXPROCS is at
+// New (a storage engine may have raised it for a compaction: disk's
+// SpareProc).
+func TestProcsDecidesAsyncSyncs(t *testing.T) {
+	w, _ := topo.Parse([]byte("name: one\nnodes_per_region: 1\nregions: [{name: r}]\n"))
+	for _, procs := range []int{1, 2} {
+		n, err := New(Config{Topology: topo.NewTopology(w), Factory: func(wire.NodeID) env.Replica { return sender{} },
+			Engine: store.NewMem(), Procs: procs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := procs > 1; n.asyncOK != want {
+			t.Errorf("Procs %d: asyncOK %v; want %v", procs, n.asyncOK, want)
+		}
+	}
+}
