@@ -114,10 +114,10 @@ func TestNoPublishedReads(t *testing.T) {
 	}
 }
 
-// TestRowCacheSizeConfig: row_cache_size and spare_proc in the YAML file
+// TestEngineOptionsConfig: row_cache_size and spare_proc in the YAML file
 // reach the storage engine, and /status reports what is in force (the
 // defaults without them).
-func TestRowCacheSizeConfig(t *testing.T) {
+func TestEngineOptionsConfig(t *testing.T) {
 	for _, tc := range []struct {
 		yaml string
 		want []string // in /status

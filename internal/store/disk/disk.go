@@ -103,13 +103,13 @@ const (
 // hold more keys (each with its overhead) than that.
 const RowCacheBytesPerKey = 512
 
-// SpareProc reports whether the engine raises GOMAXPROCS while it flushes
-// or compacts (Options.SpareProc, in effect).
-func (p *Pebble) SpareProc() bool { return p.space.spare != nil }
-
 // RowCacheBytes reports the row cache's bound in value bytes
 // (Options.RowCacheBytes, or its default).
 func (p *Pebble) RowCacheBytes() int64 { return p.cacheBytes }
+
+// SpareProc reports whether the engine raises GOMAXPROCS while it flushes
+// or compacts (Options.SpareProc, in effect).
+func (p *Pebble) SpareProc() bool { return p.space.spare != nil }
 
 // newCache is an empty row cache of the configured size.
 func (p *Pebble) newCache() *rowCache {

@@ -348,7 +348,8 @@ func (m *monitor) fail(err error) {
 	m.failure.CompareAndSwap(nil, &err)
 }
 
-// listener reports Pebble's background errors and stalls, rate-limited.
+// listener reports Pebble's background errors and stalls, rate-limited,
+// and with Options.SpareProc tells m.spare of flushes and compactions.
 func (m *monitor) listener() *pebble.EventListener {
 	l := &pebble.EventListener{
 		BackgroundError: func(err error) {

@@ -31,9 +31,9 @@ type spareProcs struct {
 
 	active atomic.Int64 // flushes and compactions running
 
-	mu       sync.Mutex // apply's: one change at a time
-	base     int        // GOMAXPROCS before the raise in force
-	raisedTo int        // GOMAXPROCS the raise in force set; 0: none
+	mu     sync.Mutex // apply's: one change at a time
+	raised bool       // a raise is in force: GOMAXPROCS was set to base+1
+	base   int        // GOMAXPROCS before the raise in force
 }
 
 // spare is the process's spareProcs, shared by every engine that opts in:
@@ -73,15 +73,15 @@ func (s *spareProcs) apply() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch running := s.active.Load() > 0; {
-	case running && s.raisedTo == 0:
+	case running && !s.raised:
 		if base := s.procs(0); base < s.cpus {
 			s.procs(base + 1)
-			s.base, s.raisedTo = base, base+1
+			s.base, s.raised = base, true
 		}
-	case !running && s.raisedTo != 0:
-		if s.procs(0) == s.raisedTo {
+	case !running && s.raised:
+		if s.procs(0) == s.base+1 {
 			s.procs(s.base)
 		}
-		s.raisedTo = 0
+		s.raised = false
 	}
 }
