@@ -43,34 +43,40 @@ type command struct {
 	// their run: they may be given the Reader's borrowed memory (see
 	// Reader.Borrow). Every other command is given owned arguments.
 	borrows bool
-	run     func(c *conn, args [][]byte)
+	// loop commands never wait for a reply while they run (no
+	// awaitPending, call or drain): an event loop runs them (loop.go's
+	// loopSafe adds conditions for SET and MGET). Every other command
+	// moves its connection to a goroutine of its own.
+	loop bool
+	run  func(c *conn, args [][]byte)
 }
 
 // commands maps lower-case command names to their implementation. It is
 // filled in init because COMMAND COUNT refers to it.
 var commands map[string]*command
 
-// cmdGetEntry and cmdSetEntry are commands["get"] and commands["set"].
-var cmdGetEntry, cmdSetEntry *command
+// cmdGetEntry, cmdSetEntry and cmdMGetEntry are commands["get"], ["set"]
+// and ["mget"].
+var cmdGetEntry, cmdSetEntry, cmdMGetEntry *command
 
 func init() {
 	commands = map[string]*command{
-		"ping":    {arity: -1, run: cmdPing},
-		"echo":    {arity: 2, run: cmdEcho},
-		"hello":   {arity: -1, noAuth: true, run: cmdHello},
-		"auth":    {arity: -2, noAuth: true, run: cmdAuth},
-		"quit":    {arity: -1, noAuth: true, inMulti: true, run: cmdQuit},
-		"select":  {arity: 2, run: cmdSelect},
-		"info":    {arity: -1, run: cmdInfo},
-		"client":  {arity: -2, run: cmdClient},
-		"command": {arity: -1, run: cmdCommand},
-		"config":  {arity: -2, run: cmdConfig},
+		"ping":    {arity: -1, loop: true, run: cmdPing},
+		"echo":    {arity: 2, loop: true, run: cmdEcho},
+		"hello":   {arity: -1, noAuth: true, loop: true, run: cmdHello},
+		"auth":    {arity: -2, noAuth: true, loop: true, run: cmdAuth},
+		"quit":    {arity: -1, noAuth: true, inMulti: true, loop: true, run: cmdQuit},
+		"select":  {arity: 2, loop: true, run: cmdSelect},
+		"info":    {arity: -1, loop: true, run: cmdInfo},
+		"client":  {arity: -2, loop: true, run: cmdClient},
+		"command": {arity: -1, loop: true, run: cmdCommand},
+		"config":  {arity: -2, loop: true, run: cmdConfig},
 
-		"get":    {arity: 2, borrows: true, run: cmdGet},
-		"set":    {arity: -3, borrows: true, run: cmdSet},
+		"get":    {arity: 2, borrows: true, loop: true, run: cmdGet},
+		"set":    {arity: -3, borrows: true, loop: true, run: cmdSet},
 		"del":    {arity: -2, run: cmdDel},
 		"exists": {arity: -2, run: cmdExists},
-		"mget":   {arity: -2, run: cmdMGet},
+		"mget":   {arity: -2, loop: true, run: cmdMGet},
 		"mset":   {arity: -3, run: cmdMSet},
 		"incr":   {arity: 2, run: cmdIncr},
 		"decr":   {arity: 2, run: cmdIncr},
@@ -173,32 +179,39 @@ func init() {
 		"discard": {arity: 1, inMulti: true, run: cmdDiscard},
 		"watch":   {arity: -2, inMulti: true, run: cmdWatch},
 	}
-	cmdGetEntry, cmdSetEntry = commands["get"], commands["set"]
+	cmdGetEntry, cmdSetEntry, cmdMGetEntry = commands["get"], commands["set"], commands["mget"]
+}
+
+// lookup returns the command args names, or nil if there is none.
+func lookup(args [][]byte) *command {
+	raw := args[0]
+	if len(raw) == 3 && raw[1]|0x20 == 'e' && raw[2]|0x20 == 't' && (raw[0]|0x20 == 'g' || raw[0]|0x20 == 's') {
+		// GET and SET, the commonest commands, without hashing the name:
+		// the only bytes that |0x20 maps to a lower-case letter are that
+		// letter and its upper case.
+		if raw[0]|0x20 == 's' {
+			return cmdSetEntry
+		}
+		return cmdGetEntry
+	}
+	// Lower-case the name in place of an allocation: command names are
+	// short, and a map index by string(bytes) does not allocate.
+	var buf [32]byte
+	if len(raw) > len(buf) {
+		return nil
+	}
+	for i, b := range raw {
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		buf[i] = b
+	}
+	return commands[string(buf[:len(raw)])]
 }
 
 // exec runs one command. Its reply is queued in c.pending.
 func (c *conn) exec(args [][]byte) {
-	// Lower-case the name in place of an allocation: command names are
-	// short, and a map index by string(bytes) does not allocate.
-	var buf [32]byte
-	var cmd *command
-	if raw := args[0]; len(raw) == 3 && raw[1]|0x20 == 'e' && raw[2]|0x20 == 't' && (raw[0]|0x20 == 'g' || raw[0]|0x20 == 's') {
-		// GET and SET, the commonest commands, without hashing the name:
-		// the only bytes that |0x20 maps to a lower-case letter are that
-		// letter and its upper case.
-		cmd = cmdGetEntry
-		if raw[0]|0x20 == 's' {
-			cmd = cmdSetEntry
-		}
-	} else if len(raw) <= len(buf) {
-		for i, b := range raw {
-			if 'A' <= b && b <= 'Z' {
-				b += 'a' - 'A'
-			}
-			buf[i] = b
-		}
-		cmd = commands[string(buf[:len(raw)])]
-	}
+	cmd := lookup(args)
 	name := ""
 	if cmd == nil || cmd.arity > 0 && len(args) != cmd.arity || cmd.arity < 0 && len(args) < -cmd.arity {
 		name = strings.ToLower(string(args[0])) // for the error text
@@ -653,7 +666,12 @@ func cmdInfo(c *conn, args [][]byte) {
 		"uptime_in_seconds:"+strconv.FormatInt(uptime, 10),
 		"uptime_in_days:"+strconv.FormatInt(uptime/86400, 10))
 	section("Clients", "connected_clients:"+strconv.FormatInt(c.s.nconns.Load(), 10),
-		"maxclients:"+strconv.Itoa(c.s.cfg.MaxClients))
+		"maxclients:"+strconv.Itoa(c.s.cfg.MaxClients),
+		// Connections an event loop serves, and those that left one for a
+		// goroutine of their own (loop_linux.go).
+		"lightcone_event_loops:"+strconv.Itoa(c.s.loopCount()),
+		"lightcone_event_loop_clients:"+strconv.FormatInt(c.s.onLoops.Load(), 10),
+		"lightcone_event_loop_detached:"+strconv.FormatInt(c.s.detached.Load(), 10))
 	// Bytes of command arguments and replies all connections hold, against
 	// Config.BufferBudget (Redis reports its client buffers here too).
 	section("Memory", "mem_clients_normal:"+strconv.FormatInt(c.s.buffered.Load(), 10))

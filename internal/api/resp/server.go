@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -155,6 +156,12 @@ type Config struct {
 	// Now is the clock that TTLs are set and checked against. Default
 	// time.Now; tests inject a fake.
 	Now func() time.Time
+	// EventLoops is how many event loops serve plain TCP connections
+	// (loop_linux.go): each waits on an epoll set of its own, as Redis's
+	// loop does, instead of a goroutine per connection waiting in Go's
+	// poller. 0: one per GOMAXPROCS; negative: none, a goroutine per
+	// connection (also on platforms other than Linux, and for TLS).
+	EventLoops int
 }
 
 // EnsureDefaults fills in the zero fields of c.
@@ -226,6 +233,15 @@ type Server struct {
 	// shedLog and budgetLog rate-limit warnings that can repeat per client
 	// or per command.
 	shedLog, budgetLog ratelog.Limiter
+
+	// loops are the event loops (Config.EventLoops), started by the first
+	// Serve; next picks the loop a connection joins.
+	loops   []*loop
+	next    int
+	closing atomic.Bool // set by Close, for the loops
+	// onLoops counts the connections on event loops; detached, those that
+	// left one for a goroutine of their own.
+	onLoops, detached atomic.Int64
 
 	nconns   atomic.Int64 // connections being served
 	rejected atomic.Int64 // connections refused by MaxClients
@@ -300,6 +316,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.listeners[l] = struct{}{}
 	s.wg.Add(1)
+	s.startLoops()
 	s.mu.Unlock()
 	s.spareMu.Lock()
 	if s.spare == nil {
@@ -359,8 +376,44 @@ func (s *Server) Serve(l net.Listener) error {
 		}
 		s.conns[c] = struct{}{}
 		s.wg.Add(1)
+		var lp *loop
+		if len(s.loops) > 0 {
+			lp = s.loops[s.next%len(s.loops)]
+			s.next++
+		}
 		s.mu.Unlock()
-		go c.serve()
+		if lp == nil || !lp.adopt(c) {
+			go c.serve()
+		}
+	}
+}
+
+// loopCount is the number of event loops running.
+func (s *Server) loopCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.loops)
+}
+
+// startLoops starts the event loops, once; s.mu is held.
+func (s *Server) startLoops() {
+	if s.loops != nil || s.cfg.EventLoops < 0 {
+		return
+	}
+	n := s.cfg.EventLoops
+	if n == 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	s.loops = make([]*loop, 0, n)
+	for range n {
+		lp, err := newLoop(s)
+		if err != nil {
+			s.cfg.Log.Warn("resp: no event loop; serving each connection from a goroutine", "err", err)
+			break
+		}
+		s.loops = append(s.loops, lp)
+		s.wg.Add(1)
+		go lp.run()
 	}
 }
 
@@ -441,8 +494,12 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.closing.Store(true)
 	close(s.quit)
 	s.cancel()
+	for _, lp := range s.loops {
+		lp.kick()
+	}
 	for l := range s.listeners { // lint:order-independent: closing all
 		l.Close()
 	}
@@ -536,6 +593,19 @@ type conn struct {
 	cached   api.CachedReader
 	hits     int
 	hitLevel wire.Level
+
+	// A connection on an event loop (loop.go) has lp set, under mu, and
+	// reads and writes its descriptor fd without Go's poller; fd is -1 on
+	// a connection served by its own goroutine.
+	lp *loop
+	fd int
+	// readable: the descriptor may hold bytes not yet read (edge-triggered
+	// readiness); eof: the client has closed its side.
+	readable, eof bool
+	// overflow holds reply bytes the socket would not take at once; the
+	// connection then leaves its loop for a goroutine of its own
+	// (detach), which writes them first.
+	overflow []byte
 }
 
 // hold is one row held by a connection: a key in a keyspace.
@@ -561,7 +631,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	// Before the reader blocks on the socket, queued requests go to the
 	// backend: a command whose rest has not arrived must not hold back the
 	// complete ones before it.
-	br := bufio.NewReaderSize(submitFirst{c, nc}, 16<<10)
+	br := bufio.NewReaderSize(connSource{c}, 16<<10)
 	rd := NewReader(br)
 	rd.MaxBulkBytes = s.cfg.MaxBulkBytes
 	rd.MaxMultibulkLen = s.cfg.MaxMultibulkLen
@@ -574,7 +644,8 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		nc:       nc,
 		br:       br,
 		rd:       rd,
-		w:        NewWriter(bufio.NewWriterSize(nc, 16<<10)),
+		w:        NewWriter(bufio.NewWriterSize(connSink{c}, 16<<10)),
+		fd:       -1,
 		id:       s.b.NewClientID(),
 		authed:   s.cfg.RequirePass == "",
 		keyspace: s.cfg.Keyspace,
@@ -586,16 +657,28 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	return c
 }
 
-// submitFirst sends a connection's queued requests before each read from
-// its socket.
-type submitFirst struct {
-	c *conn
-	r io.Reader
+// connSource is what a connection's bufio.Reader reads: its socket,
+// through Go's poller or, on an event loop, directly (loopRead). It sends
+// the connection's queued requests before each read.
+type connSource struct{ c *conn }
+
+func (s connSource) Read(p []byte) (int, error) {
+	s.c.sendUnsent()
+	if s.c.fd >= 0 {
+		return s.c.loopRead(p)
+	}
+	return s.c.nc.Read(p)
 }
 
-func (s submitFirst) Read(p []byte) (int, error) {
-	s.c.sendUnsent()
-	return s.r.Read(p)
+// connSink is what a connection's bufio.Writer writes to: its socket,
+// through Go's poller or, on an event loop, directly (loopWrite).
+type connSink struct{ c *conn }
+
+func (s connSink) Write(p []byte) (int, error) {
+	if s.c.fd >= 0 {
+		return s.c.loopWrite(p)
+	}
+	return s.c.nc.Write(p)
 }
 
 // onReply records a backend reply; it runs on the backend's goroutine and
@@ -615,8 +698,11 @@ func (c *conn) onReply(r *wire.Reply) {
 	if wake {
 		c.waitFor = 0
 	}
+	lp := c.lp
 	c.mu.Unlock()
-	if wake {
+	if wake && lp != nil {
+		lp.wake(c)
+	} else if wake {
 		select {
 		case c.signal <- struct{}{}:
 		default:
@@ -628,21 +714,47 @@ func (c *conn) onReply(r *wire.Reply) {
 // buffered, so a pipeline's requests are all in flight at once; when the
 // input runs dry it writes the replies in command order and flushes.
 func (c *conn) serve() {
-	log := c.s.cfg.Log.With("client", int64(c.id), "remote", c.nc.RemoteAddr().String())
-	defer func() {
-		c.nc.Close()
-		c.mu.Lock()
-		c.gone = true
-		c.mu.Unlock()
-		c.releaseHolds()
-		c.release()
-		c.s.buffered.Add(-c.rd.TakeCommandBytes())
-		c.s.nconns.Add(-1)
-		c.s.mu.Lock()
-		delete(c.s.conns, c)
-		c.s.mu.Unlock()
-		c.s.wg.Done()
-	}()
+	defer c.end()
+	c.serveFrom(nil)
+}
+
+// end closes the connection and returns what it held.
+func (c *conn) end() {
+	c.nc.Close()
+	c.mu.Lock()
+	c.gone = true
+	c.mu.Unlock()
+	c.releaseHolds()
+	c.release()
+	c.s.buffered.Add(-c.rd.TakeCommandBytes())
+	c.s.nconns.Add(-1)
+	c.s.mu.Lock()
+	delete(c.s.conns, c)
+	c.s.mu.Unlock()
+	c.s.wg.Done()
+}
+
+// log is the connection's logger.
+func (c *conn) log() *slog.Logger {
+	return c.s.cfg.Log.With("client", int64(c.id), "remote", c.nc.RemoteAddr().String())
+}
+
+// serveFrom is serve's loop, run first for args, a command already read
+// (nil: none), and for reply bytes the socket did not take (overflow):
+// the state a connection leaving its event loop is in (detach).
+func (c *conn) serveFrom(args [][]byte) {
+	log := c.log()
+	if len(c.overflow) > 0 {
+		_, err := c.nc.Write(c.overflow)
+		c.overflow = nil
+		if err != nil {
+			log.Debug("resp: write", "err", err)
+			return
+		}
+	}
+	if args != nil {
+		c.exec(args)
+	}
 	for !c.quit {
 		if c.br.Buffered() == 0 || len(c.pending) >= maxInflight || c.overOutputLimit() {
 			if err := c.drain(); err != nil {
@@ -747,8 +859,11 @@ func (c *conn) budget(cmdBytes, n int64) error {
 	if cmdBytes+n > lim {
 		return fmt.Errorf("ERR command too large: its arguments exceed client-query-buffer-limit (%d bytes)", lim)
 	}
-	if c.held+cmdBytes+n > lim || c.s.buffered.Load()+n > total {
-		c.drain() // a write error ends the connection at its next read
+	if (c.held+cmdBytes+n > lim || c.s.buffered.Load()+n > total) && c.fd < 0 {
+		// A write error ends the connection at its next read. (On an
+		// event loop the connection checked its room before reading the
+		// command: see loopRoom.)
+		c.drain()
 	}
 	if used := c.s.buffered.Add(n); used > total {
 		c.s.buffered.Add(-n)
@@ -837,6 +952,15 @@ func (c *conn) wait(id wire.RequestID) (*wire.Reply, bool) {
 	if !c.until(id) {
 		return nil, false
 	}
+	if r := c.take(id); r != nil {
+		return r, true
+	}
+	panic("resp: awaited reply not found") // until returned true: it is in got
+}
+
+// take removes the reply to request id from got and returns it, or nil if
+// it is not there.
+func (c *conn) take(id wire.RequestID) *wire.Reply {
 	for i := c.gotHead; i < len(c.got); i++ {
 		if r := c.got[i]; r != nil && r.ID == id {
 			c.got[i] = nil
@@ -846,26 +970,41 @@ func (c *conn) wait(id wire.RequestID) (*wire.Reply, bool) {
 			if c.gotHead == len(c.got) {
 				c.got, c.gotHead = c.got[:0], 0
 			}
-			return r, true
+			return r
 		}
 	}
-	panic("resp: awaited reply not found") // until returned true: it is in got
+	return nil
+}
+
+// has reports whether the reply to request id is in got.
+func (c *conn) has(id wire.RequestID) bool {
+	for _, r := range c.got[c.gotHead:] {
+		if r != nil && r.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// collect moves the replies that arrived into got; c.mu is held.
+func (c *conn) collect() {
+	if len(c.arrived) > 0 {
+		c.got = append(c.got, c.arrived...)
+		clear(c.arrived)
+		c.arrived = c.arrived[:0]
+	}
 }
 
 // until sleeps until the reply to request id is in got, or returns false
 // if the server closes first.
 func (c *conn) until(id wire.RequestID) bool {
 	for {
-		for _, r := range c.got[c.gotHead:] {
-			if r != nil && r.ID == id {
-				return true
-			}
+		if c.has(id) {
+			return true
 		}
 		c.mu.Lock()
 		if len(c.arrived) > 0 {
-			c.got = append(c.got, c.arrived...)
-			clear(c.arrived)
-			c.arrived = c.arrived[:0]
+			c.collect()
 			c.mu.Unlock()
 			continue
 		}

@@ -59,6 +59,9 @@ func startServerOver(t *testing.T, cfg Config, wrap func(*fakeBackend) api.Backe
 	if cfg.Now == nil {
 		cfg.Now = clock.Now
 	}
+	if cfg.EventLoops == 0 {
+		cfg.EventLoops = *eventLoopsFlag
+	}
 	b := newFakeBackend(t)
 	if _, ok := cfg.Scanner.(fakeScan); ok {
 		cfg.Scanner = b
