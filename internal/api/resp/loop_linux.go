@@ -50,7 +50,17 @@ type loop struct {
 	conns  map[int32]*conn // in the set, by descriptor
 	events []syscall.EpollEvent
 	spare  []*conn // ready's other buffer
+	// again are connections that had more to read when their turn ended
+	// (maxReadsPerStep); they go on in the next round, which does not
+	// sleep.
+	again, againSpare []*conn
 }
+
+// maxReadsPerStep bounds the reads of one connection's turn (each up to
+// the 16 KiB read buffer), so that a client streaming a long pipeline
+// takes turns with the others, as Redis reads one buffer per client per
+// round.
+const maxReadsPerStep = 4
 
 // errWouldBlock is a loop connection's read finding its socket empty.
 var errWouldBlock = errors.New("resp: would block")
@@ -170,10 +180,19 @@ func (lp *loop) run() {
 	defer lp.s.wg.Done()
 	defer lp.close()
 	for {
-		n := lp.wait()
+		n := lp.wait(len(lp.again) == 0)
 		if lp.s.closing.Load() {
 			return
 		}
+		again := lp.again
+		lp.again, lp.againSpare = lp.againSpare, nil
+		for _, c := range again {
+			if c.fd >= 0 && lp.conns[int32(c.fd)] == c {
+				lp.step(c)
+			}
+		}
+		clear(again)
+		lp.againSpare = again[:0]
 		for _, ev := range lp.events[:n] {
 			if ev.Fd == int32(lp.efd) {
 				var buf [8]byte
@@ -211,9 +230,16 @@ func (lp *loop) run() {
 }
 
 // wait returns the number of events in lp.events, sleeping in Go's poller
-// until there is one.
-func (lp *loop) wait() int {
+// until there is one if sleep is set.
+func (lp *loop) wait(sleep bool) int {
 	var n int
+	if !sleep {
+		n, err := syscall.EpollWait(lp.ep, lp.events, 0)
+		if err != nil {
+			return 0
+		}
+		return n
+	}
 	err := lp.rc.Read(func(fd uintptr) bool {
 		var err error
 		n, err = syscall.EpollWait(int(fd), lp.events, 0)
@@ -303,7 +329,7 @@ func (lp *loop) detach(c *conn, args [][]byte) {
 // nothing is owed; then it sleeps until its next reply (arm) or the
 // socket's next bytes.
 func (lp *loop) step(c *conn) {
-	for {
+	for reads := 0; ; {
 		c.writeReady()
 		if !c.quit {
 			args, more := lp.runBuffered(c)
@@ -345,6 +371,12 @@ func (lp *loop) step(c *conn) {
 		if !c.readable {
 			return
 		}
+		if reads == maxReadsPerStep {
+			// Other connections' turn: this one goes on after them.
+			lp.again = append(lp.again, c)
+			return
+		}
+		reads++
 		switch _, err := c.br.Peek(c.br.Buffered() + 1); {
 		case err == nil, err == errWouldBlock, err == io.EOF:
 			// Run what arrived; at the end of input, then close.
