@@ -84,6 +84,7 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 				"read":                       func() { cfg.Read = c.Read },
 				"write":                      func() { cfg.Write = c.Write },
 				"maxclients":                 func() { cfg.MaxClients = c.MaxClients },
+				"resp-event-loops":           func() { cfg.RESPEventLoops = c.RESPEventLoops },
 				"client-query-buffer-limit":  func() { cfg.ClientQueryBufferLimit = c.ClientQueryBufferLimit },
 				"client-output-buffer-limit": func() { cfg.ClientOutputBufferLimit = c.ClientOutputBufferLimit },
 				"client-buffer-budget":       func() { cfg.ClientBufferBudget = c.ClientBufferBudget },
@@ -134,6 +135,7 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 	f.StringVar(&peerTLS.KeyFile, "peer-tls-key", "", "mutual TLS between nodes: its private key (PEM)")
 	f.StringVar(&peerTLS.CAFile, "peer-tls-ca", "", "mutual TLS between nodes: the cluster CA (PEM)")
 	f.IntVar(&c.MaxClients, "maxclients", resp.DefaultMaxClients, "most RESP clients at once (lowered to fit the open file limit); one more gets \"ERR max number of clients reached\"")
+	f.IntVar(&c.RESPEventLoops, "resp-event-loops", 0, "event loops serving plain TCP RESP clients, each over an epoll set of its own as Redis's loop is (0: one per GOMAXPROCS; -1: none, a goroutine per connection, as TLS connections always have)")
 	c.ClientQueryBufferLimit = resp.DefaultQueryBufferLimit
 	f.Var(&c.ClientQueryBufferLimit, "client-query-buffer-limit", "most bytes of command arguments one RESP connection holds (a larger command is refused)")
 	c.ClientOutputBufferLimit = resp.DefaultOutputBufferLimit

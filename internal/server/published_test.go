@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -146,6 +147,40 @@ func TestEngineOptionsConfig(t *testing.T) {
 			if !strings.Contains(status, want) {
 				t.Errorf("%q: /status does not say %s: %s", tc.yaml, want, status)
 			}
+		}
+		srv.stop(t)
+	}
+}
+
+// TestRESPEventLoopsConfig: resp_event_loops reaches the RESP server (INFO
+// clients), and by default a Linux server serves RESP from event loops.
+func TestRESPEventLoopsConfig(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want string
+	}{
+		{"", "lightcone_event_loops:" + map[bool]string{true: fmt.Sprint(runtime.GOMAXPROCS(0)), false: "0"}[runtime.GOOS == "linux"]},
+		{"resp_event_loops: -1\n", "lightcone_event_loops:0"},
+	} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte(tc.yaml+"sync: never\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := server.LoadConfig(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.DataDir, cfg.RESPAddr, cfg.GRPCAddr, cfg.HTTPAddr = t.TempDir(), "127.0.0.1:0", "off", "127.0.0.1:0"
+		cfg.Log = slog.New(slog.DiscardHandler)
+		srv := startInProcess(t, cfg)
+		cl := redis.NewClient(&redis.Options{Addr: srv.addrs.RESP, Protocol: 2, PoolSize: 1})
+		info, err := cl.Info(context.Background(), "clients").Result()
+		cl.Close()
+		if err != nil {
+			t.Fatalf("%q: INFO: %v", tc.yaml, err)
+		}
+		if !strings.Contains(info, tc.want+"\r\n") {
+			t.Errorf("%q: INFO clients does not say %s:\n%s", tc.yaml, tc.want, info)
 		}
 		srv.stop(t)
 	}

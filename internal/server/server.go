@@ -141,6 +141,12 @@ type Config struct {
 	// maxclients); one more is told "ERR max number of clients reached".
 	// Default 10000, lowered to fit the open file limit (logged).
 	MaxClients int `yaml:"maxclients"`
+	// RESPEventLoops is how many event loops serve plain TCP RESP
+	// connections, each over an epoll set of its own as Redis's loop is
+	// (resp.Config.EventLoops): 0, the default, one per GOMAXPROCS; -1
+	// none, a goroutine per connection. TLS connections always have their
+	// own goroutine.
+	RESPEventLoops int `yaml:"resp_event_loops"`
 	// ClientQueryBufferLimit, ClientOutputBufferLimit and
 	// ClientBufferBudget bound what RESP clients make the server hold: a
 	// connection's command arguments (default 128mb), a connection's
@@ -679,7 +685,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 				return i >= 0 && keyspaces[i].lww
 			},
 			Scanner:    newNodeScanner(nd, eng, keyspaces),
-			MaxClients: maxClients(cfg.MaxClients, log), QueryBufferLimit: int64(cfg.ClientQueryBufferLimit),
+			MaxClients: maxClients(cfg.MaxClients, log), EventLoops: cfg.RESPEventLoops, QueryBufferLimit: int64(cfg.ClientQueryBufferLimit),
 			OutputBufferLimit: int64(cfg.ClientOutputBufferLimit), BufferBudget: int64(cfg.ClientBufferBudget),
 			Info: func() map[string]string {
 				sp := eng.Space()

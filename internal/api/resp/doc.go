@@ -48,8 +48,21 @@
 //
 // # Connections and pipelining
 //
-// Each connection has one goroutine, a ClientID from Backend.NewClientID
-// and increasing request IDs. While the connection's read buffer holds
+// Each connection has a ClientID from Backend.NewClientID and increasing
+// request IDs. It is served either by an event loop (loop_linux.go; Linux,
+// plain TCP, Config.EventLoops) or by a goroutine of its own (TLS, other
+// platforms, EventLoops < 0, and a connection that left its loop). An
+// event loop waits on an epoll set of its own, as Redis's ae loop does,
+// reads each ready socket once, runs the complete commands read and
+// writes the replies in hand; it never waits for a reply, and the
+// backend's reply wakes it through an eventfd. A connection leaves its
+// loop for a goroutine, for good, before a command that waits for replies
+// while it runs (the * commands below, MULTI, a SET with options, an MGET
+// of more than 1024 keys, SCAN), an inline or malformed command, one
+// larger than the 16 KiB read buffer or the buffer budgets' room, or when
+// its socket will not take its replies at once. Both serve the same
+// commands with the same replies; the package's tests run both ways
+// (TestGoroutinePerConnection). While the connection's read buffer holds
 // input, commands are parsed and submitted without waiting for replies, so
 // a pipeline's requests are in flight together; when the buffer runs dry
 // (or 1024 commands are waiting) the replies are written in command order
