@@ -62,6 +62,9 @@ type loop struct {
 // round.
 const maxReadsPerStep = 4
 
+// haveLoops: this platform has event loops.
+const haveLoops = true
+
 // errWouldBlock is a loop connection's read finding its socket empty.
 var errWouldBlock = errors.New("resp: would block")
 
@@ -396,7 +399,13 @@ func (lp *loop) step(c *conn) {
 // buffer budgets). It returns more false if it ended c, and the args of a
 // command a goroutine must run.
 func (lp *loop) runBuffered(c *conn) (args [][]byte, more bool) {
-	for len(c.pending) < maxInflight && !c.overOutputLimit() && !c.quit {
+	for !c.quit {
+		// As serve drains first: with replies owed, at maxInflight or over
+		// the output limits, wait for them (a goroutine's connection reads
+		// on once it has written what it owes).
+		if len(c.pending) > 0 && (len(c.pending) >= maxInflight || c.overOutputLimit()) {
+			return nil, true
+		}
 		buf, _ := c.br.Peek(c.br.Buffered())
 		size, nargs, st := scanCommand(buf, c.rd.MaxArgBytes, c.rd.MaxMultibulkLen)
 		switch st {

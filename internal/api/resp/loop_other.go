@@ -8,6 +8,9 @@ import "errors"
 // every connection is served by a goroutine of its own.
 type loop struct{}
 
+// haveLoops: this platform has event loops.
+const haveLoops = false
+
 func newLoop(*Server) (*loop, error) { return nil, errors.New("no event loop on this platform") }
 
 func (*loop) adopt(*conn) bool { return false }

@@ -1,9 +1,12 @@
 package resp
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
@@ -13,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lightcone/lightcone/internal/api"
 )
 
 // eventLoopsFlag sets Config.EventLoops for every test server whose
@@ -20,6 +25,9 @@ import (
 // tests with -resp.event-loops=-1, so both ways of serving a connection
 // run every test.
 var eventLoopsFlag = flag.Int("resp.event-loops", 0, "Config.EventLoops of test servers that leave it 0")
+
+// loopSeed replays TestLoopMatchesGoroutines with one seed.
+var loopSeed = flag.Uint64("resp.seed", 0, "TestLoopMatchesGoroutines's seed (0: from the clock)")
 
 // loopInfo returns INFO's event-loop fields: loops, connections on them,
 // connections detached; and connected_clients.
@@ -88,6 +96,20 @@ func TestLoopKeepsSimpleClients(t *testing.T) {
 	}
 	if got := fmt.Sprint(mget.Val()); got != "[1 <nil> 199]" {
 		t.Fatalf("MGET = %s", got)
+	}
+	// A pipeline longer than maxInflight and the read buffer, sent at
+	// once: the loop waits for replies at 1024, then reads on.
+	rc := ts.dial(t)
+	var b strings.Builder
+	for i := range 5000 {
+		k := fmt.Sprint("p", i%200)
+		fmt.Fprintf(&b, "*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(k), k)
+	}
+	go rc.nc.Write([]byte(b.String()))
+	for i := range 5000 {
+		if got, want := rc.reply(), strconv.Quote(fmt.Sprint(i%200)); got != want {
+			t.Fatalf("reply %d = %s; want %s", i, got, want)
+		}
 	}
 	// (go-redis may use a connection of its own for a long pipeline.)
 	loops, clients, detached, connected := loopInfo(t, rdb)
@@ -260,5 +282,153 @@ func TestGoroutinePerConnection(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the package's tests with -resp.event-loops=-1: %v\n%s", err, out)
+	}
+}
+
+// TestLoopMatchesGoroutines sends the same random command streams, cut
+// into random pieces, to a server whose connections stay on event loops
+// as long as they can and to one with a goroutine per connection, and
+// checks that both send back the same bytes.
+func TestLoopMatchesGoroutines(t *testing.T) {
+	skipWithoutLoops(t)
+	seed := *loopSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay: go test ./internal/api/resp -run TestLoopMatchesGoroutines -resp.seed=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	bulk := func(b *strings.Builder, args ...string) {
+		fmt.Fprintf(b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(b, "$%d\r\n%s\r\n", len(a), a)
+		}
+	}
+	key := func() string { return fmt.Sprint("k", rng.IntN(4)) }
+	// The commands a loop runs, and the ones that move a connection to a
+	// goroutine: some rounds send only the first kind, some send the
+	// second only near their end, some mix them throughout.
+	const onLoop, kinds = 7, 16
+	for round := range 30 {
+		var b strings.Builder
+		mix := rng.IntN(3)
+		for i := range 200 {
+			kind := rng.IntN(kinds)
+			if mix == 0 || mix == 1 && i < 180 {
+				kind = rng.IntN(onLoop + 1)
+				if kind == onLoop {
+					kind = kinds - 1 // an unknown command: an error reply, on the loop
+				}
+			}
+			switch kind {
+			case 0:
+				bulk(&b, "PING")
+			case 1:
+				bulk(&b, "ECHO", strings.Repeat("e", rng.IntN(40)))
+			case 2, 3:
+				bulk(&b, "SET", key(), fmt.Sprint(rng.IntN(100)))
+			case 4, 5:
+				bulk(&b, "GET", key())
+			case 6:
+				bulk(&b, "MGET", key(), key(), key())
+			case 7:
+				bulk(&b, "INCR", key())
+			case 8:
+				bulk(&b, "DEL", key())
+			case 9:
+				bulk(&b, "SET", key(), "v", "NX")
+			case 10:
+				bulk(&b, "HSET", "h"+key(), "f", "v")
+			case 11:
+				bulk(&b, "MULTI")
+				bulk(&b, "SET", key(), "m")
+				bulk(&b, "GET", key())
+				bulk(&b, "EXEC")
+			case 12:
+				b.WriteString("PING inline\r\n")
+			case 13:
+				bulk(&b, "SET", key(), strings.Repeat("L", 20<<10))
+			case 14:
+				b.WriteString("*0\r\n")
+			case 15:
+				bulk(&b, "NOSUCH", "x")
+			}
+		}
+		bulk(&b, "QUIT")
+		stream := []byte(b.String())
+		var cuts []int
+		for at := 0; at < len(stream); {
+			at += 1 + rng.IntN(3000)
+			cuts = append(cuts, min(at, len(stream)))
+		}
+		var got [2][]byte
+		for i, loops := range []int{1, -1} {
+			// Odd rounds answer GETs from published replies (CachedReader).
+			ts := startServerOver(t, Config{EventLoops: loops}, func(b *fakeBackend) api.Backend {
+				if round%2 == 1 {
+					return newCachingBackend(b)
+				}
+				return b
+			})
+			rc := ts.dial(t)
+			go func() {
+				from := 0
+				for _, to := range cuts {
+					if _, err := rc.nc.Write(stream[from:to]); err != nil {
+						return
+					}
+					from = to
+				}
+			}()
+			out, err := io.ReadAll(rc.br)
+			if err != nil {
+				t.Fatalf("round %d, EventLoops %d: %v", round, loops, err)
+			}
+			got[i] = out
+			if d := ts.s.detached.Load(); loops > 0 && mix == 0 && d != 0 {
+				t.Fatalf("round %d: %d connections left the loop; want none", round, d)
+			}
+		}
+		if !bytes.Equal(got[0], got[1]) {
+			n := 0
+			for n < min(len(got[0]), len(got[1])) && got[0][n] == got[1][n] {
+				n++
+			}
+			t.Fatalf("round %d: the loop's replies differ from the goroutine's at byte %d of %d / %d:\nloop:      %.200q\ngoroutine: %.200q",
+				round, n, len(got[0]), len(got[1]), got[0][n:], got[1][n:])
+		}
+	}
+}
+
+// TestLoopCachedReads: on a loop, GETs of published keys are answered at
+// once, in order with the commands around them.
+func TestLoopCachedReads(t *testing.T) {
+	skipWithoutLoops(t)
+	var cb *cachingBackend
+	ts := startServerOver(t, Config{EventLoops: 1}, func(b *fakeBackend) api.Backend {
+		cb = newCachingBackend(b)
+		return cb
+	})
+	rc := ts.dial(t)
+	get := "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"
+	rc.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nv1\r\n" + get)
+	for _, want := range []string{"+OK", `"v1"`} {
+		if got := rc.reply(); got != want {
+			t.Fatalf("reply %q; want %q", got, want)
+		}
+	}
+	// Published now: each GET is answered without the backend's loop.
+	for i := range 3 {
+		rc.send(get + "*1\r\n$4\r\nPING\r\n" + get)
+		for _, want := range []string{`"v1"`, "+PONG", `"v1"`} {
+			if got := rc.reply(); got != want {
+				t.Fatalf("round %d: reply %q; want %q", i, got, want)
+			}
+		}
+	}
+	if n := cb.served.Load(); n < 3 {
+		t.Fatalf("%d GETs answered from published replies; want at least 3", n)
+	}
+	if d := ts.s.detached.Load(); d != 0 {
+		t.Fatalf("detached %d; want 0", d)
 	}
 }

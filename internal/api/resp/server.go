@@ -397,7 +397,11 @@ func (s *Server) loopCount() int {
 
 // startLoops starts the event loops, once; s.mu is held.
 func (s *Server) startLoops() {
-	if s.loops != nil || s.cfg.EventLoops < 0 {
+	if s.loops != nil {
+		return
+	}
+	if s.cfg.EventLoops < 0 || !haveLoops {
+		s.loops = []*loop{}
 		return
 	}
 	n := s.cfg.EventLoops
