@@ -204,6 +204,11 @@ func (lp *loop) run() {
 			}
 			if c := lp.conns[ev.Fd]; c != nil {
 				c.readable = true
+				if ev.Events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
+					// The client's FIN may have come with its last bytes, in
+					// one edge: read to the end, not to the first short read.
+					c.hup = true
+				}
 				lp.step(c)
 			}
 		}
@@ -319,8 +324,15 @@ func (lp *loop) detach(c *conn, args [][]byte) {
 	c.lp = nil
 	c.mu.Unlock()
 	c.s.mu.Lock()
+	closed := c.s.closed
 	c.nc = nc
 	c.s.mu.Unlock()
+	if closed {
+		// Close has closed the connections it knew of: this one would be
+		// left waiting on its socket.
+		c.end()
+		return
+	}
 	go func() {
 		defer c.end()
 		c.serveFrom(args)
@@ -367,7 +379,19 @@ func (lp *loop) step(c *conn) {
 			c.hits = 0
 		}
 		c.release()
-		if c.quit || c.eof {
+		if c.quit {
+			lp.end(c)
+			return
+		}
+		if buf, _ := c.br.Peek(c.br.Buffered()); len(buf) > 0 {
+			if _, _, st := scanCommand(buf, c.rd.MaxArgBytes, c.rd.MaxMultibulkLen); st != scanIncomplete {
+				// Commands read before a limit stopped runBuffered (at
+				// maxInflight, or replies already in hand): run them now,
+				// as no edge of the socket will come for them.
+				continue
+			}
+		}
+		if c.eof {
 			lp.end(c)
 			return
 		}
@@ -470,7 +494,7 @@ func (c *conn) loopRead(p []byte) (int, error) {
 			c.readable, c.eof = false, true
 			return 0, io.EOF
 		}
-		if n < len(p) {
+		if n < len(p) && !c.hup {
 			c.readable = false // a stream socket's short read took all it had
 		}
 		return n, nil

@@ -432,3 +432,40 @@ func TestLoopCachedReads(t *testing.T) {
 		t.Fatalf("detached %d; want 0", d)
 	}
 }
+
+// TestLoopRunsWhatLimitsHeldBack: commands read in one go past
+// maxInflight whose replies need no backend (so nothing owed wakes the
+// connection again) all run, and so does a SET after them.
+func TestLoopRunsWhatLimitsHeldBack(t *testing.T) {
+	skipWithoutLoops(t)
+	ts := startServer(t, Config{EventLoops: 1})
+	rc := ts.dial(t)
+	const n = maxInflight + 76
+	rc.send(strings.Repeat("*1\r\n$4\r\nPING\r\n", n) + "*3\r\n$3\r\nSET\r\n$1\r\nz\r\n$1\r\n1\r\n")
+	for i := range n {
+		if got := rc.reply(); got != "+PONG" {
+			t.Fatalf("reply %d = %q", i, got)
+		}
+	}
+	if got := rc.reply(); got != "+OK" {
+		t.Fatalf("SET after the PINGs = %q", got)
+	}
+}
+
+// TestLoopSeesHalfClose: a client that sends a command and half-closes at
+// once gets its reply and then the server's close, every time (its FIN
+// may come in the same edge as its bytes).
+func TestLoopSeesHalfClose(t *testing.T) {
+	skipWithoutLoops(t)
+	ts := startServer(t, Config{EventLoops: 1})
+	for i := range 100 {
+		rc := ts.dial(t)
+		rc.send("*1\r\n$4\r\nPING\r\n")
+		rc.nc.(interface{ CloseWrite() error }).CloseWrite()
+		if got := rc.reply(); got != "+PONG" {
+			t.Fatalf("%d: reply %q", i, got)
+		}
+		rc.expectClosed()
+		rc.nc.Close()
+	}
+}

@@ -604,8 +604,9 @@ type conn struct {
 	lp *loop
 	fd int
 	// readable: the descriptor may hold bytes not yet read (edge-triggered
-	// readiness); eof: the client has closed its side.
-	readable, eof bool
+	// readiness); hup: the client has closed its side, or the socket
+	// failed, so reads go on to the end; eof: a read found the end.
+	readable, hup, eof bool
 	// overflow holds reply bytes the socket would not take at once; the
 	// connection then leaves its loop for a goroutine of its own
 	// (detach), which writes them first.
