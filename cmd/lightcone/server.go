@@ -135,7 +135,7 @@ protocol) on 127.0.0.1:6379, gRPC on 127.0.0.1:7380 and the HTTP admin endpoint 
 	f.StringVar(&peerTLS.KeyFile, "peer-tls-key", "", "mutual TLS between nodes: its private key (PEM)")
 	f.StringVar(&peerTLS.CAFile, "peer-tls-ca", "", "mutual TLS between nodes: the cluster CA (PEM)")
 	f.IntVar(&c.MaxClients, "maxclients", resp.DefaultMaxClients, "most RESP clients at once (lowered to fit the open file limit); one more gets \"ERR max number of clients reached\"")
-	f.IntVar(&c.RESPEventLoops, "resp-event-loops", 0, "event loops serving plain TCP RESP clients, each over an epoll set of its own as Redis's loop is (0: one per GOMAXPROCS; -1: none, a goroutine per connection, as TLS connections always have)")
+	f.IntVar(&c.RESPEventLoops, "resp-event-loops", 0, "event loops serving plain TCP RESP clients, each over an epoll set of its own as Redis's loop is (0: one with GOMAXPROCS=1, none with more; -1: none, a goroutine per connection, as TLS connections always have)")
 	c.ClientQueryBufferLimit = resp.DefaultQueryBufferLimit
 	f.Var(&c.ClientQueryBufferLimit, "client-query-buffer-limit", "most bytes of command arguments one RESP connection holds (a larger command is refused)")
 	c.ClientOutputBufferLimit = resp.DefaultOutputBufferLimit

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lightcone/lightcone/internal/api/resp"
 	"github.com/lightcone/lightcone/internal/check"
 	"github.com/lightcone/lightcone/internal/server"
 	"github.com/lightcone/lightcone/internal/store/disk"
@@ -27,7 +28,16 @@ func TestPublishedReadsLinearizable(t *testing.T) {
 		t.Skip("multi-process test; skipped in -short")
 	}
 	bin := buildBinary(t)
-	p := start(t, bin, filepath.Join(t.TempDir(), "data"), freeAddr(t), freeAddr(t))
+	// Both ways of serving RESP connections: an event loop, and a
+	// goroutine per connection.
+	for _, loops := range []string{"1", "-1"} {
+		t.Run("resp-event-loops="+loops, func(t *testing.T) {
+			publishedReadsLinearizable(t, start(t, bin, filepath.Join(t.TempDir(), "data"), freeAddr(t), freeAddr(t), "--resp-event-loops", loops))
+		})
+	}
+}
+
+func publishedReadsLinearizable(t *testing.T, p *proc) {
 	ctx := context.Background()
 	keys := []string{"x", "y"}
 	var clients []*redis.Client
@@ -153,14 +163,15 @@ func TestEngineOptionsConfig(t *testing.T) {
 }
 
 // TestRESPEventLoopsConfig: resp_event_loops reaches the RESP server (INFO
-// clients), and by default a Linux server serves RESP from event loops.
+// clients), and by default a Linux server runs resp.DefaultEventLoops.
 func TestRESPEventLoopsConfig(t *testing.T) {
 	for _, tc := range []struct {
 		yaml string
 		want string
 	}{
-		{"", "lightcone_event_loops:" + map[bool]string{true: fmt.Sprint(runtime.GOMAXPROCS(0)), false: "0"}[runtime.GOOS == "linux"]},
+		{"", "lightcone_event_loops:" + map[bool]string{true: fmt.Sprint(resp.DefaultEventLoops(runtime.GOMAXPROCS(0))), false: "0"}[runtime.GOOS == "linux"]},
 		{"resp_event_loops: -1\n", "lightcone_event_loops:0"},
+		{"resp_event_loops: 2\n", "lightcone_event_loops:" + map[bool]string{true: "2", false: "0"}[runtime.GOOS == "linux"]},
 	} {
 		path := filepath.Join(t.TempDir(), "c.yaml")
 		if err := os.WriteFile(path, []byte(tc.yaml+"sync: never\n"), 0o644); err != nil {

@@ -143,9 +143,9 @@ type Config struct {
 	MaxClients int `yaml:"maxclients"`
 	// RESPEventLoops is how many event loops serve plain TCP RESP
 	// connections, each over an epoll set of its own as Redis's loop is
-	// (resp.Config.EventLoops): 0, the default, one per GOMAXPROCS; -1
-	// none, a goroutine per connection. TLS connections always have their
-	// own goroutine.
+	// (resp.Config.EventLoops): 0, the default, resp.DefaultEventLoops
+	// (one with GOMAXPROCS=1, none with more); -1 none, a goroutine per
+	// connection. TLS connections always have their own goroutine.
 	RESPEventLoops int `yaml:"resp_event_loops"`
 	// ClientQueryBufferLimit, ClientOutputBufferLimit and
 	// ClientBufferBudget bound what RESP clients make the server hold: a

@@ -50,12 +50,13 @@
 //
 // Each connection has a ClientID from Backend.NewClientID and increasing
 // request IDs. It is served either by an event loop (loop_linux.go; Linux,
-// plain TCP, Config.EventLoops) or by a goroutine of its own (TLS, other
-// platforms, EventLoops < 0, and a connection that left its loop). An
-// event loop waits on an epoll set of its own, as Redis's ae loop does,
-// reads each ready socket once, runs the complete commands read and
-// writes the replies in hand; it never waits for a reply, and the
-// backend's reply wakes it through an eventfd. A connection leaves its
+// plain TCP, Config.EventLoops: by default one with GOMAXPROCS=1) or by a
+// goroutine of its own (TLS, other platforms, no loops, and a connection
+// that left its loop). An event loop waits on an epoll set of its own, as
+// Redis's ae loop does, reads each ready socket once, runs the complete
+// commands read and writes the replies in hand; it never waits for a
+// reply, and the backend's reply wakes it (a read deadline in the past on
+// the epoll descriptor it sleeps on in Go's poller). A connection leaves its
 // loop for a goroutine, for good, before a command that waits for replies
 // while it runs (the * commands below, MULTI, a SET with options, an MGET
 // of more than 1024 keys, SCAN), an inline or malformed command, one

@@ -21,10 +21,11 @@ import (
 )
 
 // eventLoopsFlag sets Config.EventLoops for every test server whose
-// config leaves it 0: TestGoroutinePerConnection reruns the package's
-// tests with -resp.event-loops=-1, so both ways of serving a connection
-// run every test.
-var eventLoopsFlag = flag.Int("resp.event-loops", 0, "Config.EventLoops of test servers that leave it 0")
+// config leaves it 0: one loop, whatever GOMAXPROCS; and
+// TestGoroutinePerConnection reruns the package's tests with
+// -resp.event-loops=-1, so both ways of serving a connection run every
+// test.
+var eventLoopsFlag = flag.Int("resp.event-loops", 1, "Config.EventLoops of test servers that leave it 0")
 
 // loopSeed replays TestLoopMatchesGoroutines with one seed.
 var loopSeed = flag.Uint64("resp.seed", 0, "TestLoopMatchesGoroutines's seed (0: from the clock)")

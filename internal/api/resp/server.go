@@ -159,7 +159,7 @@ type Config struct {
 	// EventLoops is how many event loops serve plain TCP connections
 	// (loop_linux.go): each waits on an epoll set of its own, as Redis's
 	// loop does, instead of a goroutine per connection waiting in Go's
-	// poller. 0: one per GOMAXPROCS; negative: none, a goroutine per
+	// poller. 0: DefaultEventLoops; negative: none, a goroutine per
 	// connection (also on platforms other than Linux, and for TLS).
 	EventLoops int
 }
@@ -388,6 +388,19 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 }
 
+// DefaultEventLoops is the number of event loops a server with procs
+// Go processors (GOMAXPROCS) runs unless told: one on one processor, where
+// the loop beat a goroutine per connection on every row measured; none on
+// more, where a goroutine per connection parses and writes beside the
+// node's loop and durable SETs were faster that way (docs/performance.md,
+// "Event loops for RESP").
+func DefaultEventLoops(procs int) int {
+	if procs == 1 {
+		return 1
+	}
+	return 0
+}
+
 // loopCount is the number of event loops running.
 func (s *Server) loopCount() int {
 	s.mu.Lock()
@@ -406,7 +419,11 @@ func (s *Server) startLoops() {
 	}
 	n := s.cfg.EventLoops
 	if n == 0 {
-		n = runtime.GOMAXPROCS(0)
+		n = DefaultEventLoops(runtime.GOMAXPROCS(0))
+		if n == 0 {
+			s.loops = []*loop{}
+			return
+		}
 	}
 	s.loops = make([]*loop, 0, n)
 	for range n {
