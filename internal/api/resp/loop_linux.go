@@ -225,19 +225,23 @@ func (lp *loop) run() {
 // there are none, it first sleeps in Go's poller until there are, or
 // until kick.
 func (lp *loop) wait(sleep bool) int {
-	n, err := syscall.EpollWait(lp.ep, lp.events, 0)
-	if err != nil {
-		n = 0
-	}
-	if n > 0 || !sleep {
-		return n
-	}
-	if lp.degraded {
-		if n, err = syscall.EpollWait(lp.ep, lp.events, 1); err != nil {
+	var n int
+	var err error
+	if !sleep || lp.degraded {
+		timeout := 0
+		if sleep {
+			timeout = 1
+		}
+		if n, err = syscall.EpollWait(lp.ep, lp.events, timeout); err != nil {
 			return 0
 		}
 		return n
 	}
+	// One epoll_wait when there are events; when there are none, it and
+	// the one after the sleep (Redis makes one blocking call instead). The
+	// first must come after RawRead's reset of the descriptor's readiness,
+	// not before: an edge between the two would be lost, and with it the
+	// events the set already holds.
 	err = lp.rc.Read(func(fd uintptr) bool {
 		var err error
 		if n, err = syscall.EpollWait(int(fd), lp.events, 0); err != nil {
