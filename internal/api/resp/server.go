@@ -392,7 +392,7 @@ func (s *Server) Serve(l net.Listener) error {
 // Go processors (GOMAXPROCS) runs unless told: one on one processor, where
 // the loop beat a goroutine per connection on every row measured; none on
 // more, where a goroutine per connection parses and writes beside the
-// node's loop and durable SETs were faster that way (docs/performance.md,
+// node's loop and SETs were faster that way (docs/performance.md,
 // "Event loops for RESP").
 func DefaultEventLoops(procs int) int {
 	if procs == 1 {
