@@ -141,17 +141,7 @@ func TestEngineOptionsConfig(t *testing.T) {
 			// It acts only under an explicit GOMAXPROCS (disk.Options.SpareProc).
 			t.Setenv("GOMAXPROCS", "1")
 		}
-		path := filepath.Join(t.TempDir(), "c.yaml")
-		if err := os.WriteFile(path, []byte(tc.yaml+"sync: never\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := server.LoadConfig(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.DataDir, cfg.RESPAddr, cfg.GRPCAddr, cfg.HTTPAddr = t.TempDir(), "off", "off", "127.0.0.1:0"
-		cfg.Log = slog.New(slog.DiscardHandler)
-		srv := startInProcess(t, cfg)
+		srv := startYAML(t, tc.yaml, "off")
 		status := httpBody(t, "http://"+srv.addrs.HTTP+"/status")
 		for _, want := range tc.want {
 			if !strings.Contains(status, want) {
@@ -173,17 +163,7 @@ func TestRESPEventLoopsConfig(t *testing.T) {
 		{"resp_event_loops: -1\n", "lightcone_event_loops:0"},
 		{"resp_event_loops: 2\n", "lightcone_event_loops:" + map[bool]string{true: "2", false: "0"}[runtime.GOOS == "linux"]},
 	} {
-		path := filepath.Join(t.TempDir(), "c.yaml")
-		if err := os.WriteFile(path, []byte(tc.yaml+"sync: never\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := server.LoadConfig(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.DataDir, cfg.RESPAddr, cfg.GRPCAddr, cfg.HTTPAddr = t.TempDir(), "127.0.0.1:0", "off", "127.0.0.1:0"
-		cfg.Log = slog.New(slog.DiscardHandler)
-		srv := startInProcess(t, cfg)
+		srv := startYAML(t, tc.yaml, "127.0.0.1:0")
 		cl := redis.NewClient(&redis.Options{Addr: srv.addrs.RESP, Protocol: 2, PoolSize: 1})
 		info, err := cl.Info(context.Background(), "clients").Result()
 		cl.Close()
@@ -195,4 +175,22 @@ func TestRESPEventLoopsConfig(t *testing.T) {
 		}
 		srv.stop(t)
 	}
+}
+
+// startYAML starts an in-process server configured by the YAML yaml (with
+// sync: never), its RESP listener on respAddr ("off": none), HTTP on a free
+// loopback port, no gRPC.
+func startYAML(t *testing.T, yaml, respAddr string) *diskServer {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte(yaml+"sync: never\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := server.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DataDir, cfg.RESPAddr, cfg.GRPCAddr, cfg.HTTPAddr = t.TempDir(), respAddr, "off", "127.0.0.1:0"
+	cfg.Log = slog.New(slog.DiscardHandler)
+	return startInProcess(t, cfg)
 }

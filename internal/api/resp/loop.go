@@ -63,14 +63,11 @@ func (c *conn) hasAll(ids []wire.RequestID) bool {
 	return true
 }
 
-// arm sets the connection to be woken when the reply it waits for
-// arrives: the last one owed, as awaitPending sleeps for (replies mostly
-// come in order), or, if that one is in, the first one missing. It
-// returns false if nothing is missing any more: the caller writes on.
-func (c *conn) arm() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.collect()
+// awaited returns the reply to wait for next, got having collected what
+// arrived: the last one owed (replies mostly come in order, so the others
+// are in by then), or, if that one is in, the first one missing; 0 if
+// none is missing.
+func (c *conn) awaited() wire.RequestID {
 	id := wire.RequestID(0)
 	for i := len(c.pending) - 1; i >= 0 && id == 0; i-- {
 		p := &c.pending[i]
@@ -80,18 +77,9 @@ func (c *conn) arm() bool {
 			id = p.one
 		}
 	}
-	if id == 0 || c.has(id) {
-		id = c.firstMissing()
+	if id != 0 && !c.has(id) {
+		return id
 	}
-	if id == 0 {
-		return false
-	}
-	c.waitFor = id
-	return true
-}
-
-// firstMissing returns the first owed call whose reply is not in got, or 0.
-func (c *conn) firstMissing() wire.RequestID {
 	for i := range c.pending {
 		p := &c.pending[i]
 		if p.one != 0 && p.rep == nil && !c.has(p.one) {
@@ -104,6 +92,21 @@ func (c *conn) firstMissing() wire.RequestID {
 		}
 	}
 	return 0
+}
+
+// arm sets an event loop's connection to be woken when the reply awaited
+// names arrives. It returns false if nothing is missing any more: the
+// caller writes on.
+func (c *conn) arm() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.collect()
+	id := c.awaited()
+	if id == 0 {
+		return false
+	}
+	c.waitFor = id
+	return true
 }
 
 // loopSafe reports whether a loop may run the command args: one that

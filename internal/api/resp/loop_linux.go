@@ -326,10 +326,7 @@ func (lp *loop) detach(c *conn, args [][]byte) {
 		c.end()
 		return
 	}
-	go func() {
-		defer c.end()
-		c.serveFrom(args)
-	}()
+	go c.serve(args)
 }
 
 // step advances c as far as it can without waiting: it writes the replies
@@ -367,10 +364,7 @@ func (lp *loop) step(c *conn) {
 			continue
 		}
 		// Nothing is owed.
-		if c.hits > 0 {
-			c.cached.CachedReadsServed(c.hitLevel, c.hits)
-			c.hits = 0
-		}
+		c.reportHits()
 		c.release()
 		if c.quit {
 			lp.end(c)

@@ -383,7 +383,7 @@ func (s *Server) Serve(l net.Listener) error {
 		}
 		s.mu.Unlock()
 		if lp == nil || !lp.adopt(c) {
-			go c.serve()
+			go c.serve(nil)
 		}
 	}
 }
@@ -413,19 +413,14 @@ func (s *Server) startLoops() {
 	if s.loops != nil {
 		return
 	}
-	if s.cfg.EventLoops < 0 || !haveLoops {
-		s.loops = []*loop{}
-		return
-	}
 	n := s.cfg.EventLoops
 	if n == 0 {
 		n = DefaultEventLoops(runtime.GOMAXPROCS(0))
-		if n == 0 {
-			s.loops = []*loop{}
-			return
-		}
 	}
-	s.loops = make([]*loop, 0, n)
+	if !haveLoops {
+		n = 0
+	}
+	s.loops = make([]*loop, 0, max(n, 0))
 	for range n {
 		lp, err := newLoop(s)
 		if err != nil {
@@ -732,12 +727,14 @@ func (c *conn) onReply(r *wire.Reply) {
 	}
 }
 
-// serve runs the connection. It parses and submits commands while input is
-// buffered, so a pipeline's requests are all in flight at once; when the
-// input runs dry it writes the replies in command order and flushes.
-func (c *conn) serve() {
+// serve runs the connection on its goroutine, from args if not nil (a
+// command an event loop read and left to it: serveFrom), and ends it. It
+// parses and submits commands while input is buffered, so a pipeline's
+// requests are all in flight at once; when the input runs dry it writes
+// the replies in command order and flushes.
+func (c *conn) serve(args [][]byte) {
 	defer c.end()
-	c.serveFrom(nil)
+	c.serveFrom(args)
 }
 
 // end closes the connection and returns what it held.
@@ -900,72 +897,35 @@ func (c *conn) budget(cmdBytes, n int64) error {
 // flush writes every pending reply and flushes the connection.
 func (c *conn) flush() error {
 	c.awaitPending()
+	c.reportHits()
+	return c.w.Flush()
+}
+
+// reportHits tells the backend how many reads it answered without its
+// loop since the last report (CachedReader).
+func (c *conn) reportHits() {
 	if c.hits > 0 {
 		c.cached.CachedReadsServed(c.hitLevel, c.hits)
 		c.hits = 0
 	}
-	return c.w.Flush()
 }
 
 // awaitPending waits for the pending replies and writes them, in order,
-// without flushing. It is the barrier before a multi-step command.
+// without flushing. It is the barrier before a multi-step command. It
+// writes what is in hand (writeReady, as an event loop does) and sleeps
+// for the reply awaited names until none is owed.
 func (c *conn) awaitPending() {
 	c.sendUnsent()
-	// Sleep once, for the last call's reply: replies mostly come in
-	// order, and then the others are in by then.
-	for i := len(c.pending) - 1; i >= 0; i-- {
-		p := &c.pending[i]
-		last := p.one
-		if n := len(p.calls); n > 0 {
-			last = p.calls[n-1]
+	for {
+		c.writeReady()
+		if len(c.pending) == 0 {
+			return
 		}
-		if last != 0 {
-			if !c.until(last) {
-				c.pending = c.pending[:0]
-				return
-			}
-			break
+		if !c.until(c.awaited()) {
+			c.pending = c.pending[:0]
+			return
 		}
 	}
-	for i := range c.pending {
-		p := &c.pending[i]
-		if p.rep != nil {
-			c.writeRead(p.rep, p.kind, p.show)
-			c.pending[i] = pending{}
-			continue
-		}
-		if p.show != nil {
-			r, ok := c.wait(p.one)
-			if !ok {
-				c.pending = c.pending[:0]
-				return
-			}
-			c.writeRead(r, p.kind, p.show)
-			c.pending[i] = pending{}
-			continue
-		}
-		// The write functions only read their replies: one slice serves
-		// them all.
-		reps, calls := c.reps[:0], p.calls
-		if p.one != 0 {
-			c.one[0] = p.one
-			calls = c.one[:]
-		}
-		for _, id := range calls {
-			r, ok := c.wait(id)
-			if !ok {
-				clear(reps)
-				c.pending = c.pending[:0]
-				return
-			}
-			reps = append(reps, r)
-		}
-		p.write(c.w, reps)
-		clear(reps)
-		c.reps = reps[:0]
-		c.pending[i] = pending{}
-	}
-	c.pending = c.pending[:0]
 }
 
 // wait returns the reply to request id, or false if the server closes
